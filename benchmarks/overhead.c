@@ -1,0 +1,79 @@
+/* overhead.c - a launch-heavy driver-API program for measuring what the shim
+ * costs per call. It issues N calls of one kind and prints the host time per
+ * call; benchmarks/overhead.sh runs it with and without the shim, side by side.
+ *   overhead MODULE MODE N
+ * MODE: launch  N launches of an empty kernel on a non-blocking stream, with a
+ *               cuStreamSynchronize every 64 launches
+ *       query   N cuStreamQuery calls on an idle stream (the cheapest
+ *               interposed call: what remains is the wrapper and the driver) */
+#include <cuda.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define CHECK(call)                                                           \
+    do {                                                                      \
+        CUresult rc_ = (call);                                                \
+        if (rc_ != CUDA_SUCCESS) {                                            \
+            const char *n_ = NULL;                                            \
+            cuGetErrorName(rc_, &n_);                                         \
+            fprintf(stderr, "error: %s failed: %d %s\n", #call, (int)rc_,     \
+                    n_ ? n_ : "?");                                           \
+            exit(1);                                                          \
+        }                                                                     \
+    } while (0)
+
+static double now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1e9 + ts.tv_nsec;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc != 4) {
+        fprintf(stderr, "usage: %s MODULE launch|query N\n", argv[0]);
+        return 2;
+    }
+    const char *mode = argv[2];
+    long n = atol(argv[3]);
+    if (n <= 0 || (strcmp(mode, "launch") && strcmp(mode, "query"))) {
+        fprintf(stderr, "overhead: bad mode or count\n");
+        return 2;
+    }
+    CUdevice dev;
+    CUcontext ctx;
+    CUmodule mod;
+    CUfunction fn;
+    CUstream s;
+    CHECK(cuInit(0));
+    CHECK(cuDeviceGet(&dev, 0));
+    CHECK(cuDevicePrimaryCtxRetain(&ctx, dev));
+    CHECK(cuCtxSetCurrent(ctx));
+    CHECK(cuModuleLoad(&mod, argv[1]));
+    CHECK(cuModuleGetFunction(&fn, mod, "empty"));
+    CHECK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+
+    double t0 = now_ns();
+    if (!strcmp(mode, "launch")) {
+        for (long i = 0; i < n; i++) {
+            CHECK(cuLaunchKernel(fn, 1, 1, 1, 1, 1, 1, 0, s, NULL, NULL));
+            if ((i & 63) == 63)
+                CHECK(cuStreamSynchronize(s));
+        }
+        CHECK(cuStreamSynchronize(s));
+    } else {
+        CHECK(cuStreamSynchronize(s));
+        for (long i = 0; i < n; i++)
+            CHECK(cuStreamQuery(s));
+    }
+    double t1 = now_ns();
+    printf("%s %ld %.1f\n", mode, n, (t1 - t0) / (double)n);
+
+    CHECK(cuStreamDestroy(s));
+    CHECK(cuModuleUnload(mod));
+    CHECK(cuDevicePrimaryCtxRelease(dev));
+    return 0;
+}
