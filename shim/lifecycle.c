@@ -1,0 +1,274 @@
+/* lifecycle.c - the capture lifecycle rules of DESIGN.md §4, one function per
+ * transition and per rule. The state of a window moves only
+ * NoCapture -> Prepare -> Capture -> NoCapture; every rejected transition
+ * returns CUDA_ERROR_ILLEGAL_STATE and changes nothing. */
+#include "lifecycle.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+void rp__lc_ctx_init(rp_lc_ctx *c, const rp_lc_driver *drv)
+{
+    memset(c, 0, sizeof *c);
+    c->drv = drv;
+}
+
+void rp__lc_window_init(rp_lc_window *w, rp_lc_ctx *c, CUstream stream)
+{
+    memset(w, 0, sizeof *w);
+    w->ctx = c;
+    w->stream = stream;
+    w->state = RP_LC_NO_CAPTURE;
+    w->failure = CUDA_SUCCESS;
+}
+
+/* Rule: while any stream of a context records, no staging is freed there.
+ * Freeing pinned memory can synchronise the device, which a recording
+ * capture would take as an illegal call; so the block waits on a list until
+ * the last window of the context closes. */
+static void staging_free_block(rp_lc_ctx *c, void *p)
+{
+    if (!p)
+        return;
+    if (c->recording == 0) {
+        c->drv->host_free(p);
+        return;
+    }
+    if (c->ndeferred == c->capdeferred) {
+        size_t cap = c->capdeferred ? 2 * c->capdeferred : 16;
+        void **d = realloc(c->deferred, cap * sizeof *d);
+        if (!d) { /* NEVER in practice; counted rather than freed too early */
+            c->leaked++;
+            return;
+        }
+        c->deferred = d;
+        c->capdeferred = cap;
+    }
+    c->deferred[c->ndeferred++] = p;
+}
+
+static void staging_release(rp_lc_ctx *c, rp_staging *st, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        staging_free_block(c, st[i].ptr);
+    free(st);
+}
+
+/* One fewer window records; the last one to close releases what waited. */
+static void recording_done(rp_lc_ctx *c)
+{
+    if (c->recording > 0)
+        c->recording--;
+    if (c->recording == 0) {
+        for (size_t i = 0; i < c->ndeferred; i++)
+            c->drv->host_free(c->deferred[i]);
+        c->ndeferred = 0;
+    }
+}
+
+/* Drops the staging a window armed (it never reached a graph). */
+static void window_drop_staging(rp_lc_window *w)
+{
+    staging_release(w->ctx, w->staging, w->nstaging);
+    w->staging = NULL;
+    w->nstaging = 0;
+}
+
+/* Closes the driver's capture if it is open, whatever it answers, and
+ * destroys any graph it hands back: an aborted or abandoned window leaves
+ * nothing behind in the driver. */
+static void window_close_driver(rp_lc_window *w)
+{
+    if (!w->open)
+        return;
+    CUgraph g = NULL;
+    CUresult rc = w->ctx->drv->end_capture(w->stream, &g);
+    if (g)
+        w->ctx->drv->graph_destroy(g);
+    /* A wrong-thread refusal leaves the capture open; the owner's abort
+     * closes it later. Anything else closed it. */
+    if (rc != CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD)
+        w->open = 0;
+}
+
+/* prepare (NoCapture -> Prepare): arms staging for every recorded copy now,
+ * because nothing may be allocated once the window records. Fails with
+ * CUDA_ERROR_ILLEGAL_STATE if this window is prepared or recording, or if
+ * another window of the context records (no staging is allocated then);
+ * with the driver's error if an allocation fails. On failure the window and
+ * the context are unchanged (what was allocated is freed again). A new
+ * capture starts from an empty recording: count, failure and staging reset. */
+CUresult rp__lc_prepare(rp_lc_window *w, const size_t *stage_bytes, size_t n)
+{
+    if (w->state != RP_LC_NO_CAPTURE || w->open || w->ctx->recording > 0)
+        return CUDA_ERROR_ILLEGAL_STATE;
+    rp_staging *st = NULL;
+    if (n) {
+        st = calloc(n, sizeof *st);
+        if (!st)
+            return CUDA_ERROR_OUT_OF_MEMORY;
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (stage_bytes[i] == 0)
+            continue;
+        CUresult rc = w->ctx->drv->host_alloc(&st[i].ptr, stage_bytes[i], 0);
+        if (rc != CUDA_SUCCESS) {
+            st[i].ptr = NULL;
+            staging_release(w->ctx, st, n);
+            return rc;
+        }
+        st[i].bytes = stage_bytes[i];
+    }
+    window_drop_staging(w);
+    w->staging = st;
+    w->nstaging = n;
+    w->issued = 0;
+    w->failure = CUDA_SUCCESS;
+    w->state = RP_LC_PREPARE;
+    return CUDA_SUCCESS;
+}
+
+/* begin (Prepare -> Capture): the state moves before the driver's capture
+ * opens, so that every path out of here (a failed open included) finds a
+ * window to close. Fails with CUDA_ERROR_ILLEGAL_STATE unprepared or while
+ * recording (nothing changes); if the driver refuses to open the capture the
+ * window is aborted back to NoCapture and the driver's error returned. */
+CUresult rp__lc_begin(rp_lc_window *w, CUstreamCaptureMode mode)
+{
+    if (w->state != RP_LC_PREPARE)
+        return CUDA_ERROR_ILLEGAL_STATE;
+    w->state = RP_LC_CAPTURE;
+    w->owner = pthread_self();
+    w->ctx->recording++;
+    CUresult rc = w->ctx->drv->begin_capture(w->stream, mode);
+    if (rc != CUDA_SUCCESS) {
+        rp__lc_abort(w);
+        w->failure = rc;
+        return rc;
+    }
+    w->open = 1;
+    return CUDA_SUCCESS;
+}
+
+/* Rule: a failure inside the window dooms it. The first failure is kept
+ * (later ones are consequences of it); the window stays open so that end
+ * still closes the driver's capture. Ignored outside Capture. */
+void rp__lc_note_issued(rp_lc_window *w, CUresult rc)
+{
+    if (w->state != RP_LC_CAPTURE)
+        return;
+    w->issued++;
+    if (rc != CUDA_SUCCESS && w->failure == CUDA_SUCCESS)
+        w->failure = rc;
+}
+
+/* Rule: a sealed graph with memory alloc/free nodes is refused: a graph
+ * holding an allocation could not be relaunched. Returns CUDA_SUCCESS when
+ * the graph has none, CUDA_ERROR_NOT_SUPPORTED when it has one, or the
+ * driver's error if the graph cannot be inspected (then it is refused too). */
+CUresult rp__lc_check_no_memory_nodes(const rp_lc_driver *drv, CUgraph g)
+{
+    size_t n = 0;
+    CUresult rc = drv->graph_get_nodes(g, NULL, &n);
+    if (rc != CUDA_SUCCESS || n == 0)
+        return rc;
+    CUgraphNode *nodes = calloc(n, sizeof *nodes);
+    if (!nodes)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    rc = drv->graph_get_nodes(g, nodes, &n);
+    for (size_t i = 0; rc == CUDA_SUCCESS && i < n; i++) {
+        CUgraphNodeType t;
+        rc = drv->node_get_type(nodes[i], &t);
+        if (rc == CUDA_SUCCESS &&
+            (t == CU_GRAPH_NODE_TYPE_MEM_ALLOC || t == CU_GRAPH_NODE_TYPE_MEM_FREE))
+            rc = CUDA_ERROR_NOT_SUPPORTED;
+    }
+    free(nodes);
+    return rc;
+}
+
+/* end (Capture -> NoCapture): the state moves before sealing, so the stream
+ * never stays wedged in capture mode whatever the driver answers. Fails with
+ * CUDA_ERROR_ILLEGAL_STATE when nothing records (nothing changes). A window
+ * ended by a thread that does not own it is abandoned: its graph discarded,
+ * CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD returned. A doomed window refuses
+ * to seal and returns its first failure. A graph with memory nodes is
+ * refused. On success *out holds the graph and the staging it reads, which
+ * from now on live and die together (rp__lc_sealed_release). */
+CUresult rp__lc_end(rp_lc_window *w, rp_lc_sealed *out)
+{
+    if (w->state != RP_LC_CAPTURE)
+        return CUDA_ERROR_ILLEGAL_STATE;
+    const rp_lc_driver *drv = w->ctx->drv;
+    int own = pthread_equal(w->owner, pthread_self());
+    w->state = RP_LC_NO_CAPTURE;
+
+    CUgraph g = NULL;
+    CUresult rc = drv->end_capture(w->stream, &g);
+    if (rc != CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD)
+        w->open = 0;
+    recording_done(w->ctx);
+
+    CUresult verdict = CUDA_SUCCESS;
+    if (!own)
+        verdict = CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD;
+    else if (w->failure != CUDA_SUCCESS)
+        verdict = w->failure;
+    else if (rc != CUDA_SUCCESS)
+        verdict = rc;
+    else if (!g)
+        verdict = CUDA_ERROR_STREAM_CAPTURE_INVALIDATED; /* NEVER from a sane driver */
+    else
+        verdict = rp__lc_check_no_memory_nodes(drv, g);
+
+    if (verdict != CUDA_SUCCESS) {
+        if (g)
+            drv->graph_destroy(g);
+        window_drop_staging(w);
+        if (w->failure == CUDA_SUCCESS)
+            w->failure = verdict;
+        w->issued = 0;
+        return verdict;
+    }
+    out->graph = g;
+    out->staging = w->staging;
+    out->nstaging = w->nstaging;
+    w->staging = NULL;
+    w->nstaging = 0;
+    w->issued = 0;
+    return CUDA_SUCCESS;
+}
+
+/* abort: back to NoCapture from any state; asserts nothing. Closes the
+ * driver's capture if it is open, drops armed staging, and leaves nothing of
+ * the window for the next capture. */
+void rp__lc_abort(rp_lc_window *w)
+{
+    window_close_driver(w);
+    if (w->state == RP_LC_CAPTURE)
+        recording_done(w->ctx);
+    w->state = RP_LC_NO_CAPTURE;
+    window_drop_staging(w);
+    w->issued = 0;
+}
+
+/* Rule: the staging a recorded copy reads lives exactly as long as its
+ * graph: both go here, together. Safe on an empty sealed record. */
+void rp__lc_sealed_release(rp_lc_ctx *c, rp_lc_sealed *s)
+{
+    if (s->graph)
+        c->drv->graph_destroy(s->graph);
+    staging_release(c, s->staging, s->nstaging);
+    memset(s, 0, sizeof *s);
+}
+
+/* Frees what still waits on the deferred list; for context teardown, when
+ * no window of the context records any more. */
+void rp__lc_ctx_fini(rp_lc_ctx *c)
+{
+    c->recording = 0;
+    recording_done(c);
+    free(c->deferred);
+    c->deferred = NULL;
+    c->capdeferred = 0;
+}
