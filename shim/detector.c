@@ -1,0 +1,147 @@
+/* detector.c - the bounded table of segments seen and the warmup/back-off
+ * decision. */
+#include "detector.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+int rp__det_init(rp_detector *d, size_t cap, unsigned int warmup, size_t min_ops,
+                 size_t max_ops)
+{
+    memset(d, 0, sizeof *d);
+    d->warmup = warmup ? warmup : 1;
+    d->min_ops = min_ops;
+    d->max_ops = max_ops;
+    d->slots = calloc(cap ? cap : 1, sizeof *d->slots);
+    if (!d->slots)
+        return -1;
+    d->cap = cap ? cap : 1;
+    return 0;
+}
+
+static void slot_clear(rp_det_entry *e)
+{
+    for (size_t i = 0; i < e->n; i++)
+        rp__op_free(&e->ops[i]);
+    free(e->ops);
+    memset(e, 0, sizeof *e);
+}
+
+void rp__det_fini(rp_detector *d)
+{
+    for (size_t i = 0; i < d->cap && d->slots; i++)
+        slot_clear(&d->slots[i]);
+    free(d->slots);
+    memset(d, 0, sizeof *d);
+}
+
+uint64_t rp__det_key(const rp_op *ops, size_t n)
+{
+    uint64_t h = rp__hash_u64(RP_HASH_SEED, n);
+    for (size_t i = 0; i < n; i++)
+        h = rp__hash_u64(h, ops[i].ckey);
+    return h ? h : 1; /* 0 marks a free slot */
+}
+
+static int same_segment(const rp_det_entry *e, const rp_op *ops, size_t n)
+{
+    if (e->n != n)
+        return 0;
+    for (size_t i = 0; i < n; i++)
+        if (!rp__op_same_content(&e->ops[i], &ops[i]))
+            return 0;
+    return 1;
+}
+
+/* A slot for a new segment: a free one, else the least recently used one
+ * that has no graph (a graph's entry leaves only through forget_graph). */
+static rp_det_entry *slot_for_new(rp_detector *d)
+{
+    rp_det_entry *victim = NULL;
+    for (size_t i = 0; i < d->cap; i++) {
+        rp_det_entry *e = &d->slots[i];
+        if (!e->key)
+            return e;
+        if (e->state != RP_DET_CAPTURED && (!victim || e->last_use < victim->last_use))
+            victim = e;
+    }
+    if (victim) {
+        slot_clear(victim);
+        d->evictions++;
+    }
+    return victim;
+}
+
+rp_det_verdict rp__det_observe(rp_detector *d, const rp_op *ops, size_t n,
+                               rp_det_entry **entry)
+{
+    *entry = NULL;
+    if (n < d->min_ops)
+        return RP_DET_TOO_SHORT;
+    if (d->max_ops && n > d->max_ops)
+        return RP_DET_TOO_LONG;
+    if (!d->slots)
+        return RP_DET_NO_MEMORY;
+    d->clock++;
+    uint64_t key = rp__det_key(ops, n);
+    rp_det_entry *e = NULL;
+    for (size_t i = 0; i < d->cap; i++) {
+        if (d->slots[i].key != key)
+            continue;
+        if (same_segment(&d->slots[i], ops, n)) {
+            e = &d->slots[i];
+            break;
+        }
+        d->collisions++;
+    }
+    if (!e) {
+        e = slot_for_new(d);
+        if (!e)
+            return RP_DET_NO_MEMORY; /* every slot holds a graph: a bound hit */
+        e->ops = calloc(n, sizeof *e->ops);
+        if (!e->ops)
+            return RP_DET_NO_MEMORY;
+        for (size_t i = 0; i < n; i++) {
+            if (rp__op_copy(&e->ops[i], &ops[i]) != 0) {
+                e->n = i;
+                slot_clear(e);
+                return RP_DET_NO_MEMORY;
+            }
+        }
+        e->n = n;
+        e->key = key;
+        e->id = ++d->next_id;
+    }
+    e->seen++;
+    e->last_use = d->clock;
+    *entry = e;
+    if (e->state == RP_DET_CAPTURED)
+        return RP_DET_HAS_GRAPH;
+    if (e->seen < d->warmup)
+        return RP_DET_WARMING;
+    if (e->seen < e->retry_at)
+        return RP_DET_BACKING_OFF;
+    return RP_DET_CAPTURE;
+}
+
+void rp__det_captured(rp_detector *d, rp_det_entry *e)
+{
+    (void)d;
+    e->state = RP_DET_CAPTURED;
+    e->failures = 0;
+}
+
+void rp__det_capture_failed(rp_detector *d, rp_det_entry *e)
+{
+    unsigned int shift = e->failures < 20 ? e->failures : 20;
+    e->failures++;
+    e->retry_at = e->seen + ((uint64_t)d->warmup << (shift + 1));
+}
+
+void rp__det_forget_graph(rp_detector *d, rp_det_entry *e)
+{
+    (void)d;
+    e->state = RP_DET_COUNTING;
+    e->seen = 0;
+    e->retry_at = 0;
+}

@@ -1,0 +1,135 @@
+/* oprecord.c - keys, exact comparison and ownership of op records. */
+#include "oprecord.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* A multiply-xorshift mix per 8-byte word: fast on the short buffers of
+ * kernel parameters, and only ever used to narrow a search. */
+static inline uint64_t mix(uint64_t h, uint64_t v)
+{
+    h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
+    h *= 0xff51afd7ed558ccdull;
+    return h ^ (h >> 33);
+}
+
+uint64_t rp__hash_u64(uint64_t h, uint64_t v)
+{
+    return mix(h, v);
+}
+
+uint64_t rp__hash_bytes(uint64_t h, const void *p, size_t n)
+{
+    const unsigned char *b = p;
+    while (n >= 8) {
+        uint64_t w;
+        memcpy(&w, b, 8);
+        h = mix(h, w);
+        b += 8;
+        n -= 8;
+    }
+    if (n) {
+        uint64_t w = 0;
+        memcpy(&w, b, n);
+        h = mix(h, w ^ ((uint64_t)n << 56));
+    }
+    return h;
+}
+
+void rp__op_keys(rp_op *op)
+{
+    uint64_t h = RP_HASH_SEED;
+    h = mix(h, (uint64_t)op->kind | (uint64_t)op->flags << 8);
+    h = mix(h, (uint64_t)(uintptr_t)op->ctx);
+    h = mix(h, (uint64_t)(uintptr_t)op->stream);
+    switch (op->kind) {
+    case RP_OP_KERNEL:
+        h = mix(h, (uint64_t)(uintptr_t)op->func);
+        h = rp__hash_bytes(h, op->grid, sizeof op->grid);
+        h = rp__hash_bytes(h, op->block, sizeof op->block);
+        h = mix(h, (uint64_t)op->shmem << 32 | op->param_bytes);
+        op->skey = h;
+        op->ckey = rp__hash_bytes(h, op->params, op->param_bytes);
+        break;
+    case RP_OP_MEMSET:
+        h = mix(h, (uint64_t)op->bytes);
+        h = mix(h, op->elem);
+        op->skey = h;
+        op->ckey = mix(mix(h, op->dst), op->value);
+        break;
+    default: /* copies */
+        h = mix(h, (uint64_t)op->bytes);
+        op->skey = h;
+        h = mix(h, op->dst);
+        h = mix(h, op->src);
+        if (op->kind == RP_OP_DTOH)
+            h = mix(h, (uint64_t)(uintptr_t)op->host);
+        op->ckey = h;
+        break;
+    }
+}
+
+int rp__op_same_structure(const rp_op *a, const rp_op *b)
+{
+    if (a->kind != b->kind || a->flags != b->flags || a->ctx != b->ctx ||
+        a->stream != b->stream)
+        return 0;
+    switch (a->kind) {
+    case RP_OP_KERNEL:
+        return a->func == b->func && !memcmp(a->grid, b->grid, sizeof a->grid) &&
+               !memcmp(a->block, b->block, sizeof a->block) && a->shmem == b->shmem &&
+               a->param_bytes == b->param_bytes;
+    case RP_OP_MEMSET:
+        return a->bytes == b->bytes && a->elem == b->elem;
+    default:
+        return a->bytes == b->bytes;
+    }
+}
+
+int rp__op_same_content(const rp_op *a, const rp_op *b)
+{
+    if (a->ckey != b->ckey || !rp__op_same_structure(a, b))
+        return 0;
+    switch (a->kind) {
+    case RP_OP_KERNEL:
+        return a->param_bytes == 0 || !memcmp(a->params, b->params, a->param_bytes);
+    case RP_OP_MEMSET:
+        return a->dst == b->dst && a->value == b->value;
+    case RP_OP_DTOH:
+        return a->dst == b->dst && a->src == b->src && a->host == b->host;
+    default: /* HtoD: the source bytes are payload, staged; DtoD */
+        return a->dst == b->dst && a->src == b->src;
+    }
+}
+
+static uint8_t *dup_bytes(const uint8_t *p, size_t n)
+{
+    if (!p || !n)
+        return NULL;
+    uint8_t *q = malloc(n);
+    if (q)
+        memcpy(q, p, n);
+    return q;
+}
+
+int rp__op_copy(rp_op *dst, const rp_op *src)
+{
+    *dst = *src;
+    dst->params = dup_bytes(src->params, src->param_bytes);
+    dst->data = src->kind == RP_OP_HTOD ? dup_bytes(src->data, src->bytes) : NULL;
+    if ((src->params && src->param_bytes && !dst->params) ||
+        (src->kind == RP_OP_HTOD && src->data && src->bytes && !dst->data)) {
+        free(dst->params);
+        free(dst->data);
+        memset(dst, 0, sizeof *dst);
+        return -1;
+    }
+    return 0;
+}
+
+void rp__op_free(rp_op *op)
+{
+    free(op->params);
+    free(op->data);
+    memset(op, 0, sizeof *op);
+}

@@ -1,0 +1,74 @@
+/* oprecord.h - the op record: what the engine keeps of one capturable call
+ * (DESIGN.md §1, §3). A record has a structure key (everything but kernel
+ * parameter bytes and addresses/values) and a content key (everything that
+ * must be equal for a graph to stand in for the call). Keys only narrow a
+ * search; equality is always decided by an exact comparison. The bytes a
+ * host-to-device copy carries are payload, not content: they are staged at
+ * call time and copied into the graph's staging before a replay. */
+#ifndef REPRISE_OPRECORD_H
+#define REPRISE_OPRECORD_H
+
+#ifndef __CUDA_API_VERSION_INTERNAL
+#define __CUDA_API_VERSION_INTERNAL
+#endif
+#include <cuda.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef enum rp_op_kind {
+    RP_OP_KERNEL = 1,
+    RP_OP_HTOD,   /* async host-to-device copy, bytes staged at the call */
+    RP_OP_DTOD,   /* device-to-device copy (sync or async form) */
+    RP_OP_DTOH,   /* async device-to-host copy into pinned memory */
+    RP_OP_MEMSET, /* 1-D memset of device memory, element 1, 2 or 4 bytes */
+} rp_op_kind;
+
+/* The variant of the entry point, kept so that a replay or a flush issues the
+ * same kind of call the program made (a 0 stream means the per-thread stream
+ * in _ptsz entry points). */
+enum {
+    RP_OPF_PTSZ = 1u << 0,        /* came through a _ptsz/_ptds entry point */
+    RP_OPF_KERNEL_HANDLE = 1u << 1, /* `func` is a CUkernel, not a CUfunction */
+};
+
+typedef struct rp_op {
+    rp_op_kind kind;
+    uint32_t flags;
+    CUcontext ctx;
+    CUstream stream;        /* as the program named it */
+    /* kernel */
+    CUfunction func;
+    unsigned int grid[3], block[3], shmem;
+    uint32_t param_bytes;   /* size of the packed parameter buffer */
+    uint8_t *params;        /* packed like the `extra` buffer; padding zeroed */
+    /* copies and memsets */
+    CUdeviceptr dst, src;
+    void *host;             /* DtoH: pinned destination; HtoD: program source (not compared) */
+    size_t bytes;           /* copy size; for a memset, the element count */
+    unsigned int value;     /* memset value */
+    unsigned int elem;      /* memset element size: 1, 2 or 4 */
+    uint8_t *data;          /* HtoD: the bytes staged at the call (payload) */
+    /* keys, filled by rp__op_keys */
+    uint64_t skey, ckey;
+} rp_op;
+
+/* 64-bit hash of `n` bytes, continuing from `h` (start with RP_HASH_SEED). */
+#define RP_HASH_SEED 0x9e3779b97f4a7c15ull
+uint64_t rp__hash_bytes(uint64_t h, const void *p, size_t n);
+uint64_t rp__hash_u64(uint64_t h, uint64_t v);
+
+/* Compute op->skey and op->ckey from the fields. */
+void rp__op_keys(rp_op *op);
+/* 1 when the two records have the same structure (kind, stream, function,
+ * dimensions, shared bytes, parameter size, copy size, memset shape). */
+int rp__op_same_structure(const rp_op *a, const rp_op *b);
+/* 1 when a graph captured from `a` computes exactly what `b` asks for:
+ * same structure, same parameter bytes, same addresses and values. */
+int rp__op_same_content(const rp_op *a, const rp_op *b);
+/* Deep copy of `src` into `dst` (params and data duplicated). Returns 0, or
+ * -1 on allocation failure with `dst` zeroed (nothing to free). */
+int rp__op_copy(rp_op *dst, const rp_op *src);
+/* Free what a record owns and zero it. */
+void rp__op_free(rp_op *op);
+
+#endif

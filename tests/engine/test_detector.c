@@ -1,0 +1,219 @@
+/* test_detector.c - the op record's keys and exact comparison, and the
+ * detector's warmup, bounds, back-off and eviction (shim/oprecord.c,
+ * shim/detector.c). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <string.h>
+
+#include "detector.h"
+
+static uint8_t pbytes[4][16];
+
+static rp_op kernel_op(int which, uint32_t arg)
+{
+    rp_op op;
+    memset(&op, 0, sizeof op);
+    op.kind = RP_OP_KERNEL;
+    op.ctx = (CUcontext)0x10;
+    op.stream = (CUstream)0x20;
+    op.func = (CUfunction)(uintptr_t)(0x100 + which);
+    op.grid[0] = op.grid[1] = op.grid[2] = 1;
+    op.block[0] = 128;
+    op.block[1] = op.block[2] = 1;
+    op.param_bytes = 16;
+    op.params = pbytes[which & 3];
+    memset(op.params, 0, 16);
+    memcpy(op.params + 8, &arg, sizeof arg);
+    rp__op_keys(&op);
+    return op;
+}
+
+/* If a parameter change did not change the content key, a stale argument
+ * could be replayed; if it changed the structure key, volatile-parameter
+ * learning could never group the occurrences. */
+static void a_parameter_change_changes_content_not_structure(void **state)
+{
+    (void)state;
+    rp_op a = kernel_op(0, 1);
+    uint64_t sk = a.skey, ck = a.ckey;
+    rp_op b = kernel_op(0, 2);
+    assert_int_equal(b.skey, sk);
+    assert_true(b.ckey != ck);
+    assert_true(rp__op_same_structure(&a, &b));
+}
+
+/* The bytes a host-to-device copy carries are payload staged per call: if
+ * they were content, a loop feeding new data each iteration would never
+ * replay; if the destination were not, data would land in the wrong place. */
+static void host_to_device_bytes_are_payload_and_the_destination_is_content(void **state)
+{
+    (void)state;
+    uint8_t d1[8] = {1}, d2[8] = {2};
+    rp_op a = {.kind = RP_OP_HTOD, .dst = 0x1000, .bytes = 8, .data = d1};
+    rp_op b = a;
+    b.data = d2;
+    rp__op_keys(&a);
+    rp__op_keys(&b);
+    assert_true(rp__op_same_content(&a, &b));
+    b.dst = 0x2000;
+    rp__op_keys(&b);
+    assert_false(rp__op_same_content(&a, &b));
+}
+
+/* Equality must not trust the hash: two records forced to the same keys but
+ * with different bytes are different. */
+static void equal_keys_with_different_bytes_are_not_the_same_content(void **state)
+{
+    (void)state;
+    rp_op a = kernel_op(0, 1);
+    rp_op b = kernel_op(1, 2);
+    b.func = a.func;
+    b.skey = a.skey;
+    b.ckey = a.ckey;
+    assert_false(rp__op_same_content(&a, &b));
+}
+
+/* A deep copy must own its bytes: the detector keeps first occurrences
+ * after the program's call (and our scratch) are gone. */
+static void a_copied_record_owns_its_bytes(void **state)
+{
+    (void)state;
+    rp_op a = kernel_op(0, 7), c;
+    assert_int_equal(rp__op_copy(&c, &a), 0);
+    assert_true(c.params != a.params);
+    memset(a.params, 0xff, 16);
+    rp_op again = kernel_op(0, 7);
+    assert_true(rp__op_same_content(&c, &again));
+    rp__op_free(&c);
+}
+
+static rp_detector det;
+
+static int setup(void **state)
+{
+    (void)state;
+    return rp__det_init(&det, 4, 2, 2, 8);
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    rp__det_fini(&det);
+    return 0;
+}
+
+static void segment(rp_op *ops, size_t n, uint32_t salt)
+{
+    for (size_t i = 0; i < n; i++)
+        ops[i] = kernel_op((int)(i & 3), (uint32_t)i + salt);
+}
+
+/* Capturing on first sight would capture every one-off sequence; waiting
+ * longer than the warmup wastes replays. */
+static void a_segment_is_captured_after_warmup_identical_occurrences(void **state)
+{
+    (void)state;
+    rp_op ops[3];
+    rp_det_entry *e;
+    segment(ops, 3, 0);
+    assert_int_equal(rp__det_observe(&det, ops, 3, &e), RP_DET_WARMING);
+    segment(ops, 3, 0);
+    assert_int_equal(rp__det_observe(&det, ops, 3, &e), RP_DET_CAPTURE);
+    rp__det_captured(&det, e);
+    segment(ops, 3, 0);
+    assert_int_equal(rp__det_observe(&det, ops, 3, &e), RP_DET_HAS_GRAPH);
+}
+
+/* A different segment in between must not count toward another's warmup. */
+static void only_identical_content_counts_toward_warmup(void **state)
+{
+    (void)state;
+    rp_op ops[3];
+    rp_det_entry *e;
+    segment(ops, 3, 0);
+    assert_int_equal(rp__det_observe(&det, ops, 3, &e), RP_DET_WARMING);
+    segment(ops, 3, 100);
+    assert_int_equal(rp__det_observe(&det, ops, 3, &e), RP_DET_WARMING);
+    segment(ops, 2, 0);
+    assert_int_equal(rp__det_observe(&det, ops, 2, &e), RP_DET_WARMING);
+}
+
+/* Segments outside [min_ops, max_ops] are never captured. */
+static void segments_shorter_than_min_or_longer_than_max_are_skipped(void **state)
+{
+    (void)state;
+    rp_op ops[9];
+    rp_det_entry *e;
+    segment(ops, 9, 0);
+    for (int i = 0; i < 4; i++) {
+        assert_int_equal(rp__det_observe(&det, ops, 1, &e), RP_DET_TOO_SHORT);
+        assert_null(e);
+        assert_int_equal(rp__det_observe(&det, ops, 9, &e), RP_DET_TOO_LONG);
+        assert_null(e);
+    }
+}
+
+/* Retrying a failing capture every occurrence would pay its cost each time;
+ * never retrying would disable a sequence for good. */
+static void a_failed_capture_is_retried_after_exponentially_more_occurrences(void **state)
+{
+    (void)state;
+    rp_op ops[2];
+    rp_det_entry *e;
+    segment(ops, 2, 0);
+    rp__det_observe(&det, ops, 2, &e);
+    assert_int_equal(rp__det_observe(&det, ops, 2, &e), RP_DET_CAPTURE); /* seen 2 */
+    rp__det_capture_failed(&det, e);                                     /* retry at 6 */
+    for (int seen = 3; seen < 6; seen++)
+        assert_int_equal(rp__det_observe(&det, ops, 2, &e), RP_DET_BACKING_OFF);
+    assert_int_equal(rp__det_observe(&det, ops, 2, &e), RP_DET_CAPTURE); /* seen 6 */
+    rp__det_capture_failed(&det, e);                                     /* retry at 14 */
+    for (int seen = 7; seen < 14; seen++)
+        assert_int_equal(rp__det_observe(&det, ops, 2, &e), RP_DET_BACKING_OFF);
+    assert_int_equal(rp__det_observe(&det, ops, 2, &e), RP_DET_CAPTURE);
+}
+
+/* The table is bounded: a new segment evicts the least recently used one
+ * that has no graph, and counts the eviction; graphs' entries stay. */
+static void a_full_table_evicts_the_least_recently_used_segment_without_a_graph(void **state)
+{
+    (void)state;
+    rp_op ops[2];
+    rp_det_entry *e, *captured;
+    segment(ops, 2, 0);
+    rp__det_observe(&det, ops, 2, &captured);
+    rp__det_observe(&det, ops, 2, &captured);
+    rp__det_captured(&det, captured);
+    for (uint32_t s = 1; s <= 3; s++) {
+        segment(ops, 2, s * 10);
+        rp__det_observe(&det, ops, 2, &e);
+    }
+    assert_int_equal(det.evictions, 0);
+    segment(ops, 2, 99);
+    rp__det_observe(&det, ops, 2, &e);
+    assert_int_equal(det.evictions, 1);
+    segment(ops, 2, 10); /* the LRU one (salt 10) was evicted: counts from 1 */
+    assert_int_equal(rp__det_observe(&det, ops, 2, &e), RP_DET_WARMING);
+    segment(ops, 2, 0);  /* the captured one survived */
+    assert_int_equal(rp__det_observe(&det, ops, 2, &e), RP_DET_HAS_GRAPH);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(a_parameter_change_changes_content_not_structure),
+        cmocka_unit_test(host_to_device_bytes_are_payload_and_the_destination_is_content),
+        cmocka_unit_test(equal_keys_with_different_bytes_are_not_the_same_content),
+        cmocka_unit_test(a_copied_record_owns_its_bytes),
+        cmocka_unit_test_setup_teardown(a_segment_is_captured_after_warmup_identical_occurrences, setup, teardown),
+        cmocka_unit_test_setup_teardown(only_identical_content_counts_toward_warmup, setup, teardown),
+        cmocka_unit_test_setup_teardown(segments_shorter_than_min_or_longer_than_max_are_skipped, setup, teardown),
+        cmocka_unit_test_setup_teardown(a_failed_capture_is_retried_after_exponentially_more_occurrences, setup, teardown),
+        cmocka_unit_test_setup_teardown(a_full_table_evicts_the_least_recently_used_segment_without_a_graph, setup, teardown),
+    };
+    return cmocka_run_group_tests_name("detector", tests, NULL, NULL);
+}
