@@ -1,0 +1,243 @@
+/* The one list of driver entry points reprise interposes.
+ *
+ * Each X(name, params, args) line names an exported driver symbol exactly as
+ * libcuda.so.1 (13.0) exports it, with the prototype cuda.h gives that symbol
+ * when __CUDA_API_VERSION_INTERNAL is defined (old unversioned names keep
+ * their v1 signatures), and the argument names to forward.  Everything that
+ * knows a symbol name is generated from this list: the real-entry table
+ * (shim.h), the exported wrappers (interpose.c), the dlsym and
+ * cuGetProcAddress routing (route.c), the per-entry call counters (stats.c)
+ * and the linker version script (exports.map.c).
+ *
+ * The file has no include guard and no includes on purpose: the version
+ * script is generated from it by the preprocessor alone.  Adding an entry is
+ * one line here; a wrong signature fails to compile in interpose.c, which
+ * includes cuda.h and defines every wrapper with the listed prototype. */
+
+/* Signatures shared by several variants of one family. */
+#define RP_SIG_LAUNCH_KERNEL                                                    \
+    (CUfunction f, unsigned int gridDimX, unsigned int gridDimY,                \
+     unsigned int gridDimZ, unsigned int blockDimX, unsigned int blockDimY,     \
+     unsigned int blockDimZ, unsigned int sharedMemBytes, CUstream hStream,     \
+     void **kernelParams, void **extra)
+#define RP_ARGS_LAUNCH_KERNEL                                                   \
+    (f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ,          \
+     sharedMemBytes, hStream, kernelParams, extra)
+#define RP_SIG_LAUNCH_COOP                                                      \
+    (CUfunction f, unsigned int gridDimX, unsigned int gridDimY,                \
+     unsigned int gridDimZ, unsigned int blockDimX, unsigned int blockDimY,     \
+     unsigned int blockDimZ, unsigned int sharedMemBytes, CUstream hStream,     \
+     void **kernelParams)
+#define RP_ARGS_LAUNCH_COOP                                                     \
+    (f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ,          \
+     sharedMemBytes, hStream, kernelParams)
+#define RP_SIG_CAPTURE_INFO_V2                                                  \
+    (CUstream hStream, CUstreamCaptureStatus *captureStatus_out,                \
+     cuuint64_t *id_out, CUgraph *graph_out,                                    \
+     const CUgraphNode **dependencies_out, size_t *numDependencies_out)
+#define RP_ARGS_CAPTURE_INFO_V2                                                 \
+    (hStream, captureStatus_out, id_out, graph_out, dependencies_out,           \
+     numDependencies_out)
+#define RP_SIG_CAPTURE_INFO_V3                                                  \
+    (CUstream hStream, CUstreamCaptureStatus *captureStatus_out,                \
+     cuuint64_t *id_out, CUgraph *graph_out,                                    \
+     const CUgraphNode **dependencies_out, const CUgraphEdgeData **edgeData_out,\
+     size_t *numDependencies_out)
+#define RP_ARGS_CAPTURE_INFO_V3                                                 \
+    (hStream, captureStatus_out, id_out, graph_out, dependencies_out,           \
+     edgeData_out, numDependencies_out)
+#define RP_SIG_CAPTURE_TO_GRAPH                                                 \
+    (CUstream hStream, CUgraph hGraph, const CUgraphNode *dependencies,         \
+     const CUgraphEdgeData *dependencyData, size_t numDependencies,             \
+     CUstreamCaptureMode mode)
+#define RP_ARGS_CAPTURE_TO_GRAPH                                                \
+    (hStream, hGraph, dependencies, dependencyData, numDependencies, mode)
+#define RP_SIG_PEER                                                             \
+    (CUdeviceptr dstDevice, CUcontext dstContext, CUdeviceptr srcDevice,        \
+     CUcontext srcContext, size_t ByteCount)
+#define RP_SIG_PEER_ASYNC                                                       \
+    (CUdeviceptr dstDevice, CUcontext dstContext, CUdeviceptr srcDevice,        \
+     CUcontext srcContext, size_t ByteCount, CUstream hStream)
+#define RP_ARGS_PEER (dstDevice, dstContext, srcDevice, srcContext, ByteCount)
+#define RP_ARGS_PEER_ASYNC                                                      \
+    (dstDevice, dstContext, srcDevice, srcContext, ByteCount, hStream)
+
+#define RP_ENTRIES(X)                                                                              \
+    /* initialisation and the runtime's resolver */                                                \
+    X(cuInit, (unsigned int Flags), (Flags))                                                       \
+    X(cuGetProcAddress, (const char *symbol, void **pfn, int cudaVersion, cuuint64_t flags),       \
+      (symbol, pfn, cudaVersion, flags))                                                           \
+    X(cuGetProcAddress_v2, (const char *symbol, void **pfn, int cudaVersion, cuuint64_t flags,     \
+                            CUdriverProcAddressQueryResult *symbolStatus),                         \
+      (symbol, pfn, cudaVersion, flags, symbolStatus))                                             \
+    /* launches */                                                                                 \
+    X(cuLaunchKernel, RP_SIG_LAUNCH_KERNEL, RP_ARGS_LAUNCH_KERNEL)                                 \
+    X(cuLaunchKernel_ptsz, RP_SIG_LAUNCH_KERNEL, RP_ARGS_LAUNCH_KERNEL)                            \
+    X(cuLaunchKernelEx, (const CUlaunchConfig *config, CUfunction f, void **kernelParams,          \
+                         void **extra), (config, f, kernelParams, extra))                          \
+    X(cuLaunchKernelEx_ptsz, (const CUlaunchConfig *config, CUfunction f, void **kernelParams,     \
+                              void **extra), (config, f, kernelParams, extra))                     \
+    X(cuLaunchCooperativeKernel, RP_SIG_LAUNCH_COOP, RP_ARGS_LAUNCH_COOP)                          \
+    X(cuLaunchCooperativeKernel_ptsz, RP_SIG_LAUNCH_COOP, RP_ARGS_LAUNCH_COOP)                     \
+    X(cuLaunchHostFunc, (CUstream hStream, CUhostFn fn, void *userData), (hStream, fn, userData))  \
+    X(cuLaunchHostFunc_ptsz, (CUstream hStream, CUhostFn fn, void *userData),                      \
+      (hStream, fn, userData))                                                                     \
+    /* copies */                                                                                   \
+    X(cuMemcpy, (CUdeviceptr dst, CUdeviceptr src, size_t ByteCount), (dst, src, ByteCount))       \
+    X(cuMemcpy_ptds, (CUdeviceptr dst, CUdeviceptr src, size_t ByteCount), (dst, src, ByteCount))  \
+    X(cuMemcpyAsync, (CUdeviceptr dst, CUdeviceptr src, size_t ByteCount, CUstream hStream),       \
+      (dst, src, ByteCount, hStream))                                                              \
+    X(cuMemcpyAsync_ptsz, (CUdeviceptr dst, CUdeviceptr src, size_t ByteCount, CUstream hStream),  \
+      (dst, src, ByteCount, hStream))                                                              \
+    X(cuMemcpyHtoD, (CUdeviceptr_v1 dstDevice, const void *srcHost, unsigned int ByteCount),       \
+      (dstDevice, srcHost, ByteCount))                                                             \
+    X(cuMemcpyHtoD_v2, (CUdeviceptr dstDevice, const void *srcHost, size_t ByteCount),             \
+      (dstDevice, srcHost, ByteCount))                                                             \
+    X(cuMemcpyHtoD_v2_ptds, (CUdeviceptr dstDevice, const void *srcHost, size_t ByteCount),        \
+      (dstDevice, srcHost, ByteCount))                                                             \
+    X(cuMemcpyDtoH, (void *dstHost, CUdeviceptr_v1 srcDevice, unsigned int ByteCount),             \
+      (dstHost, srcDevice, ByteCount))                                                             \
+    X(cuMemcpyDtoH_v2, (void *dstHost, CUdeviceptr srcDevice, size_t ByteCount),                   \
+      (dstHost, srcDevice, ByteCount))                                                             \
+    X(cuMemcpyDtoH_v2_ptds, (void *dstHost, CUdeviceptr srcDevice, size_t ByteCount),              \
+      (dstHost, srcDevice, ByteCount))                                                             \
+    X(cuMemcpyDtoD, (CUdeviceptr_v1 dstDevice, CUdeviceptr_v1 srcDevice, unsigned int ByteCount),  \
+      (dstDevice, srcDevice, ByteCount))                                                           \
+    X(cuMemcpyDtoD_v2, (CUdeviceptr dstDevice, CUdeviceptr srcDevice, size_t ByteCount),           \
+      (dstDevice, srcDevice, ByteCount))                                                           \
+    X(cuMemcpyDtoD_v2_ptds, (CUdeviceptr dstDevice, CUdeviceptr srcDevice, size_t ByteCount),      \
+      (dstDevice, srcDevice, ByteCount))                                                           \
+    X(cuMemcpyHtoDAsync, (CUdeviceptr_v1 dstDevice, const void *srcHost, unsigned int ByteCount,   \
+                          CUstream hStream), (dstDevice, srcHost, ByteCount, hStream))             \
+    X(cuMemcpyHtoDAsync_v2, (CUdeviceptr dstDevice, const void *srcHost, size_t ByteCount,         \
+                             CUstream hStream), (dstDevice, srcHost, ByteCount, hStream))          \
+    X(cuMemcpyHtoDAsync_v2_ptsz, (CUdeviceptr dstDevice, const void *srcHost, size_t ByteCount,    \
+                                  CUstream hStream), (dstDevice, srcHost, ByteCount, hStream))     \
+    X(cuMemcpyDtoHAsync, (void *dstHost, CUdeviceptr_v1 srcDevice, unsigned int ByteCount,         \
+                          CUstream hStream), (dstHost, srcDevice, ByteCount, hStream))             \
+    X(cuMemcpyDtoHAsync_v2, (void *dstHost, CUdeviceptr srcDevice, size_t ByteCount,               \
+                             CUstream hStream), (dstHost, srcDevice, ByteCount, hStream))          \
+    X(cuMemcpyDtoHAsync_v2_ptsz, (void *dstHost, CUdeviceptr srcDevice, size_t ByteCount,          \
+                                  CUstream hStream), (dstHost, srcDevice, ByteCount, hStream))     \
+    X(cuMemcpyDtoDAsync, (CUdeviceptr_v1 dstDevice, CUdeviceptr_v1 srcDevice,                      \
+                          unsigned int ByteCount, CUstream hStream),                               \
+      (dstDevice, srcDevice, ByteCount, hStream))                                                  \
+    X(cuMemcpyDtoDAsync_v2, (CUdeviceptr dstDevice, CUdeviceptr srcDevice, size_t ByteCount,       \
+                             CUstream hStream), (dstDevice, srcDevice, ByteCount, hStream))        \
+    X(cuMemcpyDtoDAsync_v2_ptsz, (CUdeviceptr dstDevice, CUdeviceptr srcDevice, size_t ByteCount,  \
+                                  CUstream hStream), (dstDevice, srcDevice, ByteCount, hStream))   \
+    X(cuMemcpyPeer, RP_SIG_PEER, RP_ARGS_PEER)                                                     \
+    X(cuMemcpyPeer_ptds, RP_SIG_PEER, RP_ARGS_PEER)                                                \
+    X(cuMemcpyPeerAsync, RP_SIG_PEER_ASYNC, RP_ARGS_PEER_ASYNC)                                    \
+    X(cuMemcpyPeerAsync_ptsz, RP_SIG_PEER_ASYNC, RP_ARGS_PEER_ASYNC)                               \
+    /* memsets */                                                                                  \
+    X(cuMemsetD8, (CUdeviceptr_v1 dstDevice, unsigned char uc, unsigned int N), (dstDevice, uc, N))\
+    X(cuMemsetD8_v2, (CUdeviceptr dstDevice, unsigned char uc, size_t N), (dstDevice, uc, N))      \
+    X(cuMemsetD8_v2_ptds, (CUdeviceptr dstDevice, unsigned char uc, size_t N), (dstDevice, uc, N)) \
+    X(cuMemsetD16, (CUdeviceptr_v1 dstDevice, unsigned short us, unsigned int N),                  \
+      (dstDevice, us, N))                                                                          \
+    X(cuMemsetD16_v2, (CUdeviceptr dstDevice, unsigned short us, size_t N), (dstDevice, us, N))    \
+    X(cuMemsetD16_v2_ptds, (CUdeviceptr dstDevice, unsigned short us, size_t N),                   \
+      (dstDevice, us, N))                                                                          \
+    X(cuMemsetD32, (CUdeviceptr_v1 dstDevice, unsigned int ui, unsigned int N), (dstDevice, ui, N))\
+    X(cuMemsetD32_v2, (CUdeviceptr dstDevice, unsigned int ui, size_t N), (dstDevice, ui, N))      \
+    X(cuMemsetD32_v2_ptds, (CUdeviceptr dstDevice, unsigned int ui, size_t N), (dstDevice, ui, N)) \
+    X(cuMemsetD8Async, (CUdeviceptr dstDevice, unsigned char uc, size_t N, CUstream hStream),      \
+      (dstDevice, uc, N, hStream))                                                                 \
+    X(cuMemsetD8Async_ptsz, (CUdeviceptr dstDevice, unsigned char uc, size_t N, CUstream hStream), \
+      (dstDevice, uc, N, hStream))                                                                 \
+    X(cuMemsetD16Async, (CUdeviceptr dstDevice, unsigned short us, size_t N, CUstream hStream),    \
+      (dstDevice, us, N, hStream))                                                                 \
+    X(cuMemsetD16Async_ptsz, (CUdeviceptr dstDevice, unsigned short us, size_t N,                  \
+                              CUstream hStream), (dstDevice, us, N, hStream))                      \
+    X(cuMemsetD32Async, (CUdeviceptr dstDevice, unsigned int ui, size_t N, CUstream hStream),      \
+      (dstDevice, ui, N, hStream))                                                                 \
+    X(cuMemsetD32Async_ptsz, (CUdeviceptr dstDevice, unsigned int ui, size_t N, CUstream hStream), \
+      (dstDevice, ui, N, hStream))                                                                 \
+    /* synchronisation and ordering */                                                             \
+    X(cuStreamSynchronize, (CUstream hStream), (hStream))                                          \
+    X(cuStreamSynchronize_ptsz, (CUstream hStream), (hStream))                                     \
+    X(cuStreamQuery, (CUstream hStream), (hStream))                                                \
+    X(cuStreamQuery_ptsz, (CUstream hStream), (hStream))                                           \
+    X(cuCtxSynchronize, (void), ())                                                                \
+    X(cuCtxSynchronize_v2, (CUcontext ctx), (ctx))                                                 \
+    X(cuEventRecord, (CUevent hEvent, CUstream hStream), (hEvent, hStream))                        \
+    X(cuEventRecord_ptsz, (CUevent hEvent, CUstream hStream), (hEvent, hStream))                   \
+    X(cuEventRecordWithFlags, (CUevent hEvent, CUstream hStream, unsigned int flags),              \
+      (hEvent, hStream, flags))                                                                    \
+    X(cuEventRecordWithFlags_ptsz, (CUevent hEvent, CUstream hStream, unsigned int flags),         \
+      (hEvent, hStream, flags))                                                                    \
+    X(cuEventSynchronize, (CUevent hEvent), (hEvent))                                              \
+    X(cuEventQuery, (CUevent hEvent), (hEvent))                                                    \
+    X(cuStreamWaitEvent, (CUstream hStream, CUevent hEvent, unsigned int Flags),                   \
+      (hStream, hEvent, Flags))                                                                    \
+    X(cuStreamWaitEvent_ptsz, (CUstream hStream, CUevent hEvent, unsigned int Flags),              \
+      (hStream, hEvent, Flags))                                                                    \
+    /* the program's own stream capture */                                                         \
+    X(cuStreamBeginCapture, (CUstream hStream), (hStream))                                         \
+    X(cuStreamBeginCapture_ptsz, (CUstream hStream), (hStream))                                    \
+    X(cuStreamBeginCapture_v2, (CUstream hStream, CUstreamCaptureMode mode), (hStream, mode))      \
+    X(cuStreamBeginCapture_v2_ptsz, (CUstream hStream, CUstreamCaptureMode mode), (hStream, mode)) \
+    X(cuStreamBeginCaptureToGraph, RP_SIG_CAPTURE_TO_GRAPH, RP_ARGS_CAPTURE_TO_GRAPH)              \
+    X(cuStreamBeginCaptureToGraph_ptsz, RP_SIG_CAPTURE_TO_GRAPH, RP_ARGS_CAPTURE_TO_GRAPH)         \
+    X(cuStreamEndCapture, (CUstream hStream, CUgraph *phGraph), (hStream, phGraph))                \
+    X(cuStreamEndCapture_ptsz, (CUstream hStream, CUgraph *phGraph), (hStream, phGraph))           \
+    X(cuStreamIsCapturing, (CUstream hStream, CUstreamCaptureStatus *captureStatus),               \
+      (hStream, captureStatus))                                                                    \
+    X(cuStreamIsCapturing_ptsz, (CUstream hStream, CUstreamCaptureStatus *captureStatus),          \
+      (hStream, captureStatus))                                                                    \
+    X(cuStreamGetCaptureInfo, (CUstream hStream, CUstreamCaptureStatus *captureStatus_out,         \
+                               cuuint64_t *id_out), (hStream, captureStatus_out, id_out))          \
+    X(cuStreamGetCaptureInfo_ptsz, (CUstream hStream, CUstreamCaptureStatus *captureStatus_out,    \
+                                    cuuint64_t *id_out), (hStream, captureStatus_out, id_out))     \
+    X(cuStreamGetCaptureInfo_v2, RP_SIG_CAPTURE_INFO_V2, RP_ARGS_CAPTURE_INFO_V2)                  \
+    X(cuStreamGetCaptureInfo_v2_ptsz, RP_SIG_CAPTURE_INFO_V2, RP_ARGS_CAPTURE_INFO_V2)             \
+    X(cuStreamGetCaptureInfo_v3, RP_SIG_CAPTURE_INFO_V3, RP_ARGS_CAPTURE_INFO_V3)                  \
+    X(cuStreamGetCaptureInfo_v3_ptsz, RP_SIG_CAPTURE_INFO_V3, RP_ARGS_CAPTURE_INFO_V3)             \
+    /* memory */                                                                                   \
+    X(cuMemAlloc, (CUdeviceptr_v1 *dptr, unsigned int bytesize), (dptr, bytesize))                 \
+    X(cuMemAlloc_v2, (CUdeviceptr *dptr, size_t bytesize), (dptr, bytesize))                       \
+    X(cuMemAllocPitch, (CUdeviceptr_v1 *dptr, unsigned int *pPitch, unsigned int WidthInBytes,     \
+                        unsigned int Height, unsigned int ElementSizeBytes),                       \
+      (dptr, pPitch, WidthInBytes, Height, ElementSizeBytes))                                      \
+    X(cuMemAllocPitch_v2, (CUdeviceptr *dptr, size_t *pPitch, size_t WidthInBytes, size_t Height,  \
+                           unsigned int ElementSizeBytes),                                         \
+      (dptr, pPitch, WidthInBytes, Height, ElementSizeBytes))                                      \
+    X(cuMemAllocManaged, (CUdeviceptr *dptr, size_t bytesize, unsigned int flags),                 \
+      (dptr, bytesize, flags))                                                                     \
+    X(cuMemAllocHost, (void **pp, unsigned int bytesize), (pp, bytesize))                          \
+    X(cuMemAllocHost_v2, (void **pp, size_t bytesize), (pp, bytesize))                             \
+    X(cuMemHostAlloc, (void **pp, size_t bytesize, unsigned int Flags), (pp, bytesize, Flags))     \
+    X(cuMemAllocAsync, (CUdeviceptr *dptr, size_t bytesize, CUstream hStream),                     \
+      (dptr, bytesize, hStream))                                                                   \
+    X(cuMemAllocAsync_ptsz, (CUdeviceptr *dptr, size_t bytesize, CUstream hStream),                \
+      (dptr, bytesize, hStream))                                                                   \
+    X(cuMemAllocFromPoolAsync, (CUdeviceptr *dptr, size_t bytesize, CUmemoryPool pool,             \
+                                CUstream hStream), (dptr, bytesize, pool, hStream))                \
+    X(cuMemAllocFromPoolAsync_ptsz, (CUdeviceptr *dptr, size_t bytesize, CUmemoryPool pool,        \
+                                     CUstream hStream), (dptr, bytesize, pool, hStream))           \
+    X(cuMemFree, (CUdeviceptr_v1 dptr), (dptr))                                                    \
+    X(cuMemFree_v2, (CUdeviceptr dptr), (dptr))                                                    \
+    X(cuMemFreeHost, (void *p), (p))                                                               \
+    X(cuMemFreeAsync, (CUdeviceptr dptr, CUstream hStream), (dptr, hStream))                       \
+    X(cuMemFreeAsync_ptsz, (CUdeviceptr dptr, CUstream hStream), (dptr, hStream))                  \
+    /* lifetimes of contexts, modules and libraries */                                             \
+    X(cuCtxDestroy, (CUcontext ctx), (ctx))                                                        \
+    X(cuCtxDestroy_v2, (CUcontext ctx), (ctx))                                                     \
+    X(cuCtxSetCurrent, (CUcontext ctx), (ctx))                                                     \
+    X(cuCtxPushCurrent, (CUcontext ctx), (ctx))                                                    \
+    X(cuCtxPushCurrent_v2, (CUcontext ctx), (ctx))                                                 \
+    X(cuCtxPopCurrent, (CUcontext *pctx), (pctx))                                                  \
+    X(cuCtxPopCurrent_v2, (CUcontext *pctx), (pctx))                                               \
+    X(cuDevicePrimaryCtxRelease, (CUdevice dev), (dev))                                            \
+    X(cuDevicePrimaryCtxRelease_v2, (CUdevice dev), (dev))                                         \
+    X(cuDevicePrimaryCtxReset, (CUdevice dev), (dev))                                              \
+    X(cuDevicePrimaryCtxReset_v2, (CUdevice dev), (dev))                                           \
+    X(cuModuleUnload, (CUmodule hmod), (hmod))                                                     \
+    X(cuLibraryUnload, (CUlibrary library), (library))                                             \
+    /* function and kernel handles */                                                              \
+    X(cuModuleGetFunction, (CUfunction *hfunc, CUmodule hmod, const char *name),                   \
+      (hfunc, hmod, name))                                                                         \
+    X(cuLibraryGetKernel, (CUkernel *pKernel, CUlibrary library, const char *name),                \
+      (pKernel, library, name))                                                                    \
+    X(cuKernelGetFunction, (CUfunction *pFunc, CUkernel kernel), (pFunc, kernel))

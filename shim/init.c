@@ -1,0 +1,100 @@
+/* Initialisation: once, lazily, from whichever call comes first.
+ *
+ * The first call may come from anywhere: a program's main, the runtime's
+ * cuGetProcAddress before cuInit, a dlsym, or another library's constructor
+ * that runs before ours.  So there is no work in a constructor, only an
+ * atomic state machine NONE -> RUNNING -> READY: the thread that wins the
+ * NONE -> RUNNING exchange parses the options, loads the driver and builds the
+ * tables; other threads wait for READY.  pthread_once is not used because the
+ * initialising thread re-enters (loading the driver runs its constructors,
+ * which may call dlsym or a cu* symbol), and a recursive pthread_once call
+ * deadlocks; a thread-local flag lets that thread through instead. */
+#include "shim.h"
+
+#include <errno.h>
+#include <sched.h>
+#include <string.h>
+
+#include "reprise.h"
+
+_Atomic int rp__state = RP_INIT_NONE;
+bool rp__enabled;
+struct rp__driver rp__real;
+struct rp__driver rp__core;
+RP_TLS int rp__depth;
+
+static RP_TLS bool initialising;
+static bool driver_loaded;
+
+static void install(const struct rp__driver *real, bool enabled, bool loaded)
+{
+    /* Publish order: tables first, then the flags, then READY with release,
+     * so a wrapper that sees READY (acquire) sees the rest. */
+    rp__real = *real;
+    rp__route_build(&rp__routes, &rp__real);
+    rp__core_build(&rp__core, &rp__real);
+    rp__enabled = enabled;
+    driver_loaded = loaded;
+    atomic_store_explicit(&rp__state, RP_INIT_READY, memory_order_release);
+}
+
+void rp__install(const struct rp__driver *real, bool enabled)
+{
+    install(real, enabled, true);
+}
+
+void rp__init_slow(void)
+{
+    if (initialising)
+        return; /* re-entered from our own init: let the call through */
+    int saved_errno = errno;
+    int expected = RP_INIT_NONE;
+    if (atomic_compare_exchange_strong_explicit(&rp__state, &expected, RP_INIT_RUNNING,
+                                                memory_order_acq_rel, memory_order_acquire)) {
+        initialising = true;
+        rp__options_parse();
+        rp__options_log();
+        struct rp__driver real;
+        bool ok = rp__driver_load(&real);
+        install(&real, rp__option(RP_OPTION_ENABLE).b, ok);
+        if (ok && rp__enabled)
+            rp__info("enabled (version %s)", REPRISE_VERSION);
+        initialising = false;
+    } else {
+        /* Another thread initialises.  It does not wait for us, so spinning
+         * cannot deadlock unless this thread holds a lock that thread needs:
+         * the dynamic loader's, when this call comes from a constructor run by
+         * another thread's dlopen while the winner is loading the driver.
+         * That case is documented (docs/interposition.md). */
+        while (atomic_load_explicit(&rp__state, memory_order_acquire) != RP_INIT_READY)
+            sched_yield();
+    }
+    errno = saved_errno;
+}
+
+bool rp__driver_loaded(void)
+{
+    return driver_loaded;
+}
+
+CUresult rp__missing(enum rp__entry id)
+{
+    if (!driver_loaded)
+        return id == RP_E_cuInit ? CUDA_ERROR_NO_DEVICE : CUDA_ERROR_NOT_INITIALIZED;
+    /* The driver exists but lacks this entry: a program linked against it
+     * would not have started, and its cuGetProcAddress would have given no
+     * pointer.  Only callers that bound to our symbol get here. */
+    return CUDA_ERROR_NOT_FOUND;
+}
+
+/* The report is written by a destructor, which runs at exit() (and never at
+ * _exit or on a crash).  It reads only our counters: the driver may already
+ * be torn down.  A process that never reached the shim writes nothing, so
+ * that the many children of a preloaded shell script do not each leave a
+ * file. */
+__attribute__((destructor)) static void rp__fini(void)
+{
+    if (atomic_load_explicit(&rp__state, memory_order_acquire) != RP_INIT_READY)
+        return;
+    rp__stats_write_at_exit();
+}

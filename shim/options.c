@@ -1,0 +1,136 @@
+/* Options: the environment, parsed once into the table of options.h.
+ *
+ * Values are copied into static buffers (no allocation, and a later setenv by
+ * the program cannot pull a string from under us).  An invalid value gets one
+ * warning line naming the variable, the value and the default used. */
+#include "shim.h"
+
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "reprise.h"
+
+struct option_desc {
+    const char *env;
+    enum rp_option_kind kind;
+    const char *def;
+    const char *desc;
+};
+
+static const struct option_desc descs[RP_OPTION_COUNT] = {
+#define X(id, env, kind, def, cli, metavar, desc) [RP_OPTION_##id] = {env, kind, def, desc},
+    RP_OPTIONS(X)
+#undef X
+};
+
+static union rp__option_value values[RP_OPTION_COUNT];
+static char paths[RP_OPTION_COUNT][PATH_MAX];
+static bool parsed;
+
+static const char *const level_names[] = {"error", "warn", "info", "debug"};
+
+static bool parse_bool(const char *s, bool *out)
+{
+    static const char *const yes[] = {"1", "on", "yes", "true"};
+    static const char *const no[] = {"0", "off", "no", "false"};
+    for (size_t i = 0; i < 4; i++) {
+        if (strcasecmp(s, yes[i]) == 0)
+            return *out = true, true;
+        if (strcasecmp(s, no[i]) == 0)
+            return *out = false, true;
+    }
+    return false;
+}
+
+static bool parse_level(const char *s, int *out)
+{
+    for (int i = 0; i < (int)(sizeof level_names / sizeof level_names[0]); i++)
+        if (strcasecmp(s, level_names[i]) == 0)
+            return *out = i, true;
+    return false;
+}
+
+/* Parse `s` as option `id` into values[id].  Returns false, leaving
+ * values[id] untouched, if `s` is not a valid value. */
+static bool parse_one(int id, const char *s)
+{
+    switch (descs[id].kind) {
+    case RP_OPT_BOOL:
+        return parse_bool(s, &values[id].b);
+    case RP_OPT_LEVEL:
+        return parse_level(s, &values[id].level);
+    case RP_OPT_PATH: {
+        size_t n = strlen(s);
+        if (n >= PATH_MAX)
+            return false;
+        memcpy(paths[id], s, n + 1);
+        values[id].path = paths[id];
+        return true;
+    }
+    }
+    return false; /* NEVER */
+}
+
+void rp__options_reset(void)
+{
+    parsed = false;
+}
+
+/* Read option `id` from the environment; an invalid value is warned about
+ * and replaced by the default. */
+static void read_env(int id)
+{
+    const char *s = getenv(descs[id].env);
+    /* An empty string counts as unset: `REPRISE_STATS= prog` is how a shell
+     * user clears a variable for one command. */
+    if (s == NULL || s[0] == '\0')
+        return;
+    if (parse_one(id, s))
+        return;
+    parse_one(id, descs[id].def);
+    rp__warn("invalid %s=%s; using the default %s", descs[id].env, s,
+             descs[id].def[0] ? descs[id].def : "(unset)");
+}
+
+void rp__options_parse(void)
+{
+    if (parsed)
+        return;
+    parsed = true;
+    for (int id = 0; id < RP_OPTION_COUNT; id++)
+        parse_one(id, descs[id].def); /* valid by construction */
+    /* The log level first, so that warnings about the others obey it. */
+    rp__log_level = values[RP_OPTION_LOG].level;
+    read_env(RP_OPTION_LOG);
+    rp__log_level = values[RP_OPTION_LOG].level;
+    for (int id = 0; id < RP_OPTION_COUNT; id++)
+        if (id != RP_OPTION_LOG)
+            read_env(id);
+}
+
+union rp__option_value rp__option(enum rp__option_id id)
+{
+    return values[id];
+}
+
+void rp__options_log(void)
+{
+    if (rp__log_level < RP_LOG_DEBUG)
+        return;
+    rp__debug("version %s (stats schema %d)", REPRISE_VERSION, REPRISE_STATS_VERSION);
+    for (int id = 0; id < RP_OPTION_COUNT; id++) {
+        switch (descs[id].kind) {
+        case RP_OPT_BOOL:
+            rp__debug("option %s=%s", descs[id].env, values[id].b ? "1" : "0");
+            break;
+        case RP_OPT_LEVEL:
+            rp__debug("option %s=%s", descs[id].env, level_names[values[id].level]);
+            break;
+        case RP_OPT_PATH:
+            rp__debug("option %s=%s", descs[id].env, values[id].path);
+            break;
+        }
+    }
+}

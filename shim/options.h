@@ -1,0 +1,42 @@
+/* The options table: every setting reprise reads, named once.
+ *
+ * RP_OPTIONS(X) lists X(id, env, kind, default, cli, metavar, description):
+ * the environment variable, how its value is parsed, the default used when it
+ * is unset or invalid, the `reprise` command's option that sets it (NULL when
+ * the command has none) and the one-line description printed by
+ * `reprise --help` and at REPRISE_LOG=debug.  The shim (options.c) and the
+ * command (tools/reprise.c) are both generated from this list, so a new option
+ * is one line here.  No includes: tools/reprise.c uses it without cuda.h. */
+#ifndef RP_OPTIONS_H
+#define RP_OPTIONS_H
+
+#include <stdbool.h>
+
+/* How an option's value is parsed. */
+enum rp_option_kind {
+    RP_OPT_BOOL,   /* 1/on/yes/true or 0/off/no/false, any case */
+    RP_OPT_PATH,   /* any non-empty string, at most PATH_MAX-1 bytes */
+    RP_OPT_LEVEL,  /* error|warn|info|debug */
+};
+
+#define RP_OPTIONS(X)                                                                    \
+    X(ENABLE, "REPRISE", RP_OPT_BOOL, "0", NULL, NULL,                                  \
+      "activate reprise (unset or off: every call is forwarded untouched)")             \
+    X(STATS, "REPRISE_STATS", RP_OPT_PATH, "", "--stats", "FILE",                       \
+      "write the JSON report to FILE at exit (%p: process id)")                         \
+    X(LOG, "REPRISE_LOG", RP_OPT_LEVEL, "warn", "--log", "LEVEL",                       \
+      "log verbosity on stderr: error, warn, info or debug")                            \
+    X(DRIVER, "REPRISE_DRIVER", RP_OPT_PATH, "libcuda.so.1", "--driver", "PATH",        \
+      "the CUDA driver library to forward to")
+
+enum rp__option_id {
+#define X(id, env, kind, def, cli, metavar, desc) RP_OPTION_##id,
+    RP_OPTIONS(X)
+#undef X
+    RP_OPTION_COUNT
+};
+
+/* Log levels, in increasing verbosity (REPRISE_LOG). */
+enum rp__log_level { RP_LOG_ERROR, RP_LOG_WARN, RP_LOG_INFO, RP_LOG_DEBUG };
+
+#endif /* RP_OPTIONS_H */

@@ -1,0 +1,200 @@
+/* Stats: the counters, and the JSON report written at exit (docs/stats.md).
+ *
+ * Counters are relaxed atomics bumped by enabled wrappers only: disabled,
+ * the shim counts nothing, so the report then says "enabled": false with no
+ * calls.  The report is written with write(2) through a fixed buffer and
+ * reads nothing but our own counters, because at exit the driver and stdio
+ * may already be shut down. */
+#include "shim.h"
+
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "reprise.h"
+
+_Atomic uint64_t rp__calls[RP_E_COUNT];
+_Atomic uint64_t rp__lookups;
+_Atomic uint64_t rp__lookups_wrapped;
+_Atomic unsigned char rp__handed_out[RP_E_COUNT];
+
+void rp__stats_reset(void)
+{
+    for (int i = 0; i < RP_E_COUNT; i++) {
+        atomic_store(&rp__calls[i], 0);
+        atomic_store(&rp__handed_out[i], 0);
+    }
+    atomic_store(&rp__lookups, 0);
+    atomic_store(&rp__lookups_wrapped, 0);
+}
+
+/* ---- a buffered writer that remembers the first failure ------------------ */
+
+struct out {
+    int fd;
+    bool ok;
+    size_t n;
+    char buf[4096];
+};
+
+static void out_flush(struct out *o)
+{
+    size_t done = 0;
+    while (o->ok && done < o->n) {
+        ssize_t w = write(o->fd, o->buf + done, o->n - done);
+        if (w <= 0)
+            o->ok = false;
+        else
+            done += (size_t)w;
+    }
+    o->n = 0;
+}
+
+static void out_str(struct out *o, const char *s)
+{
+    for (; *s; s++) {
+        if (o->n == sizeof o->buf)
+            out_flush(o);
+        o->buf[o->n++] = *s;
+    }
+}
+
+static void out_u64(struct out *o, uint64_t v)
+{
+    char tmp[24];
+    snprintf(tmp, sizeof tmp, "%llu", (unsigned long long)v);
+    out_str(o, tmp);
+}
+
+/* A JSON string: quotes, backslashes and control characters escaped. */
+static void out_json_str(struct out *o, const char *s)
+{
+    out_str(o, "\"");
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        char tmp[8];
+        if (c == '"' || c == '\\') {
+            tmp[0] = '\\', tmp[1] = (char)c, tmp[2] = 0;
+        } else if (c < 0x20) {
+            snprintf(tmp, sizeof tmp, "\\u%04x", c);
+        } else {
+            tmp[0] = (char)c, tmp[1] = 0;
+        }
+        out_str(o, tmp);
+    }
+    out_str(o, "\"");
+}
+
+/* Entry ids sorted by exported name, for a stable, diffable report. */
+static void sorted_ids(int ids[RP_E_COUNT])
+{
+    for (int i = 0; i < RP_E_COUNT; i++) {
+        int j = i;
+        while (j > 0 && strcmp(rp__entry_names[ids[j - 1]], rp__entry_names[i]) > 0) {
+            ids[j] = ids[j - 1];
+            j--;
+        }
+        ids[j] = i;
+    }
+}
+
+bool rp__stats_write_fd(int fd)
+{
+    static struct out o; /* 4 KiB: static, not on a possibly small stack */
+    o.fd = fd;
+    o.ok = true;
+    o.n = 0;
+    int ids[RP_E_COUNT];
+    sorted_ids(ids);
+
+    out_str(&o, "{\n  \"version\": ");
+    out_u64(&o, REPRISE_STATS_VERSION);
+    out_str(&o, ",\n  \"reprise_version\": ");
+    out_json_str(&o, REPRISE_VERSION);
+    out_str(&o, ",\n  \"pid\": ");
+    out_u64(&o, (uint64_t)getpid());
+    out_str(&o, ",\n  \"enabled\": ");
+    out_str(&o, rp__enabled ? "true" : "false");
+    out_str(&o, ",\n  \"driver\": {\"path\": ");
+    out_json_str(&o, rp__option(RP_OPTION_DRIVER).path ? rp__option(RP_OPTION_DRIVER).path : "");
+    out_str(&o, ", \"loaded\": ");
+    out_str(&o, rp__driver_loaded() ? "true" : "false");
+    out_str(&o, "},\n  \"calls\": {");
+    const char *sep = "\n    ";
+    for (int k = 0; k < RP_E_COUNT; k++) {
+        uint64_t n = atomic_load_explicit(&rp__calls[ids[k]], memory_order_relaxed);
+        if (n == 0)
+            continue;
+        out_str(&o, sep);
+        out_json_str(&o, rp__entry_names[ids[k]]);
+        out_str(&o, ": ");
+        out_u64(&o, n);
+        sep = ",\n    ";
+    }
+    out_str(&o, sep[0] == ',' ? "\n  },\n" : "},\n");
+    out_str(&o, "  \"proc_address\": {\n    \"lookups\": ");
+    out_u64(&o, atomic_load_explicit(&rp__lookups, memory_order_relaxed));
+    out_str(&o, ",\n    \"wrapped_lookups\": ");
+    out_u64(&o, atomic_load_explicit(&rp__lookups_wrapped, memory_order_relaxed));
+    out_str(&o, ",\n    \"wrapped\": [");
+    sep = "";
+    for (int k = 0; k < RP_E_COUNT; k++) {
+        if (!atomic_load_explicit(&rp__handed_out[ids[k]], memory_order_relaxed))
+            continue;
+        out_str(&o, sep);
+        out_json_str(&o, rp__entry_names[ids[k]]);
+        sep = ", ";
+    }
+    out_str(&o, "]\n  }\n}\n");
+    out_flush(&o);
+    return o.ok;
+}
+
+bool rp__stats_path(const char *pattern, char *out, size_t size)
+{
+    size_t n = 0;
+    for (const char *p = pattern; *p; p++) {
+        char tmp[24];
+        const char *piece = tmp;
+        if (p[0] == '%' && p[1] == 'p') {
+            snprintf(tmp, sizeof tmp, "%ld", (long)getpid());
+            p++;
+        } else if (p[0] == '%' && p[1] == '%') {
+            tmp[0] = '%', tmp[1] = 0;
+            p++;
+        } else {
+            tmp[0] = *p, tmp[1] = 0;
+        }
+        size_t len = strlen(piece);
+        if (n + len >= size)
+            return false;
+        memcpy(out + n, piece, len);
+        n += len;
+    }
+    if (n >= size)
+        return false;
+    out[n] = '\0';
+    return true;
+}
+
+void rp__stats_write_at_exit(void)
+{
+    const char *pattern = rp__option(RP_OPTION_STATS).path;
+    if (pattern == NULL || pattern[0] == '\0')
+        return;
+    char path[PATH_MAX];
+    if (!rp__stats_path(pattern, path, sizeof path)) {
+        rp__warn("REPRISE_STATS=%s: the expanded path is too long; no report written", pattern);
+        return;
+    }
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0) {
+        rp__warn("cannot write the report to %s: %m", path);
+        return;
+    }
+    bool ok = rp__stats_write_fd(fd);
+    if (close(fd) != 0 || !ok)
+        rp__warn("writing the report to %s failed: %m", path);
+}

@@ -1,0 +1,259 @@
+/* counters.c - what reached the driver: the counters, the per-entry call
+ * counts, fault injection (CPUCUDA_FAULTS / cpucuda_faults_set), the
+ * CPUCUDA_STATS report written at exit, the debug log, and the global state. */
+#include "internal.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+struct cc_global cc__g = {
+    .mu = PTHREAD_MUTEX_INITIALIZER,
+    .progress = PTHREAD_COND_INITIALIZER,
+    .next_id = 1,
+};
+
+const char *const cc__entry_names[CC_E__COUNT] = {
+#define CC_ENTRY(name, base, ver, pt) #name,
+#include "entries.h"
+#undef CC_ENTRY
+};
+
+static const char *const counter_names[CC_C__COUNT] = {
+#define X(id, str) str,
+    CC_COUNTERS(X)
+#undef X
+};
+
+static _Atomic unsigned long long counters[CC_C__COUNT];
+static _Atomic unsigned long long calls[CC_E__COUNT];
+
+/* Fault rules, one per entry, packed so a check is one atomic load:
+ * bits 0-31 N (0 = no rule), bits 32-62 the code, bit 63 "N+". Calls are
+ * numbered separately from the call counters so that installing a list
+ * restarts the numbering (a test sets "cuX:1" and means its next call). */
+static _Atomic unsigned long long rules[CC_E__COUNT];
+static _Atomic unsigned long long fault_calls[CC_E__COUNT];
+static _Atomic unsigned long long fired;
+static int log_on;
+
+void cc__lock(void) { pthread_mutex_lock(&cc__g.mu); }
+void cc__unlock(void) { pthread_mutex_unlock(&cc__g.mu); }
+
+unsigned long long cc__now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (unsigned long long)ts.tv_sec * 1000000000ULL + (unsigned long long)ts.tv_nsec;
+}
+
+CUresult cc__check_init(void)
+{
+    cc__lock();
+    bool ok = cc__g.initialized;
+    cc__unlock();
+    return ok ? CUDA_SUCCESS : CUDA_ERROR_NOT_INITIALIZED;
+}
+
+void cc__log(const char *fmt, ...)
+{
+    if (!log_on) return;
+    char buf[512];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(buf, sizeof buf - 1, fmt, ap);
+    va_end(ap);
+    if (n < 0) return;
+    if ((size_t)n > sizeof buf - 2) n = (int)sizeof buf - 2;
+    buf[n++] = '\n';
+    int saved = errno;
+    ssize_t w = write(2, "cpucuda: ", 9);
+    w = write(2, buf, (size_t)n);
+    (void)w;
+    errno = saved;
+}
+
+void cc__count(enum cc_counter c)
+{
+    atomic_fetch_add_explicit(&counters[c], 1, memory_order_relaxed);
+}
+
+int cc__enter(enum cc_entry e)
+{
+    atomic_fetch_add_explicit(&calls[e], 1, memory_order_relaxed);
+    unsigned long long r = atomic_load_explicit(&rules[e], memory_order_relaxed);
+    if (!r) return -1;
+    unsigned long long n = atomic_fetch_add(&fault_calls[e], 1) + 1;
+    unsigned long long at = r & 0xffffffffULL;
+    bool plus = (r >> 63) != 0;
+    if (n == at || (plus && n > at)) {
+        atomic_fetch_add(&fired, 1);
+        cc__count(CC_C_FAULTS_FIRED);
+        int code = (int)((r >> 32) & 0x7fffffffULL);
+        cc__log("fault: %s call %llu fails with %d", cc__entry_names[e], n, code);
+        return code;
+    }
+    return -1;
+}
+
+static int entry_index(const char *name, size_t len)
+{
+    for (int i = 0; i < CC_E__COUNT; i++)
+        if (strlen(cc__entry_names[i]) == len && !memcmp(cc__entry_names[i], name, len))
+            return i;
+    return -1;
+}
+
+/* Parses one "entry:N[+][:code]" into *idx and *rule; returns NULL or why not. */
+static const char *parse_one(const char *s, size_t len, int *idx, unsigned long long *rule)
+{
+    const char *colon = memchr(s, ':', len);
+    if (!colon) return "expected entry:N";
+    *idx = entry_index(s, (size_t)(colon - s));
+    if (*idx < 0) return "unknown entry point";
+    const char *p = colon + 1, *end = s + len;
+    unsigned long long n = 0, code = 999;
+    bool plus = false;
+    if (p == end || *p < '0' || *p > '9') return "N must be a decimal number";
+    while (p < end && *p >= '0' && *p <= '9') {
+        n = n * 10 + (unsigned)(*p++ - '0');
+        if (n > 0xffffffffULL) return "N too large";
+    }
+    if (n == 0) return "N counts from 1";
+    if (p < end && *p == '+') { plus = true; p++; }
+    if (p < end) {
+        if (*p++ != ':') return "expected ':code' after N";
+        if (p == end) return "empty code";
+        code = 0;
+        while (p < end) {
+            if (*p < '0' || *p > '9') return "code must be a decimal CUresult";
+            code = code * 10 + (unsigned)(*p++ - '0');
+            if (code > 0x7fffffffULL) return "code too large";
+        }
+    }
+    *rule = n | (code << 32) | (plus ? 1ULL << 63 : 0);
+    return NULL;
+}
+
+int cpucuda_faults_set(const char *spec) CC_EXPORT;
+int cpucuda_faults_set(const char *spec)
+{
+    unsigned long long nr[CC_E__COUNT] = {0};
+    const char *why = NULL;
+    const char *s = spec ? spec : "";
+    while (*s && !why) {
+        const char *comma = strchr(s, ',');
+        size_t len = comma ? (size_t)(comma - s) : strlen(s);
+        int idx;
+        unsigned long long r;
+        if (len == 0) why = "empty spec";
+        else if (!(why = parse_one(s, len, &idx, &r))) nr[idx] = r;
+        s += len + (comma ? 1 : 0);
+        if (comma && !*s) why = "empty spec";
+    }
+    for (int i = 0; i < CC_E__COUNT; i++) {
+        atomic_store(&rules[i], why ? 0 : nr[i]);
+        atomic_store(&fault_calls[i], 0);
+    }
+    atomic_store(&fired, 0);
+    if (why) {
+        fprintf(stderr, "cpucuda: bad CPUCUDA_FAULTS '%s': %s; no faults injected\n",
+                spec ? spec : "", why);
+        return -1;
+    }
+    return 0;
+}
+
+unsigned long long cpucuda_faults_fired(void) CC_EXPORT;
+unsigned long long cpucuda_faults_fired(void) { return atomic_load(&fired); }
+
+unsigned long long cpucuda_counter(const char *name) CC_EXPORT;
+unsigned long long cpucuda_counter(const char *name)
+{
+    if (!name) return 0;
+    if (!strncmp(name, "call.", 5)) {
+        int i = entry_index(name + 5, strlen(name + 5));
+        return i < 0 ? 0 : atomic_load(&calls[i]);
+    }
+    for (int i = 0; i < CC_C__COUNT; i++)
+        if (!strcmp(counter_names[i], name)) return atomic_load(&counters[i]);
+    return 0;
+}
+
+void cpucuda_counters_reset(void) CC_EXPORT;
+void cpucuda_counters_reset(void)
+{
+    for (int i = 0; i < CC_C__COUNT; i++) atomic_store(&counters[i], 0);
+    for (int i = 0; i < CC_E__COUNT; i++) atomic_store(&calls[i], 0);
+}
+
+/* Writes the CPUCUDA_STATS report; %p in the path becomes the pid. */
+static void write_stats(void)
+{
+    const char *tmpl = getenv("CPUCUDA_STATS");
+    if (!tmpl || !*tmpl) return;
+    char path[4096];
+    size_t o = 0;
+    for (const char *p = tmpl; *p && o < sizeof path - 32; p++) {
+        if (p[0] == '%' && p[1] == 'p') {
+            o += (size_t)snprintf(path + o, sizeof path - o, "%d", (int)getpid());
+            p++;
+        } else {
+            path[o++] = *p;
+        }
+    }
+    path[o] = 0;
+    FILE *f = fopen(path, "w");
+    if (!f) {
+        fprintf(stderr, "cpucuda: cannot write CPUCUDA_STATS '%s': %s\n", path, strerror(errno));
+        return;
+    }
+    fprintf(f, "{\"cpucuda_version\":1,\"counters\":{");
+    const char *sep = "";
+    for (int i = 0; i < CC_C__COUNT; i++) {
+        unsigned long long v = atomic_load(&counters[i]);
+        if (!v) continue;
+        fprintf(f, "%s\"%s\":%llu", sep, counter_names[i], v);
+        sep = ",";
+    }
+    fprintf(f, "},\"calls\":{");
+    sep = "";
+    for (int i = 0; i < CC_E__COUNT; i++) {
+        unsigned long long v = atomic_load(&calls[i]);
+        if (!v) continue;
+        fprintf(f, "%s\"%s\":%llu", sep, cc__entry_names[i], v);
+        sep = ",";
+    }
+    fprintf(f, "}}\n");
+    fclose(f);
+}
+
+/* Environment is read once at load: the driver has no other init hook that
+ * runs before cuGetProcAddress. */
+__attribute__((constructor)) static void cc_load(void)
+{
+    const char *l = getenv("CPUCUDA_LOG");
+    log_on = l && *l && strcmp(l, "0") != 0;
+    const char *d = getenv("CPUCUDA_DELAY_US");
+    if (d && *d) {
+        char *end;
+        unsigned long v = strtoul(d, &end, 10);
+        if (*end || v > 10000000UL)
+            fprintf(stderr, "cpucuda: bad CPUCUDA_DELAY_US '%s'; using 0\n", d);
+        else
+            cc__g.delay_us = (unsigned)v;
+    }
+    const char *fs = getenv("CPUCUDA_FAULTS");
+    if (fs && *fs) cpucuda_faults_set(fs);
+}
+
+/* Only writes a file: never waits for workers, so exit cannot deadlock. */
+__attribute__((destructor)) static void cc_unload(void)
+{
+    write_stats();
+}

@@ -1,0 +1,30 @@
+/* cpucuda.h - the test interface of the CPU driver (libcuda.so.1 under
+ * tests/): counters of what reached the driver and in-process fault
+ * injection. See README.md for the counter names and the fault spec. */
+#ifndef CPUCUDA_H
+#define CPUCUDA_H
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The value of a counter ("launch.eager", "call.cuLaunchKernel_ptsz", ...);
+ * 0 for an unknown name. */
+unsigned long long cpucuda_counter(const char *name);
+
+/* Replaces the fault list with spec ("entry:N[+][:code][,...]", "" clears)
+ * and restarts the per-entry call numbering faults count by. Returns 0, or -1
+ * for a malformed spec (one line on stderr; the list is then empty). */
+int cpucuda_faults_set(const char *spec);
+
+/* Faults fired since the last cpucuda_faults_set (or process start). */
+unsigned long long cpucuda_faults_fired(void);
+
+/* Zeroes every counter, call.* included (not the fault numbering). */
+void cpucuda_counters_reset(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

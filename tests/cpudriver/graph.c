@@ -1,0 +1,736 @@
+/* graph.c - graphs (built by capture), their node getters, executable
+ * graphs (instantiate, launch, upload, per-node updates, whole-graph
+ * update). An executable owns deep copies of its nodes' work and runs them in
+ * dependency order as one op on the launch stream's worker. */
+#include "internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct cc_exec {
+    int refs;
+    bool dead;
+    unsigned long long flags;
+    cc_ctx *ctx;
+    size_t n;
+    cc_work *w;            /* topological (= creation) order */
+    const cc_node **src;   /* identity only: which graph node each one was */
+    size_t **deps;         /* dependency indices, for update checks */
+    size_t *ndeps;
+    bool *freed_in_graph;  /* MEM_ALLOC nodes whose memory a MEM_FREE node frees */
+    bool *alloc_in_graph;  /* MEM_FREE nodes of memory a MEM_ALLOC node allocates */
+    cc_stream *last;       /* the previous launch: the next is ordered after it */
+    unsigned long long last_seq;
+};
+
+CUresult cc__graph_new(cc_graph **out)
+{
+    *out = calloc(1, sizeof **out);
+    return *out ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
+}
+
+CUresult cc__graph_add(cc_graph *g, cc_work *w, cc_node *const *deps, size_t ndeps, cc_node **out)
+{
+    if (g->n == g->cap) {
+        size_t nc = g->cap ? g->cap * 2 : 16;
+        cc_node **nn = realloc(g->nodes, nc * sizeof *nn);
+        if (!nn) return CUDA_ERROR_OUT_OF_MEMORY;
+        g->nodes = nn;
+        g->cap = nc;
+    }
+    cc_node *n = calloc(1, sizeof *n);
+    cc_node **d = ndeps ? malloc(ndeps * sizeof *d) : NULL;
+    if (!n || (ndeps && !d)) {
+        free(n);
+        free(d);
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    }
+    if (ndeps) memcpy(d, deps, ndeps * sizeof *d);
+    n->g = g;
+    n->idx = g->n;
+    n->w = *w;
+    memset(w, 0, sizeof *w);
+    n->deps = d;
+    n->ndeps = ndeps;
+    g->nodes[g->n++] = n;
+    cc__handle_add(n, CC_K_NODE);
+    *out = n;
+    return CUDA_SUCCESS;
+}
+
+void cc__graph_free(cc_graph *g)
+{
+    for (size_t i = 0; i < g->n; i++) {
+        cc_node *n = g->nodes[i];
+        cc__handle_del(n);
+        cc__work_free(&n->w);
+        free(n->deps);
+        free(n);
+    }
+    cc__handle_del(g);
+    free(g->nodes);
+    free(g);
+}
+
+static cc_graph *graph_get(CUgraph h) { return cc__handle_is(h, CC_K_GRAPH) ? (cc_graph *)h : NULL; }
+static cc_node *node_get(CUgraphNode h) { return cc__handle_is(h, CC_K_NODE) ? (cc_node *)h : NULL; }
+static cc_exec *exec_get(CUgraphExec h)
+{
+    cc_exec *x = (cc_exec *)h;
+    return cc__handle_is(x, CC_K_EXEC) && !x->dead ? x : NULL;
+}
+
+#define LOCKED_INIT()                          \
+    CUresult r = cc__check_init();             \
+    if (r) return r;                           \
+    cc__lock()
+
+CC_EXPORT CUresult cuGraphCreate(CUgraph *phGraph, unsigned int flags)
+{
+    CC_ENTER(cuGraphCreate);
+    if (!phGraph || flags) return CUDA_ERROR_INVALID_VALUE;
+    LOCKED_INIT();
+    cc_graph *g;
+    r = cc__graph_new(&g);
+    if (!r) {
+        cc__handle_add(g, CC_K_GRAPH);
+        *phGraph = (CUgraph)g;
+    }
+    cc__unlock();
+    return r;
+}
+
+CC_EXPORT CUresult cuGraphDestroy(CUgraph hGraph)
+{
+    CC_ENTER(cuGraphDestroy);
+    LOCKED_INIT();
+    cc_graph *g = graph_get(hGraph);
+    if (!g) r = CUDA_ERROR_INVALID_VALUE;
+    else cc__graph_free(g);
+    cc__unlock();
+    return r;
+}
+
+CC_EXPORT CUresult cuGraphGetNodes(CUgraph hGraph, CUgraphNode *nodes, size_t *numNodes)
+{
+    CC_ENTER(cuGraphGetNodes);
+    if (!numNodes) return CUDA_ERROR_INVALID_VALUE;
+    LOCKED_INIT();
+    cc_graph *g = graph_get(hGraph);
+    if (!g) {
+        r = CUDA_ERROR_INVALID_VALUE;
+    } else if (nodes) {
+        for (size_t i = 0; i < *numNodes; i++) nodes[i] = i < g->n ? (CUgraphNode)g->nodes[i] : NULL;
+        if (*numNodes > g->n) *numNodes = g->n;
+    } else {
+        *numNodes = g->n;
+    }
+    cc__unlock();
+    return r;
+}
+
+static CUgraphNodeType node_type(enum cc_work_kind k)
+{
+    switch (k) {
+    case CC_W_KERNEL: return CU_GRAPH_NODE_TYPE_KERNEL;
+    case CC_W_COPY: return CU_GRAPH_NODE_TYPE_MEMCPY;
+    case CC_W_MEMSET: return CU_GRAPH_NODE_TYPE_MEMSET;
+    case CC_W_HOST: return CU_GRAPH_NODE_TYPE_HOST;
+    case CC_W_EVENT_RECORD: return CU_GRAPH_NODE_TYPE_EVENT_RECORD;
+    case CC_W_WAIT_EVENT: return CU_GRAPH_NODE_TYPE_WAIT_EVENT;
+    case CC_W_MEM_ALLOC: return CU_GRAPH_NODE_TYPE_MEM_ALLOC;
+    case CC_W_MEM_FREE: return CU_GRAPH_NODE_TYPE_MEM_FREE;
+    default: return CU_GRAPH_NODE_TYPE_EMPTY;
+    }
+}
+
+CC_EXPORT CUresult cuGraphNodeGetType(CUgraphNode hNode, CUgraphNodeType *type)
+{
+    CC_ENTER(cuGraphNodeGetType);
+    if (!type) return CUDA_ERROR_INVALID_VALUE;
+    LOCKED_INIT();
+    cc_node *n = node_get(hNode);
+    if (!n) r = CUDA_ERROR_INVALID_VALUE;
+    else *type = node_type(n->w.kind);
+    cc__unlock();
+    return r;
+}
+
+static CUresult kernel_params(CUgraphNode hNode, CUDA_KERNEL_NODE_PARAMS_v2 *p)
+{
+    if (!p) return CUDA_ERROR_INVALID_VALUE;
+    LOCKED_INIT();
+    cc_node *n = node_get(hNode);
+    if (!n || n->w.kind != CC_W_KERNEL) {
+        r = CUDA_ERROR_INVALID_VALUE;
+    } else {
+        const cc_work *w = &n->w;
+        memset(p, 0, sizeof *p);
+        p->func = w->u.k.kern ? (CUfunction)w->u.k.kern : (CUfunction)w->u.k.f;
+        p->kern = (CUkernel)w->u.k.kern;
+        p->ctx = (CUcontext)w->ctx;
+        p->gridDimX = w->u.k.grid.x;
+        p->gridDimY = w->u.k.grid.y;
+        p->gridDimZ = w->u.k.grid.z;
+        p->blockDimX = w->u.k.block.x;
+        p->blockDimY = w->u.k.block.y;
+        p->blockDimZ = w->u.k.block.z;
+        p->sharedMemBytes = w->u.k.shmem;
+        p->kernelParams = w->u.k.argv; /* points into the node's own copy */
+        p->extra = NULL;
+    }
+    cc__unlock();
+    return r;
+}
+
+CC_EXPORT CUresult cuGraphKernelNodeGetParams(CUgraphNode hNode, CUDA_KERNEL_NODE_PARAMS_v1 *nodeParams)
+{
+    CC_ENTER(cuGraphKernelNodeGetParams);
+    if (!nodeParams) return CUDA_ERROR_INVALID_VALUE;
+    CUDA_KERNEL_NODE_PARAMS_v2 p;
+    CUresult r = kernel_params(hNode, &p);
+    if (!r) memcpy(nodeParams, &p, sizeof *nodeParams); /* v1 is v2's prefix */
+    return r;
+}
+
+CC_EXPORT CUresult cuGraphKernelNodeGetParams_v2(CUgraphNode hNode, CUDA_KERNEL_NODE_PARAMS_v2 *nodeParams)
+{
+    CC_ENTER(cuGraphKernelNodeGetParams_v2);
+    return kernel_params(hNode, nodeParams);
+}
+
+CC_EXPORT CUresult cuGraphMemcpyNodeGetParams(CUgraphNode hNode, CUDA_MEMCPY3D *p)
+{
+    CC_ENTER(cuGraphMemcpyNodeGetParams);
+    if (!p) return CUDA_ERROR_INVALID_VALUE;
+    LOCKED_INIT();
+    cc_node *n = node_get(hNode);
+    if (!n || n->w.kind != CC_W_COPY) {
+        r = CUDA_ERROR_INVALID_VALUE;
+    } else {
+        memset(p, 0, sizeof *p);
+        p->srcMemoryType = n->w.u.c.st;
+        p->dstMemoryType = n->w.u.c.dt;
+        if (n->w.u.c.st == CU_MEMORYTYPE_DEVICE) p->srcDevice = (CUdeviceptr)(uintptr_t)n->w.u.c.src;
+        else p->srcHost = n->w.u.c.src;
+        if (n->w.u.c.dt == CU_MEMORYTYPE_DEVICE) p->dstDevice = (CUdeviceptr)(uintptr_t)n->w.u.c.dst;
+        else p->dstHost = n->w.u.c.dst;
+        p->WidthInBytes = n->w.u.c.n;
+        p->Height = 1;
+        p->Depth = 1;
+    }
+    cc__unlock();
+    return r;
+}
+
+CC_EXPORT CUresult cuGraphMemsetNodeGetParams(CUgraphNode hNode, CUDA_MEMSET_NODE_PARAMS *p)
+{
+    CC_ENTER(cuGraphMemsetNodeGetParams);
+    if (!p) return CUDA_ERROR_INVALID_VALUE;
+    LOCKED_INIT();
+    cc_node *n = node_get(hNode);
+    if (!n || n->w.kind != CC_W_MEMSET) {
+        r = CUDA_ERROR_INVALID_VALUE;
+    } else {
+        p->dst = n->w.u.m.dst;
+        p->pitch = n->w.u.m.pitch;
+        p->value = n->w.u.m.value;
+        p->elementSize = n->w.u.m.esz;
+        p->width = n->w.u.m.w;
+        p->height = n->w.u.m.h;
+    }
+    cc__unlock();
+    return r;
+}
+
+/* ---- executable graphs --------------------------------------------------- */
+
+void cc__exec_unref(cc_exec *x)
+{
+    if (--x->refs > 0) return;
+    for (size_t i = 0; i < x->n; i++) {
+        cc__work_free(&x->w[i]);
+        free(x->deps[i]);
+    }
+    if (x->last) cc__stream_unref(x->last);
+    free(x->w);
+    free(x->src);
+    free(x->deps);
+    free(x->ndeps);
+    free(x->freed_in_graph);
+    free(x->alloc_in_graph);
+    free(x);
+}
+
+void cc__exec_run(cc_exec *x)
+{
+    /* Nodes are in creation order, which capture makes a topological order
+     * (a node only depends on nodes created before it). */
+    for (size_t i = 0; i < x->n; i++) cc__work_run(&x->w[i], true);
+}
+
+/* Builds an executable from g. OUT_OF_MEMORY / INVALID_VALUE; nothing is
+ * left allocated on failure. Lock held. */
+static CUresult instantiate(cc_graph *g, unsigned long long flags, cc_exec **out)
+{
+    if (flags & ~(unsigned long long)(CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH |
+                                      CUDA_GRAPH_INSTANTIATE_FLAG_UPLOAD |
+                                      CUDA_GRAPH_INSTANTIATE_FLAG_DEVICE_LAUNCH |
+                                      CUDA_GRAPH_INSTANTIATE_FLAG_USE_NODE_PRIORITY))
+        return CUDA_ERROR_INVALID_VALUE;
+    if (flags & CUDA_GRAPH_INSTANTIATE_FLAG_DEVICE_LAUNCH) return CUDA_ERROR_NOT_SUPPORTED;
+    cc_ctx *c;
+    CUresult r = cc__ctx_current(&c);
+    if (r) return r;
+    cc_exec *x = calloc(1, sizeof *x);
+    if (!x) return CUDA_ERROR_OUT_OF_MEMORY;
+    x->refs = 1;
+    x->flags = flags;
+    x->ctx = c;
+    size_t n = g->n, m = n ? n : 1;
+    x->w = calloc(m, sizeof *x->w);
+    x->src = calloc(m, sizeof *x->src);
+    x->deps = calloc(m, sizeof *x->deps);
+    x->ndeps = calloc(m, sizeof *x->ndeps);
+    x->freed_in_graph = calloc(m, sizeof(bool));
+    x->alloc_in_graph = calloc(m, sizeof(bool));
+    if (!x->w || !x->src || !x->deps || !x->ndeps || !x->freed_in_graph || !x->alloc_in_graph) {
+        cc__exec_unref(x);
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    }
+    for (size_t i = 0; i < n; i++) {
+        cc_node *nd = g->nodes[i];
+        x->deps[i] = nd->ndeps ? malloc(nd->ndeps * sizeof(size_t)) : NULL;
+        if ((nd->ndeps && !x->deps[i]) || cc__work_copy(&x->w[i], &nd->w)) {
+            x->n = i; /* what is filled so far */
+            free(x->deps[i]);
+            cc__exec_unref(x);
+            return CUDA_ERROR_OUT_OF_MEMORY;
+        }
+        x->n = i + 1;
+        x->src[i] = nd;
+        x->ndeps[i] = nd->ndeps;
+        for (size_t j = 0; j < nd->ndeps; j++) x->deps[i][j] = nd->deps[j]->idx;
+    }
+    for (size_t i = 0; i < n; i++)
+        for (size_t j = 0; j < n; j++)
+            if (x->w[i].kind == CC_W_MEM_ALLOC && x->w[j].kind == CC_W_MEM_FREE && x->w[i].u.a.p == x->w[j].u.a.p) {
+                x->freed_in_graph[i] = true;
+                x->alloc_in_graph[j] = true;
+            }
+    cc__handle_add(x, CC_K_EXEC);
+    cc__count(CC_C_GRAPH_INSTANTIATED);
+    *out = x;
+    return CUDA_SUCCESS;
+}
+
+static CUresult instantiate_api(CUgraphExec *ph, CUgraph hGraph, unsigned long long flags)
+{
+    if (!ph) return CUDA_ERROR_INVALID_VALUE;
+    LOCKED_INIT();
+    cc_graph *g = graph_get(hGraph);
+    cc_exec *x = NULL;
+    r = g ? instantiate(g, flags, &x) : CUDA_ERROR_INVALID_VALUE;
+    if (!r) *ph = (CUgraphExec)x;
+    cc__unlock();
+    return r;
+}
+
+static CUresult instantiate_log(CUgraphExec *ph, CUgraph g, CUgraphNode *err, char *log, size_t logsz)
+{
+    if (err) *err = NULL;
+    if (log && logsz) log[0] = 0;
+    return instantiate_api(ph, g, 0);
+}
+
+CC_EXPORT CUresult cuGraphInstantiate(CUgraphExec *phGraphExec, CUgraph hGraph, CUgraphNode *phErrorNode,
+                                      char *logBuffer, size_t bufferSize)
+{
+    CC_ENTER(cuGraphInstantiate);
+    return instantiate_log(phGraphExec, hGraph, phErrorNode, logBuffer, bufferSize);
+}
+
+CC_EXPORT CUresult cuGraphInstantiate_v2(CUgraphExec *phGraphExec, CUgraph hGraph, CUgraphNode *phErrorNode,
+                                         char *logBuffer, size_t bufferSize)
+{
+    CC_ENTER(cuGraphInstantiate_v2);
+    return instantiate_log(phGraphExec, hGraph, phErrorNode, logBuffer, bufferSize);
+}
+
+CC_EXPORT CUresult cuGraphInstantiateWithFlags(CUgraphExec *phGraphExec, CUgraph hGraph, unsigned long long flags)
+{
+    CC_ENTER(cuGraphInstantiateWithFlags);
+    if (flags & CUDA_GRAPH_INSTANTIATE_FLAG_UPLOAD) return CUDA_ERROR_INVALID_VALUE; /* params only */
+    return instantiate_api(phGraphExec, hGraph, flags);
+}
+
+static CUresult instantiate_params(CUgraphExec *ph, CUgraph hGraph, CUDA_GRAPH_INSTANTIATE_PARAMS *p, bool pt)
+{
+    if (!p || !ph) return CUDA_ERROR_INVALID_VALUE;
+    p->hErrNode_out = NULL;
+    LOCKED_INIT();
+    if (p->flags & CUDA_GRAPH_INSTANTIATE_FLAG_UPLOAD) {
+        cc_stream *s;
+        r = cc__stream_get(p->hUploadStream, pt, &s);
+    }
+    cc_graph *g = graph_get(hGraph);
+    cc_exec *x = NULL;
+    if (!r) r = g ? instantiate(g, p->flags, &x) : CUDA_ERROR_INVALID_VALUE;
+    if (!r) *ph = (CUgraphExec)x;
+    p->result_out = r == CUDA_SUCCESS ? CUDA_GRAPH_INSTANTIATE_SUCCESS : CUDA_GRAPH_INSTANTIATE_ERROR;
+    cc__unlock();
+    return r;
+}
+
+CC_EXPORT CUresult cuGraphInstantiateWithParams(CUgraphExec *phGraphExec, CUgraph hGraph,
+                                                CUDA_GRAPH_INSTANTIATE_PARAMS *instantiateParams)
+{
+    CC_ENTER(cuGraphInstantiateWithParams);
+    return instantiate_params(phGraphExec, hGraph, instantiateParams, false);
+}
+
+CC_EXPORT CUresult cuGraphInstantiateWithParams_ptsz(CUgraphExec *phGraphExec, CUgraph hGraph,
+                                                     CUDA_GRAPH_INSTANTIATE_PARAMS *instantiateParams)
+{
+    CC_ENTER(cuGraphInstantiateWithParams_ptsz);
+    return instantiate_params(phGraphExec, hGraph, instantiateParams, true);
+}
+
+CC_EXPORT CUresult cuGraphExecDestroy(CUgraphExec hGraphExec)
+{
+    CC_ENTER(cuGraphExecDestroy);
+    LOCKED_INIT();
+    cc_exec *x = exec_get(hGraphExec);
+    if (!x) {
+        r = CUDA_ERROR_INVALID_VALUE;
+    } else {
+        /* A pending launch keeps its reference and completes. */
+        x->dead = true;
+        cc__handle_del(x);
+        cc__exec_unref(x);
+    }
+    cc__unlock();
+    return r;
+}
+
+/* One instance at a time: a launch is ordered after the previous launch of
+ * the same executable, on whichever stream that was. A graph whose
+ * allocations are still live from an earlier launch (not freed inside the
+ * graph, nor since) cannot be launched again: INVALID_VALUE. */
+static CUresult graph_launch(CUgraphExec h, CUstream hs, bool pt)
+{
+    LOCKED_INIT();
+    cc_exec *x = exec_get(h);
+    cc_stream *s = NULL;
+    if (!x) r = CUDA_ERROR_INVALID_VALUE;
+    if (!r) r = cc__stream_get(hs, pt, &s);
+    if (!r && s->cap) {
+        cc__capture_invalidate(s->cap, "graph launch into a capture (child graphs not supported)");
+        r = CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+    }
+    if (!r) r = cc__legacy_use(s);
+    for (size_t i = 0; !r && i < x->n; i++)
+        if (x->w[i].kind == CC_W_MEM_ALLOC && !x->freed_in_graph[i]) {
+            cc_alloc *a = cc__mem_find((uintptr_t)x->w[i].u.a.p);
+            if (a && a->live && !(x->flags & CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH)) {
+                cc__log("graph relaunched while its allocation %p is live", (void *)a->base);
+                r = CUDA_ERROR_INVALID_VALUE;
+            }
+        }
+    if (!r) {
+        cc_work w = {.kind = CC_W_GRAPH, .ctx = s->ctx};
+        w.u.g.x = x;
+        x->refs++;
+        cc_fence f = {x->last, x->last_seq};
+        unsigned long long seq;
+        r = cc__submit(s, &w, x->last ? &f : NULL, x->last ? 1 : 0, &seq);
+        if (r) {
+            x->refs--;
+        } else {
+            cc__stream_ref(s);
+            if (x->last) cc__stream_unref(x->last);
+            x->last = s;
+            x->last_seq = seq;
+            for (size_t i = 0; i < x->n; i++) {
+                cc_alloc *a = NULL;
+                if (x->w[i].kind == CC_W_MEM_ALLOC && !x->freed_in_graph[i])
+                    if ((a = cc__mem_find((uintptr_t)x->w[i].u.a.p))) a->live = true;
+                if (x->w[i].kind == CC_W_MEM_FREE && !x->alloc_in_graph[i])
+                    if ((a = cc__mem_find((uintptr_t)x->w[i].u.a.p))) a->live = false;
+            }
+        }
+    }
+    cc__unlock();
+    return r;
+}
+
+CC_EXPORT CUresult cuGraphLaunch(CUgraphExec hGraphExec, CUstream hStream)
+{
+    CC_ENTER(cuGraphLaunch);
+    return graph_launch(hGraphExec, hStream, false);
+}
+
+CC_EXPORT CUresult cuGraphLaunch_ptsz(CUgraphExec hGraphExec, CUstream hStream)
+{
+    CC_ENTER(cuGraphLaunch_ptsz);
+    return graph_launch(hGraphExec, hStream, true);
+}
+
+static CUresult upload(CUgraphExec h, CUstream hs, bool pt)
+{
+    LOCKED_INIT();
+    cc_stream *s;
+    if (!exec_get(h)) r = CUDA_ERROR_INVALID_VALUE;
+    if (!r) r = cc__stream_get(hs, pt, &s);
+    cc__unlock();
+    return r; /* nothing to upload: host memory is the device memory */
+}
+
+CC_EXPORT CUresult cuGraphUpload(CUgraphExec hGraphExec, CUstream hStream)
+{
+    CC_ENTER(cuGraphUpload);
+    return upload(hGraphExec, hStream, false);
+}
+
+CC_EXPORT CUresult cuGraphUpload_ptsz(CUgraphExec hGraphExec, CUstream hStream)
+{
+    CC_ENTER(cuGraphUpload_ptsz);
+    return upload(hGraphExec, hStream, true);
+}
+
+/* The executable's copy of a graph node, or -1. */
+static long exec_index(cc_exec *x, CUgraphNode h)
+{
+    for (size_t i = 0; i < x->n; i++)
+        if (x->src[i] == (const cc_node *)h) return (long)i;
+    return -1;
+}
+
+/* Changing an executable must not race with a launch of it that is queued
+ * or running: wait for the last one (the update applies to later launches,
+ * so the result is the same as the real driver's). */
+static void exec_quiesce(cc_exec *x)
+{
+    if (x->last) cc__wait(x->last, x->last_seq);
+}
+
+static CUresult exec_kernel_set(CUgraphExec h, CUgraphNode hn, const CUDA_KERNEL_NODE_PARAMS_v2 *p)
+{
+    if (!p) return CUDA_ERROR_INVALID_VALUE;
+    LOCKED_INIT();
+    cc_exec *x = exec_get(h);
+    long i = x ? exec_index(x, hn) : -1;
+    if (i < 0 || x->w[i].kind != CC_W_KERNEL) {
+        r = CUDA_ERROR_INVALID_VALUE;
+    } else {
+        cc_work w;
+        CUfunction f = p->func ? p->func : (CUfunction)p->kern;
+        r = cc__kernel_work(f, (cpuk_dim3){p->gridDimX, p->gridDimY, p->gridDimZ},
+                            (cpuk_dim3){p->blockDimX, p->blockDimY, p->blockDimZ}, p->sharedMemBytes,
+                            p->kernelParams, p->extra, &w);
+        if (!r) {
+            w.ctx = x->w[i].ctx;
+            exec_quiesce(x);
+            cc__work_free(&x->w[i]);
+            x->w[i] = w;
+            cc__count(CC_C_GRAPH_EXEC_UPDATES);
+        }
+    }
+    cc__unlock();
+    return r;
+}
+
+CC_EXPORT CUresult cuGraphExecKernelNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNode,
+                                                  const CUDA_KERNEL_NODE_PARAMS_v1 *nodeParams)
+{
+    CC_ENTER(cuGraphExecKernelNodeSetParams);
+    if (!nodeParams) return CUDA_ERROR_INVALID_VALUE;
+    CUDA_KERNEL_NODE_PARAMS_v2 p;
+    memset(&p, 0, sizeof p);
+    memcpy(&p, nodeParams, sizeof *nodeParams);
+    return exec_kernel_set(hGraphExec, hNode, &p);
+}
+
+CC_EXPORT CUresult cuGraphExecKernelNodeSetParams_v2(CUgraphExec hGraphExec, CUgraphNode hNode,
+                                                     const CUDA_KERNEL_NODE_PARAMS_v2 *nodeParams)
+{
+    CC_ENTER(cuGraphExecKernelNodeSetParams_v2);
+    return exec_kernel_set(hGraphExec, hNode, nodeParams);
+}
+
+/* 1-D copies only, with the node's original memory types (strict). */
+CC_EXPORT CUresult cuGraphExecMemcpyNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNode,
+                                                  const CUDA_MEMCPY3D *p, CUcontext ctx)
+{
+    CC_ENTER(cuGraphExecMemcpyNodeSetParams);
+    if (!p) return CUDA_ERROR_INVALID_VALUE;
+    LOCKED_INIT();
+    cc_exec *x = exec_get(hGraphExec);
+    long i = x ? exec_index(x, hNode) : -1;
+    if (i < 0 || x->w[i].kind != CC_W_COPY) r = CUDA_ERROR_INVALID_VALUE;
+    else if (ctx && !cc__ctx_ok((cc_ctx *)ctx)) r = CUDA_ERROR_INVALID_CONTEXT;
+    else if ((p->Height > 1) || (p->Depth > 1) || p->srcXInBytes || p->srcY || p->srcZ || p->dstXInBytes ||
+             p->dstY || p->dstZ || p->srcArray || p->dstArray)
+        r = CUDA_ERROR_INVALID_VALUE;
+    else if (p->srcMemoryType != x->w[i].u.c.st || p->dstMemoryType != x->w[i].u.c.dt)
+        r = CUDA_ERROR_INVALID_VALUE;
+    if (!r) {
+        const void *src = p->srcMemoryType == CU_MEMORYTYPE_DEVICE ? (const void *)(uintptr_t)p->srcDevice : p->srcHost;
+        void *dst = p->dstMemoryType == CU_MEMORYTYPE_DEVICE ? (void *)(uintptr_t)p->dstDevice : p->dstHost;
+        size_t n = p->WidthInBytes;
+        if (n && p->srcMemoryType == CU_MEMORYTYPE_DEVICE) r = cc__mem_check_dev(p->srcDevice, n);
+        if (!r && n && p->dstMemoryType == CU_MEMORYTYPE_DEVICE) r = cc__mem_check_dev(p->dstDevice, n);
+        if (!r && n && (!src || !dst)) r = CUDA_ERROR_INVALID_VALUE;
+        if (!r) {
+            exec_quiesce(x);
+            free(x->w[i].u.c.stage);
+            x->w[i].u.c.stage = NULL;
+            x->w[i].u.c.src = src;
+            x->w[i].u.c.dst = dst;
+            x->w[i].u.c.n = n;
+            cc__count(CC_C_GRAPH_EXEC_UPDATES);
+        }
+    }
+    cc__unlock();
+    return r;
+}
+
+CC_EXPORT CUresult cuGraphExecMemsetNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNode,
+                                                  const CUDA_MEMSET_NODE_PARAMS *p, CUcontext ctx)
+{
+    CC_ENTER(cuGraphExecMemsetNodeSetParams);
+    if (!p) return CUDA_ERROR_INVALID_VALUE;
+    LOCKED_INIT();
+    cc_exec *x = exec_get(hGraphExec);
+    long i = x ? exec_index(x, hNode) : -1;
+    if (i < 0 || x->w[i].kind != CC_W_MEMSET) r = CUDA_ERROR_INVALID_VALUE;
+    else if (ctx && !cc__ctx_ok((cc_ctx *)ctx)) r = CUDA_ERROR_INVALID_CONTEXT;
+    else if (p->elementSize != 1 && p->elementSize != 2 && p->elementSize != 4) r = CUDA_ERROR_INVALID_VALUE;
+    else if (!p->width || !p->height || p->dst % p->elementSize) r = CUDA_ERROR_INVALID_VALUE;
+    else if (p->height > 1 && p->pitch < p->width * p->elementSize) r = CUDA_ERROR_INVALID_VALUE;
+    if (!r) {
+        size_t pitch = p->height > 1 ? p->pitch : p->width * p->elementSize;
+        r = cc__mem_check_dev(p->dst, (p->height - 1) * pitch + p->width * p->elementSize);
+        if (!r) {
+            exec_quiesce(x);
+            x->w[i].u.m.dst = p->dst;
+            x->w[i].u.m.pitch = pitch;
+            x->w[i].u.m.value = p->value;
+            x->w[i].u.m.esz = p->elementSize;
+            x->w[i].u.m.w = p->width;
+            x->w[i].u.m.h = p->height;
+            cc__count(CC_C_GRAPH_EXEC_UPDATES);
+        }
+    }
+    cc__unlock();
+    return r;
+}
+
+/* Whole-graph update: nodes pair by creation order; the topology, every
+ * node's type, a kernel node's context, a copy's memory types and memory
+ * nodes' addresses must match, else 910 with the reason. */
+static CUresult exec_update(CUgraphExec h, CUgraph hg, CUgraphExecUpdateResultInfo *info)
+{
+    LOCKED_INIT();
+    cc_exec *x = exec_get(h);
+    cc_graph *g = graph_get(hg);
+    CUgraphExecUpdateResult why = CU_GRAPH_EXEC_UPDATE_SUCCESS;
+    CUgraphNode bad = NULL, from = NULL;
+    if (!x || !g) {
+        r = CUDA_ERROR_INVALID_VALUE;
+        why = CU_GRAPH_EXEC_UPDATE_ERROR;
+    } else if (g->n != x->n) {
+        why = CU_GRAPH_EXEC_UPDATE_ERROR_TOPOLOGY_CHANGED;
+    } else {
+        for (size_t i = 0; i < g->n && !why; i++) {
+            cc_node *n = g->nodes[i];
+            const cc_work *o = &x->w[i];
+            bad = (CUgraphNode)n;
+            if (n->w.kind != o->kind) {
+                why = CU_GRAPH_EXEC_UPDATE_ERROR_NODE_TYPE_CHANGED;
+            } else if (n->ndeps != x->ndeps[i]) {
+                why = CU_GRAPH_EXEC_UPDATE_ERROR_TOPOLOGY_CHANGED;
+            } else {
+                for (size_t j = 0; j < n->ndeps && !why; j++)
+                    if (n->deps[j]->idx != x->deps[i][j]) {
+                        why = CU_GRAPH_EXEC_UPDATE_ERROR_TOPOLOGY_CHANGED;
+                        from = (CUgraphNode)n->deps[j];
+                    }
+            }
+            if (why) break;
+            switch (o->kind) {
+            case CC_W_KERNEL:
+                if (n->w.ctx != o->ctx) why = CU_GRAPH_EXEC_UPDATE_ERROR_UNSUPPORTED_FUNCTION_CHANGE;
+                break;
+            case CC_W_COPY:
+                if (n->w.u.c.st != o->u.c.st || n->w.u.c.dt != o->u.c.dt)
+                    why = CU_GRAPH_EXEC_UPDATE_ERROR_PARAMETERS_CHANGED;
+                break;
+            case CC_W_MEM_ALLOC:
+            case CC_W_MEM_FREE:
+                if (n->w.u.a.p != o->u.a.p || n->w.u.a.n != o->u.a.n)
+                    why = CU_GRAPH_EXEC_UPDATE_ERROR_NOT_SUPPORTED;
+                break;
+            case CC_W_EVENT_RECORD:
+            case CC_W_WAIT_EVENT:
+                if (n->w.u.e.ev != o->u.e.ev) why = CU_GRAPH_EXEC_UPDATE_ERROR_PARAMETERS_CHANGED;
+                break;
+            default:
+                break;
+            }
+        }
+        if (!why) {
+            bad = NULL;
+            cc_work *nw = calloc(g->n ? g->n : 1, sizeof *nw);
+            size_t done = 0;
+            if (!nw) r = CUDA_ERROR_OUT_OF_MEMORY;
+            for (; !r && done < g->n; done++)
+                r = cc__work_copy(&nw[done], &g->nodes[done]->w);
+            if (r) {
+                for (size_t i = 0; i + 1 < done; i++) cc__work_free(&nw[i]);
+                free(nw);
+                why = CU_GRAPH_EXEC_UPDATE_ERROR;
+            } else {
+                exec_quiesce(x);
+                for (size_t i = 0; i < x->n; i++) {
+                    cc__work_free(&x->w[i]);
+                    x->w[i] = nw[i];
+                    x->src[i] = g->nodes[i];
+                }
+                free(nw);
+                cc__count(CC_C_GRAPH_EXEC_UPDATES);
+            }
+        }
+    }
+    if (why && !r) {
+        r = CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE;
+        cc__log("graph exec update failed: reason %d", (int)why);
+    }
+    if (info) {
+        info->result = why;
+        info->errorNode = why ? bad : NULL;
+        info->errorFromNode = why ? from : NULL;
+    }
+    cc__unlock();
+    return r;
+}
+
+CC_EXPORT CUresult cuGraphExecUpdate(CUgraphExec hGraphExec, CUgraph hGraph, CUgraphNode *hErrorNode_out,
+                                     CUgraphExecUpdateResult *updateResult_out)
+{
+    CC_ENTER(cuGraphExecUpdate);
+    CUgraphExecUpdateResultInfo info;
+    memset(&info, 0, sizeof info);
+    CUresult r = exec_update(hGraphExec, hGraph, &info);
+    if (hErrorNode_out) *hErrorNode_out = info.errorNode;
+    if (updateResult_out) *updateResult_out = info.result;
+    return r;
+}
+
+CC_EXPORT CUresult cuGraphExecUpdate_v2(CUgraphExec hGraphExec, CUgraph hGraph,
+                                        CUgraphExecUpdateResultInfo *resultInfo)
+{
+    CC_ENTER(cuGraphExecUpdate_v2);
+    return exec_update(hGraphExec, hGraph, resultInfo);
+}

@@ -1,0 +1,152 @@
+/* Unit tests of the options table and the logger: what each variable
+ * accepts, what an invalid value does, and what a log line looks like. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "shim.h"
+
+/* Run fn with stderr captured; returns what it wrote. */
+static const char *capture_stderr(void (*fn)(void))
+{
+    static char buf[4096];
+    fflush(stderr);
+    FILE *f = tmpfile();
+    assert_non_null(f);
+    int saved = dup(STDERR_FILENO);
+    dup2(fileno(f), STDERR_FILENO);
+    fn();
+    dup2(saved, STDERR_FILENO);
+    close(saved);
+    rewind(f);
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    buf[n] = '\0';
+    fclose(f);
+    return buf;
+}
+
+static void parse(void)
+{
+    rp__options_reset();
+    rp__options_parse();
+}
+
+static int clean_env(void **state)
+{
+    (void)state;
+    unsetenv("REPRISE");
+    unsetenv("REPRISE_STATS");
+    unsetenv("REPRISE_LOG");
+    unsetenv("REPRISE_DRIVER");
+    return 0;
+}
+
+static void unset_variables_give_the_documented_defaults(void **state)
+{
+    (void)state;
+    const char *err = capture_stderr(parse);
+    assert_string_equal(err, "");
+    assert_false(rp__option(RP_OPTION_ENABLE).b);
+    assert_string_equal(rp__option(RP_OPTION_STATS).path, "");
+    assert_int_equal(rp__option(RP_OPTION_LOG).level, RP_LOG_WARN);
+    assert_string_equal(rp__option(RP_OPTION_DRIVER).path, "libcuda.so.1");
+}
+
+static void booleans_accept_1_on_yes_true_and_0_off_no_false_in_any_case(void **state)
+{
+    (void)state;
+    static const char *const yes[] = {"1", "on", "YES", "True"};
+    static const char *const no[] = {"0", "OFF", "no", "false"};
+    for (int i = 0; i < 4; i++) {
+        setenv("REPRISE", yes[i], 1);
+        parse();
+        assert_true(rp__option(RP_OPTION_ENABLE).b);
+        setenv("REPRISE", no[i], 1);
+        parse();
+        assert_false(rp__option(RP_OPTION_ENABLE).b);
+    }
+}
+
+/* A typo must not silently enable or disable anything: say which variable,
+ * which value, and what is used instead, once. */
+static void an_invalid_value_warns_once_naming_the_variable_value_and_default(void **state)
+{
+    (void)state;
+    setenv("REPRISE", "maybe", 1);
+    const char *err = capture_stderr(parse);
+    assert_string_equal(err, "reprise: invalid REPRISE=maybe; using the default 0\n");
+    assert_false(rp__option(RP_OPTION_ENABLE).b);
+    setenv("REPRISE", "1", 1);
+    setenv("REPRISE_LOG", "loud", 1);
+    err = capture_stderr(parse);
+    assert_string_equal(err, "reprise: invalid REPRISE_LOG=loud; using the default warn\n");
+    assert_int_equal(rp__option(RP_OPTION_LOG).level, RP_LOG_WARN);
+    assert_true(rp__option(RP_OPTION_ENABLE).b);
+}
+
+/* REPRISE_LOG=error silences the warning about another variable. */
+static void the_log_level_applies_to_warnings_about_other_options(void **state)
+{
+    (void)state;
+    setenv("REPRISE_LOG", "error", 1);
+    setenv("REPRISE", "maybe", 1);
+    assert_string_equal(capture_stderr(parse), "");
+}
+
+static void debug_prints_the_version_and_every_effective_option(void **state)
+{
+    (void)state;
+    setenv("REPRISE_LOG", "debug", 1);
+    setenv("REPRISE_STATS", "/tmp/r-%p.json", 1);
+    parse();
+    const char *err = capture_stderr(rp__options_log);
+    assert_non_null(strstr(err, "reprise: version 0."));
+    assert_non_null(strstr(err, "reprise: option REPRISE=0\n"));
+    assert_non_null(strstr(err, "reprise: option REPRISE_STATS=/tmp/r-%p.json\n"));
+    assert_non_null(strstr(err, "reprise: option REPRISE_LOG=debug\n"));
+    assert_non_null(strstr(err, "reprise: option REPRISE_DRIVER=libcuda.so.1\n"));
+}
+
+static void long_message(void)
+{
+    char big[2000];
+    memset(big, 'x', sizeof big - 1);
+    big[sizeof big - 1] = '\0';
+    rp__warn("%s", big);
+}
+
+/* Logging runs where allocation is unsafe: a fixed buffer cuts long lines,
+ * and every line still ends with a newline. */
+static void a_log_line_is_prefixed_one_line_and_cut_to_the_buffer(void **state)
+{
+    (void)state;
+    rp__log_level = RP_LOG_WARN;
+    const char *err = capture_stderr(long_message);
+    assert_true(strncmp(err, "reprise: xxx", 12) == 0);
+    size_t n = strlen(err);
+    assert_true(n <= 512);
+    assert_int_equal(err[n - 1], '\n');
+    assert_null(strchr(err, '\n') + 1 == err + n ? NULL : "more than one line");
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup(unset_variables_give_the_documented_defaults, clean_env),
+        cmocka_unit_test_setup(booleans_accept_1_on_yes_true_and_0_off_no_false_in_any_case,
+                               clean_env),
+        cmocka_unit_test_setup(an_invalid_value_warns_once_naming_the_variable_value_and_default,
+                               clean_env),
+        cmocka_unit_test_setup(the_log_level_applies_to_warnings_about_other_options, clean_env),
+        cmocka_unit_test_setup(debug_prints_the_version_and_every_effective_option, clean_env),
+        cmocka_unit_test(a_log_line_is_prefixed_one_line_and_cut_to_the_buffer),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
