@@ -26,13 +26,15 @@ RP_TLS int rp__depth;
 static RP_TLS bool initialising;
 static bool driver_loaded;
 
-static void install(const struct rp__driver *real, bool enabled, bool loaded)
+static void install(const struct rp__driver *real, bool enabled, bool loaded, bool engine)
 {
     /* Publish order: tables first, then the flags, then READY with release,
      * so a wrapper that sees READY (acquire) sees the rest. */
     rp__real = *real;
     rp__route_build(&rp__routes, &rp__real);
     rp__core_build(&rp__core, &rp__real);
+    if (engine)
+        rp__engine_setup(&rp__core, &rp__real);
     rp__enabled = enabled;
     driver_loaded = loaded;
     atomic_store_explicit(&rp__state, RP_INIT_READY, memory_order_release);
@@ -40,7 +42,7 @@ static void install(const struct rp__driver *real, bool enabled, bool loaded)
 
 void rp__install(const struct rp__driver *real, bool enabled)
 {
-    install(real, enabled, true);
+    install(real, enabled, true, false);
 }
 
 void rp__init_slow(void)
@@ -56,7 +58,7 @@ void rp__init_slow(void)
         rp__options_log();
         struct rp__driver real;
         bool ok = rp__driver_load(&real);
-        install(&real, rp__option(RP_OPTION_ENABLE).b, ok);
+        install(&real, rp__option(RP_OPTION_ENABLE).b, ok, ok && rp__option(RP_OPTION_ENABLE).b);
         if (ok && rp__enabled)
             rp__info("enabled (version %s)", REPRISE_VERSION);
         initialising = false;

@@ -5,6 +5,7 @@
  * warning line naming the variable, the value and the default used. */
 #include "shim.h"
 
+#include <errno.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,10 +18,11 @@ struct option_desc {
     enum rp_option_kind kind;
     const char *def;
     const char *desc;
+    unsigned long long lo, hi;
 };
 
 static const struct option_desc descs[RP_OPTION_COUNT] = {
-#define X(id, env, kind, def, cli, metavar, desc) [RP_OPTION_##id] = {env, kind, def, desc},
+#define X(id, env, kind, def, cli, metavar, desc, lo, hi) [RP_OPTION_##id] = {env, kind, def, desc, lo, hi},
     RP_OPTIONS(X)
 #undef X
 };
@@ -52,6 +54,34 @@ static bool parse_level(const char *s, int *out)
     return false;
 }
 
+/* A count: decimal digits, then at most one of K, M, G (x1024, any case),
+ * within lo..hi. */
+static bool parse_count(const char *s, unsigned long long lo, unsigned long long hi,
+                        unsigned long long *out)
+{
+    if (*s < '0' || *s > '9')
+        return false;
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (errno)
+        return false;
+    unsigned int shift = 0;
+    switch (*end) {
+    case 'k': case 'K': shift = 10; end++; break;
+    case 'm': case 'M': shift = 20; end++; break;
+    case 'g': case 'G': shift = 30; end++; break;
+    default: break;
+    }
+    if (*end != '\0' || (shift && v > (~0ull >> shift)))
+        return false;
+    v <<= shift;
+    if (v < lo || v > hi)
+        return false;
+    *out = v;
+    return true;
+}
+
 /* Parse `s` as option `id` into values[id].  Returns false, leaving
  * values[id] untouched, if `s` is not a valid value. */
 static bool parse_one(int id, const char *s)
@@ -61,6 +91,8 @@ static bool parse_one(int id, const char *s)
         return parse_bool(s, &values[id].b);
     case RP_OPT_LEVEL:
         return parse_level(s, &values[id].level);
+    case RP_OPT_COUNT:
+        return parse_count(s, descs[id].lo, descs[id].hi, &values[id].count);
     case RP_OPT_PATH: {
         size_t n = strlen(s);
         if (n >= PATH_MAX)
@@ -90,8 +122,12 @@ static void read_env(int id)
     if (parse_one(id, s))
         return;
     parse_one(id, descs[id].def);
-    rp__warn("invalid %s=%s; using the default %s", descs[id].env, s,
-             descs[id].def[0] ? descs[id].def : "(unset)");
+    if (descs[id].kind == RP_OPT_COUNT)
+        rp__warn("invalid %s=%s (expected a count in %llu..%llu); using the default %s",
+                 descs[id].env, s, descs[id].lo, descs[id].hi, descs[id].def);
+    else
+        rp__warn("invalid %s=%s; using the default %s", descs[id].env, s,
+                 descs[id].def[0] ? descs[id].def : "(unset)");
 }
 
 void rp__options_parse(void)
@@ -130,6 +166,9 @@ void rp__options_log(void)
             break;
         case RP_OPT_PATH:
             rp__debug("option %s=%s", descs[id].env, values[id].path);
+            break;
+        case RP_OPT_COUNT:
+            rp__debug("option %s=%llu", descs[id].env, values[id].count);
             break;
         }
     }

@@ -1,8 +1,9 @@
 /* The options table: every setting reprise reads, named once.
  *
- * RP_OPTIONS(X) lists X(id, env, kind, default, cli, metavar, description):
- * the environment variable, how its value is parsed, the default used when it
- * is unset or invalid, the `reprise` command's option that sets it (NULL when
+ * RP_OPTIONS(X) lists X(id, env, kind, default, cli, metavar, description,
+ * lo, hi): the environment variable, how its value is parsed, the default used
+ * when it is unset or invalid, the range a count must lie in (lo..hi; 0, 0 for
+ * other kinds), the `reprise` command's option that sets it (NULL when
  * the command has none) and the one-line description printed by
  * `reprise --help` and at REPRISE_LOG=debug.  The shim (options.c) and the
  * command (tools/reprise.c) are both generated from this list, so a new option
@@ -17,20 +18,31 @@ enum rp_option_kind {
     RP_OPT_BOOL,   /* 1/on/yes/true or 0/off/no/false, any case */
     RP_OPT_PATH,   /* any non-empty string, at most PATH_MAX-1 bytes */
     RP_OPT_LEVEL,  /* error|warn|info|debug */
+    RP_OPT_COUNT,  /* an unsigned integer in lo..hi, with an optional K, M or G (x1024^n) */
 };
 
 #define RP_OPTIONS(X)                                                                    \
     X(ENABLE, "REPRISE", RP_OPT_BOOL, "0", NULL, NULL,                                  \
-      "activate reprise (unset or off: every call is forwarded untouched)")             \
+      "activate reprise (unset or off: every call is forwarded untouched)", 0, 0)       \
     X(STATS, "REPRISE_STATS", RP_OPT_PATH, "", "--stats", "FILE",                       \
-      "write the JSON report to FILE at exit (%p: process id)")                         \
+      "write the JSON report to FILE at exit (%p: process id)", 0, 0)                   \
     X(LOG, "REPRISE_LOG", RP_OPT_LEVEL, "warn", "--log", "LEVEL",                       \
-      "log verbosity on stderr: error, warn, info or debug")                            \
+      "log verbosity on stderr: error, warn, info or debug", 0, 0)                      \
     X(DRIVER, "REPRISE_DRIVER", RP_OPT_PATH, "libcuda.so.1", "--driver", "PATH",        \
-      "the CUDA driver library to forward to")
+      "the CUDA driver library to forward to", 0, 0)                                    \
+    X(WARMUP, "REPRISE_WARMUP", RP_OPT_COUNT, "2", "--warmup", "N",                     \
+      "capture a sequence once it has been seen N times with identical content", 1, 1000000) \
+    X(MIN_OPS, "REPRISE_MIN_OPS", RP_OPT_COUNT, "2", "--min-ops", "N",                  \
+      "never capture a sequence of fewer than N ops", 1, 1000000)                       \
+    X(MAX_OPS, "REPRISE_MAX_OPS", RP_OPT_COUNT, "4096", "--max-ops", "N",               \
+      "never capture a sequence of more than N ops (a bound: hits are counted)", 1, 1048576) \
+    X(MAX_GRAPHS, "REPRISE_MAX_GRAPHS", RP_OPT_COUNT, "256", "--max-graphs", "N",       \
+      "keep at most N captured graphs (least recently used dropped first)", 1, 65536)   \
+    X(TABLE, "REPRISE_TABLE", RP_OPT_COUNT, "1024", "--table", "N",                     \
+      "slots of the table that counts sequences seen (least recently used evicted)", 16, 1048576)
 
 enum rp__option_id {
-#define X(id, env, kind, def, cli, metavar, desc) RP_OPTION_##id,
+#define X(id, env, kind, def, cli, metavar, desc, lo, hi) RP_OPTION_##id,
     RP_OPTIONS(X)
 #undef X
     RP_OPTION_COUNT

@@ -108,6 +108,10 @@ bool rp__driver_loaded(void);
  * cuGetProcAddress pair, which routes through procaddr.c. */
 void rp__core_build(struct rp__driver *core, const struct rp__driver *real);
 
+/* Install the capture engine (engine.c) into `core`, configured from the
+ * options; on any problem it logs one line and leaves `core` forwarding. */
+void rp__engine_setup(struct rp__driver *core, const struct rp__driver *real);
+
 /* ---- route.c: names and pointers to wrappers ---------------------------- */
 
 /* The entry exported under exactly `name`, or -1.  Only names of the list
@@ -178,6 +182,7 @@ union rp__option_value {
     bool b;
     int level;
     const char *path; /* "" when unset */
+    unsigned long long count;
 };
 /* Parse the environment once (later calls do nothing).  Invalid values are
  * warned about, one line each, and replaced by the default. */

@@ -26,7 +26,7 @@ struct cli_option {
 };
 
 static const struct cli_option cli_options[] = {
-#define X(id, env, kind, def, cli, metavar, desc) {cli, env, metavar, desc},
+#define X(id, env, kind, def, cli, metavar, desc, lo, hi) {cli, env, metavar, desc},
     RP_OPTIONS(X)
 #undef X
 };

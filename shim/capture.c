@@ -1,0 +1,169 @@
+/* capture.c - turns a segment seen often enough into an executable graph:
+ * re-issues its recorded ops on the context's private non-blocking stream
+ * inside a capture window (lifecycle.c), seals and checks the graph, and
+ * instantiates it. The program's own calls are never inside the window: the
+ * engine lock is held throughout, and the calls that could invalidate a
+ * capture from another thread (cuCtxSynchronize) wait on the capture gate.
+ * Any failure leaves the program's work untouched (it already ran eagerly)
+ * and only costs a back-off. */
+#include "engine.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define MAX_CTX 16
+
+static rp_ctxstate ctxs[MAX_CTX];
+static size_t nctxs;
+static rp_lc_driver lcdrv;
+
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* The per-context state, created on first use (no driver call: the private
+ * stream is created at the first capture). NULL when MAX_CTX contexts are
+ * already tracked (a bound hit: that context's work runs eagerly). */
+rp_ctxstate *rp__ctxstate(CUcontext ctx)
+{
+    for (size_t i = 0; i < nctxs; i++)
+        if (ctxs[i].ctx == ctx)
+            return &ctxs[i];
+    if (nctxs == MAX_CTX)
+        return NULL;
+    if (!lcdrv.begin_capture) {
+        lcdrv.begin_capture = rp__aux.cuStreamBeginCapture_v2;
+        lcdrv.end_capture = rp__aux.cuStreamEndCapture;
+        lcdrv.graph_destroy = rp__aux.cuGraphDestroy;
+        lcdrv.graph_get_nodes = rp__aux.cuGraphGetNodes;
+        lcdrv.node_get_type = rp__aux.cuGraphNodeGetType;
+        lcdrv.host_alloc = rp__aux.cuMemHostAlloc;
+        lcdrv.host_free = rp__aux.cuMemFreeHost;
+    }
+    rp_ctxstate *cs = &ctxs[nctxs++];
+    memset(cs, 0, sizeof *cs);
+    cs->ctx = ctx;
+    rp__lc_ctx_init(&cs->lc, &lcdrv);
+    rp__lc_window_init(&cs->win, &cs->lc, NULL);
+    return cs;
+}
+
+void rp__seq_destroy(rp_seq *s)
+{
+    if (!s)
+        return;
+    rp_ctxstate *cs = rp__ctxstate(s->ctx);
+    if (s->done_pending && rp__aux.cuEventSynchronize)
+        rp__aux.cuEventSynchronize(s->done);
+    if (s->done)
+        rp__aux.cuEventDestroy_v2(s->done);
+    if (s->exec)
+        rp__aux.cuGraphExecDestroy(s->exec);
+    if (cs)
+        rp__lc_sealed_release(&cs->lc, &s->sealed);
+    free(s->stage_of);
+    free(s);
+}
+
+static void log_failure_once(const char *what, CUresult rc)
+{
+    static unsigned int logged;
+    if (logged++ < 8)
+        rp__info("capture failed at %s (CUresult %d); the sequence runs eagerly and is retried later",
+                 what, (int)rc);
+}
+
+rp_seq *rp__capture(rp_ctxstate *cs, rp_det_entry *e)
+{
+    for (size_t i = 0; i < e->n; i++)
+        if (e->ops[i].ctx != cs->ctx)
+            return NULL; /* NEVER: segments are per stream, streams per context */
+    CUcontext cur = NULL;
+    if (rp__aux.cuCtxGetCurrent(&cur) != CUDA_SUCCESS || cur != cs->ctx) {
+        log_failure_once("context not current", CUDA_ERROR_INVALID_CONTEXT);
+        return NULL;
+    }
+    uint64_t t0 = now_ns();
+    if (!cs->priv) {
+        CUresult rc = rp__aux.cuStreamCreate(&cs->priv, CU_STREAM_NON_BLOCKING);
+        if (rc != CUDA_SUCCESS) {
+            cs->priv = NULL;
+            log_failure_once("private stream creation", rc);
+            return NULL;
+        }
+        cs->win.stream = cs->priv;
+    }
+    rp_seq *s = calloc(1, sizeof *s);
+    size_t *stage_of = calloc(e->n, sizeof *stage_of);
+    size_t *sizes = calloc(e->n, sizeof *sizes);
+    if (!s || !stage_of || !sizes) {
+        free(s);
+        free(stage_of);
+        free(sizes);
+        rp__eng_stats.bound_hits++;
+        return NULL;
+    }
+    s->ctx = cs->ctx;
+    size_t nstage = 0;
+    for (size_t i = 0; i < e->n; i++) {
+        stage_of[i] = SIZE_MAX;
+        if (e->ops[i].kind == RP_OP_HTOD) {
+            stage_of[i] = nstage;
+            sizes[nstage++] = e->ops[i].bytes;
+        }
+    }
+    /* The event that tells when a launch has finished reading its staging
+     * is created before the window: nothing is allocated inside it. */
+    CUresult rc = CUDA_SUCCESS;
+    if (nstage)
+        rc = rp__aux.cuEventCreate(&s->done, CU_EVENT_DISABLE_TIMING);
+    if (rc == CUDA_SUCCESS)
+        rc = rp__lc_prepare(&cs->win, sizes, nstage);
+    free(sizes);
+    if (rc != CUDA_SUCCESS) {
+        log_failure_once("prepare", rc);
+        s->stage_of = stage_of;
+        rp__seq_destroy(s);
+        return NULL;
+    }
+    /* Staging starts with the bytes of the occurrence being captured. */
+    for (size_t i = 0; i < e->n; i++)
+        if (stage_of[i] != SIZE_MAX && e->ops[i].data)
+            memcpy(cs->win.staging[stage_of[i]].ptr, e->ops[i].data, e->ops[i].bytes);
+
+    rc = rp__lc_begin(&cs->win, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL);
+    if (rc == CUDA_SUCCESS) {
+        for (size_t i = 0; i < e->n; i++) {
+            const void *staged = stage_of[i] != SIZE_MAX ? cs->win.staging[stage_of[i]].ptr : NULL;
+            rp__lc_note_issued(&cs->win, rp__rec_issue(&e->ops[i], cs->priv, staged));
+        }
+        rc = rp__lc_end(&cs->win, &s->sealed);
+    }
+    s->stage_of = stage_of;
+    uint64_t t1 = now_ns();
+    rp__eng_stats.capture_ns += t1 - t0;
+    if (rc != CUDA_SUCCESS) {
+        rp__lc_abort(&cs->win);
+        log_failure_once("capture", rc);
+        rp__seq_destroy(s);
+        return NULL;
+    }
+    rc = rp__aux.cuGraphInstantiateWithFlags(&s->exec, s->sealed.graph, 0);
+    rp__eng_stats.instantiate_ns += now_ns() - t1;
+    if (rc != CUDA_SUCCESS) {
+        s->exec = NULL;
+        log_failure_once("instantiate", rc);
+        rp__seq_destroy(s);
+        return NULL;
+    }
+    for (size_t i = 0; i < s->sealed.nstaging; i++)
+        rp__eng_stats.staging_bytes += s->sealed.staging[i].bytes;
+    s->det = e;
+    s->ctx = cs->ctx;
+    s->id = e->id;
+    return s;
+}

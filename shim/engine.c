@@ -1,0 +1,936 @@
+/* engine.c - the capture engine's front: installs itself into the core
+ * table, tells streams apart, keeps each stream's learning segment, and
+ * decides boundaries (DESIGN.md §2.2, §3). A capturable call is recorded and
+ * offered to the matcher (replay.c); if not deferred it runs eagerly and joins
+ * its stream's segment. A boundary resolves what is deferred (replay or
+ * flush), ends the segment, and hands it to the detector, which may ask for
+ * a capture (capture.c). One lock serialises the engine: the driver sees the
+ * program's operations in the program's order.
+ *
+ * Boundaries come in two scopes. Stream-scoped ones (stream sync/query,
+ * event record, stream wait, host functions, a call on a stream the engine
+ * does not capture) end the segment of that stream and of the streams it is
+ * implicitly ordered with (the legacy stream and the blocking streams of its
+ * context). Every other interposed call the engine does not capture is
+ * global: it resolves and ends every stream's segment first. */
+#include "engine.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_STREAMS 256
+#define MAX_STAGE_OP (4u << 20) /* a larger host-to-device copy runs eagerly */
+
+struct rp__aux rp__aux;
+struct rp__engine_config rp__eng_cfg = {2, 2, 4096, 256, 1024};
+struct rp__engine_stats rp__eng_stats;
+rp_detector rp__det;
+pthread_mutex_t rp__eng_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* Writers: capture windows. Readers: calls that would invalidate an open
+ * window from another thread (cuCtxSynchronize, context teardown). */
+static pthread_rwlock_t gate = PTHREAD_RWLOCK_INITIALIZER;
+/* Captures the program itself has open: while any is, the engine steps
+ * aside entirely (DESIGN.md §2.5). */
+static _Atomic int prog_captures;
+static rp_stream streams[MAX_STREAMS];
+static int exit_hook_armed;
+
+const char *const rp__eager_reason_names[RP_EAGER_REASON_COUNT] = {
+    [RP_EAGER_WARMING_UP] = "warming_up",
+    [RP_EAGER_NOT_CAPTURABLE] = "not_capturable",
+    [RP_EAGER_SHORT] = "segment_too_short",
+    [RP_EAGER_DIVERGED] = "diverged",
+    [RP_EAGER_CAPTURE_FAILED] = "capture_failed",
+    [RP_EAGER_BOUND] = "bound_hit",
+    [RP_EAGER_PROGRAM_CAPTURE] = "program_capturing",
+    [RP_EAGER_NO_LAYOUT] = "no_param_layout",
+};
+
+static inline void lock(void) { pthread_mutex_lock(&rp__eng_lock); }
+static inline void unlock(void) { pthread_mutex_unlock(&rp__eng_lock); }
+
+/* ---- streams ---------------------------------------------------------------- */
+
+/* The engine's state for stream `s` as named in an entry point (`ptsz`: a
+ * _ptsz/_ptds one, where 0 is the per-thread stream). The legacy and the
+ * per-thread stream are per context (and per thread); their context is the
+ * current one. NULL when the stream cannot be placed (no context, a driver
+ * query fails, or the table is full): the call then runs eagerly. */
+static rp_stream *stream_of(CUstream s, int ptsz)
+{
+    CUstream h = s ? s : (ptsz ? CU_STREAM_PER_THREAD : CU_STREAM_LEGACY);
+    int legacy = h == CU_STREAM_LEGACY, perthread = h == CU_STREAM_PER_THREAD;
+    CUcontext ctx = NULL;
+    pthread_t self = pthread_self();
+    if (legacy || perthread) {
+        if (rp__aux.cuCtxGetCurrent(&ctx) != CUDA_SUCCESS || !ctx)
+            return NULL;
+    }
+    rp_stream *free_slot = NULL;
+    for (size_t i = 0; i < MAX_STREAMS; i++) {
+        rp_stream *st = &streams[i];
+        if (!st->used) {
+            if (!free_slot)
+                free_slot = st;
+            continue;
+        }
+        if (st->handle != h)
+            continue;
+        if ((legacy || perthread) && st->ctx != ctx)
+            continue;
+        if (perthread && !pthread_equal(st->tid, self))
+            continue;
+        return st;
+    }
+    if (!free_slot) {
+        rp__eng_stats.bound_hits++;
+        return NULL;
+    }
+    unsigned int flags = 0;
+    if (!legacy && !perthread) {
+        if (rp__aux.cuStreamGetCtx(h, &ctx) != CUDA_SUCCESS || !ctx ||
+            rp__aux.cuStreamGetFlags(h, &flags) != CUDA_SUCCESS)
+            return NULL;
+    }
+    memset(free_slot, 0, sizeof *free_slot);
+    free_slot->used = 1;
+    free_slot->handle = h;
+    free_slot->tid = self;
+    free_slot->ctx = ctx;
+    free_slot->legacy = legacy;
+    free_slot->blocking = legacy || perthread || !(flags & CU_STREAM_NON_BLOCKING);
+    return free_slot;
+}
+
+/* Implicit ordering (DESIGN.md §2.2): the legacy stream and the blocking
+ * streams of one context order each other; non-blocking streams do not. */
+static int ordered(const rp_stream *a, const rp_stream *b)
+{
+    if (a == b)
+        return 1;
+    if (a->ctx != b->ctx)
+        return 0;
+    return (a->legacy && b->blocking) || (b->legacy && a->blocking);
+}
+
+static void count_eager(enum rp__eager_reason why, uint64_t n)
+{
+    rp__eng_stats.ops_eager[why] += n;
+}
+
+static void seg_clear(rp_stream *st)
+{
+    for (size_t i = 0; i < st->nseg; i++)
+        rp__op_free(&st->seg[i]);
+    st->nseg = 0;
+    st->seg_overflow = 0;
+    st->seg_diverged = 0;
+}
+
+void rp__seg_append(rp_stream *st, rp_op *op, enum rp__eager_reason pending)
+{
+    if (pending == RP_EAGER_DIVERGED)
+        st->seg_diverged++;
+    if (st->seg_overflow || (rp__eng_cfg.max_ops && st->nseg >= rp__eng_cfg.max_ops)) {
+        st->seg_overflow = 1;
+        count_eager(pending == RP_EAGER_DIVERGED ? pending : RP_EAGER_BOUND, 1);
+        rp__op_free(op);
+        return;
+    }
+    if (st->nseg == st->capseg) {
+        size_t cap = st->capseg ? 2 * st->capseg : 32;
+        rp_op *n = realloc(st->seg, cap * sizeof *n);
+        if (!n) {
+            st->seg_overflow = 1;
+            count_eager(RP_EAGER_BOUND, 1);
+            rp__op_free(op);
+            return;
+        }
+        st->seg = n;
+        st->capseg = cap;
+    }
+    st->seg[st->nseg++] = *op;
+    memset(op, 0, sizeof *op);
+}
+
+static void exit_hook(void)
+{
+    rp__engine_resolve_all();
+}
+
+/* Make room for one more graph: drop the least recently used sequence that
+ * no stream is matching against. Returns 0, or -1 when every sequence is in
+ * use (the capture is skipped: a bound hit). */
+static int make_room(void)
+{
+    if (rp__nseqs < rp__eng_cfg.max_graphs)
+        return 0;
+    size_t victim = SIZE_MAX;
+    for (size_t i = 0; i < rp__nseqs; i++) {
+        int in_use = 0;
+        for (size_t k = 0; k < MAX_STREAMS && !in_use; k++) {
+            rp_stream *st = &streams[k];
+            if (!st->used || !st->ndef)
+                continue;
+            if (st->complete == rp__seqs[i])
+                in_use = 1;
+            for (size_t c = 0; c < st->ncand; c++)
+                in_use |= st->cand[c] == rp__seqs[i];
+        }
+        if (!in_use && (victim == SIZE_MAX || rp__seqs[i]->last_use < rp__seqs[victim]->last_use))
+            victim = i;
+    }
+    if (victim == SIZE_MAX)
+        return -1;
+    rp_seq *s = rp__seqs[victim];
+    rp__seqs[victim] = rp__seqs[--rp__nseqs];
+    rp__det_forget_graph(&rp__det, s->det);
+    rp__seq_destroy(s);
+    rp__eng_stats.graphs_dropped++;
+    return 0;
+}
+
+/* The segment of `st` ends: count it, and capture it if the detector asks. */
+static void observe(rp_stream *st)
+{
+    if (st->nseg == 0) {
+        seg_clear(st);
+        return;
+    }
+    rp__eng_stats.segments++;
+    uint64_t diverged = st->seg_diverged, rest = st->nseg - st->seg_diverged;
+    count_eager(RP_EAGER_DIVERGED, diverged);
+    if (st->seg_overflow) {
+        count_eager(RP_EAGER_BOUND, rest);
+        seg_clear(st);
+        return;
+    }
+    for (size_t i = 0; i < st->nseg; i++)
+        rp__op_keys(&st->seg[i]);
+    rp_det_entry *e = NULL;
+    enum rp__eager_reason why = RP_EAGER_WARMING_UP;
+    switch (rp__det_observe(&rp__det, st->seg, st->nseg, &e)) {
+    case RP_DET_TOO_SHORT:
+        why = RP_EAGER_SHORT;
+        break;
+    case RP_DET_TOO_LONG:
+    case RP_DET_NO_MEMORY:
+        why = RP_EAGER_BOUND;
+        break;
+    case RP_DET_WARMING:
+        break;
+    case RP_DET_BACKING_OFF:
+        why = RP_EAGER_CAPTURE_FAILED;
+        break;
+    case RP_DET_HAS_GRAPH:
+        why = RP_EAGER_DIVERGED;
+        break;
+    case RP_DET_CAPTURE: {
+        rp_ctxstate *cs = rp__ctxstate(st->ctx);
+        if (!cs || make_room() != 0) {
+            rp__eng_stats.bound_hits++;
+            why = RP_EAGER_BOUND;
+            rp__det_capture_failed(&rp__det, e);
+            break;
+        }
+        pthread_rwlock_wrlock(&gate);
+        rp_seq *s = atomic_load(&prog_captures) ? NULL : rp__capture(cs, e);
+        pthread_rwlock_unlock(&gate);
+        if (s) {
+            rp__det_captured(&rp__det, e);
+            s->last_use = rp__det.clock;
+            rp__seqs_add(s);
+            rp__eng_stats.graphs_captured++;
+            rp__debug("captured sequence %u: %zu ops, first kernel %s", s->id, e->n,
+                      rp__rec_kernel_name(&e->ops[0]));
+            if (!exit_hook_armed) {
+                /* Registered after the driver's own exit handlers (cuInit has
+                 * run by now), so it runs before them. */
+                exit_hook_armed = 1;
+                atexit(exit_hook);
+            }
+        } else {
+            rp__det_capture_failed(&rp__det, e);
+            rp__eng_stats.capture_failures++;
+        }
+        break;
+    }
+    }
+    count_eager(why, rest);
+    seg_clear(st);
+}
+
+void rp__seg_cut(rp_stream *st)
+{
+    observe(st);
+}
+
+/* Resolve and end the segment of one stream. */
+static CUresult end_segment(rp_stream *st)
+{
+    CUresult rc = rp__match_resolve(st);
+    observe(st);
+    return rc;
+}
+
+/* End the segments of every stream implicitly ordered with `st` (itself
+ * included when `self`). Returns the first flush error. */
+static CUresult end_ordered(rp_stream *st, int self)
+{
+    CUresult first = CUDA_SUCCESS;
+    for (size_t i = 0; i < MAX_STREAMS; i++) {
+        rp_stream *o = &streams[i];
+        if (!o->used || (!o->nseg && !o->ndef) || (o == st && !self) || !ordered(o, st))
+            continue;
+        CUresult rc = end_segment(o);
+        if (first == CUDA_SUCCESS)
+            first = rc;
+    }
+    return first;
+}
+
+static CUresult resolve_all_locked(void)
+{
+    CUresult first = CUDA_SUCCESS;
+    for (size_t i = 0; i < MAX_STREAMS; i++) {
+        rp_stream *o = &streams[i];
+        if (!o->used || (!o->nseg && !o->ndef))
+            continue;
+        CUresult rc = end_segment(o);
+        if (first == CUDA_SUCCESS)
+            first = rc;
+    }
+    /* Sequences whose launch failed are dropped once nobody matches them. */
+    for (size_t i = 0; i < rp__nseqs;) {
+        if (rp__seqs[i]->broken) {
+            rp_seq *s = rp__seqs[i];
+            rp__seqs[i] = rp__seqs[--rp__nseqs];
+            rp__det_forget_graph(&rp__det, s->det);
+            rp__det_capture_failed(&rp__det, s->det);
+            rp__seq_destroy(s);
+            rp__eng_stats.graphs_dropped++;
+        } else {
+            i++;
+        }
+    }
+    return first;
+}
+
+CUresult rp__engine_resolve_all(void)
+{
+    lock();
+    CUresult rc = resolve_all_locked();
+    unlock();
+    return rc;
+}
+
+/* Forget every graph and every stream (context teardown, module unload):
+ * their handles may be reused for something else. */
+static void forget_all_locked(void)
+{
+    resolve_all_locked();
+    rp__seqs_drop_all();
+    rp__rec_reset();
+    for (size_t i = 0; i < MAX_STREAMS; i++) {
+        seg_clear(&streams[i]);
+        free(streams[i].seg);
+        free(streams[i].def);
+        memset(&streams[i], 0, sizeof streams[i]);
+    }
+}
+
+/* ---- the common paths ------------------------------------------------------- */
+
+static inline int stepping_aside(void)
+{
+    return atomic_load_explicit(&prog_captures, memory_order_acquire) > 0;
+}
+
+/* A global boundary: resolve and end everything. */
+static CUresult boundary_global(void)
+{
+    lock();
+    CUresult rc = resolve_all_locked();
+    unlock();
+    return rc;
+}
+
+/* A stream-scoped boundary on `s`: resolve and end that stream's segment and
+ * those ordered with it. */
+static CUresult boundary_stream(CUstream s, int ptsz)
+{
+    lock();
+    rp_stream *st = stream_of(s, ptsz);
+    CUresult rc = st ? end_ordered(st, 1) : resolve_all_locked();
+    unlock();
+    return rc;
+}
+
+static inline CUresult first_error(CUresult pre, CUresult rc)
+{
+    return pre != CUDA_SUCCESS ? pre : rc;
+}
+
+/* A capturable call whose record is `op` (kind fields set): returns 1 when
+ * the engine deferred it (*out is the call's result; the lock is released),
+ * or 0 when the caller must now issue it eagerly with the lock still held
+ * and then call eager_done. *pst receives the stream (NULL: not placed;
+ * the lock is then released and the call is a plain eager one). */
+static int capturable(CUstream s, int ptsz, rp_op *op, rp_stream **pst, CUresult *out)
+{
+    *out = CUDA_SUCCESS;
+    lock();
+    rp_stream *st = stream_of(s, ptsz);
+    *pst = st;
+    if (!st) {
+        CUresult rc = resolve_all_locked();
+        unlock();
+        *out = rc;
+        rp__op_free(op);
+        return 0;
+    }
+    rp__eng_stats.ops_seen[op->kind]++;
+    op->ctx = st->ctx;
+    op->stream = st->handle;
+    if (ptsz)
+        op->flags |= RP_OPF_PTSZ;
+    rp__op_keys(op);
+    CUresult pre = end_ordered(st, 0);
+    CUresult err = CUDA_SUCCESS;
+    if (rp__match_offer(st, op, &err)) {
+        unlock();
+        *out = first_error(pre, err);
+        return 1;
+    }
+    *out = first_error(pre, err);
+    return 0;
+}
+
+static CUresult eager_done(rp_stream *st, rp_op *op, CUresult pre, CUresult rc)
+{
+    if (st) {
+        if (rc == CUDA_SUCCESS)
+            rp__seg_append(st, op, RP_EAGER_WARMING_UP);
+        else
+            rp__op_free(op);
+        unlock();
+    }
+    return first_error(pre, rc);
+}
+
+/* A call on stream `s` that the engine does not capture. */
+static CUresult not_capturable_pre(CUstream s, int ptsz)
+{
+    lock();
+    rp__eng_stats.ops_seen[0]++;
+    count_eager(RP_EAGER_NOT_CAPTURABLE, 1);
+    rp_stream *st = stream_of(s, ptsz);
+    CUresult rc = st ? end_ordered(st, 1) : resolve_all_locked();
+    unlock();
+    return rc;
+}
+
+/* ---- capturable entry points ------------------------------------------------ */
+
+#define R rp__real
+
+static CUresult launch(CUfunction f, unsigned int gx, unsigned int gy, unsigned int gz,
+                       unsigned int bx, unsigned int by, unsigned int bz, unsigned int shmem,
+                       CUstream s, void **kp, void **extra, int ptsz)
+{
+    CUresult (*real)(CUfunction, unsigned int, unsigned int, unsigned int, unsigned int,
+                     unsigned int, unsigned int, unsigned int, CUstream, void **, void **) =
+        ptsz ? R.cuLaunchKernel_ptsz : R.cuLaunchKernel;
+    if (stepping_aside())
+        return real(f, gx, gy, gz, bx, by, bz, shmem, s, kp, extra);
+    rp_op op;
+    enum rp__eager_reason why = RP_EAGER_NOT_CAPTURABLE;
+    const unsigned int grid[3] = {gx, gy, gz}, block[3] = {bx, by, bz};
+    lock();
+    int recorded = rp__rec_kernel(&op, f, grid, block, shmem, kp, extra, &why) == 0;
+    unlock();
+    if (!recorded) {
+        CUresult pre = not_capturable_pre(s, ptsz);
+        lock();
+        rp__eng_stats.ops_eager[RP_EAGER_NOT_CAPTURABLE]--;
+        count_eager(why, 1);
+        unlock();
+        return first_error(pre, real(f, gx, gy, gz, bx, by, bz, shmem, s, kp, extra));
+    }
+    rp_stream *st;
+    CUresult pre;
+    if (capturable(s, ptsz, &op, &st, &pre))
+        return pre;
+    return eager_done(st, &op, pre, real(f, gx, gy, gz, bx, by, bz, shmem, s, kp, extra));
+}
+
+static CUresult CUDAAPI eng_cuLaunchKernel(CUfunction f, unsigned int gx, unsigned int gy,
+                                           unsigned int gz, unsigned int bx, unsigned int by,
+                                           unsigned int bz, unsigned int shmem, CUstream s,
+                                           void **kp, void **extra)
+{
+    return launch(f, gx, gy, gz, bx, by, bz, shmem, s, kp, extra, 0);
+}
+
+static CUresult CUDAAPI eng_cuLaunchKernel_ptsz(CUfunction f, unsigned int gx, unsigned int gy,
+                                                unsigned int gz, unsigned int bx,
+                                                unsigned int by, unsigned int bz,
+                                                unsigned int shmem, CUstream s, void **kp,
+                                                void **extra)
+{
+    return launch(f, gx, gy, gz, bx, by, bz, shmem, s, kp, extra, 1);
+}
+
+/* cuLaunchKernelEx: captured when it carries no attributes (an attribute
+ * we do not reproduce could change what the kernel does). */
+static CUresult launch_ex(const CUlaunchConfig *c, CUfunction f, void **kp, void **extra,
+                          int ptsz)
+{
+    CUresult (*real)(const CUlaunchConfig *, CUfunction, void **, void **) =
+        ptsz ? R.cuLaunchKernelEx_ptsz : R.cuLaunchKernelEx;
+    if (!c || c->numAttrs != 0 || stepping_aside()) {
+        CUresult pre = c && !stepping_aside() ? not_capturable_pre(c->hStream, ptsz) : CUDA_SUCCESS;
+        return first_error(pre, real(c, f, kp, extra));
+    }
+    rp_op op;
+    enum rp__eager_reason why = RP_EAGER_NOT_CAPTURABLE;
+    const unsigned int grid[3] = {c->gridDimX, c->gridDimY, c->gridDimZ};
+    const unsigned int block[3] = {c->blockDimX, c->blockDimY, c->blockDimZ};
+    lock();
+    int recorded = rp__rec_kernel(&op, f, grid, block, c->sharedMemBytes, kp, extra, &why) == 0;
+    unlock();
+    if (!recorded)
+        return first_error(not_capturable_pre(c->hStream, ptsz), real(c, f, kp, extra));
+    rp_stream *st;
+    CUresult pre;
+    if (capturable(c->hStream, ptsz, &op, &st, &pre))
+        return pre;
+    return eager_done(st, &op, pre, real(c, f, kp, extra));
+}
+
+static CUresult CUDAAPI eng_cuLaunchKernelEx(const CUlaunchConfig *c, CUfunction f, void **kp,
+                                             void **extra)
+{
+    return launch_ex(c, f, kp, extra, 0);
+}
+
+static CUresult CUDAAPI eng_cuLaunchKernelEx_ptsz(const CUlaunchConfig *c, CUfunction f,
+                                                  void **kp, void **extra)
+{
+    return launch_ex(c, f, kp, extra, 1);
+}
+
+/* Asynchronous host-to-device copy: captured with its bytes staged. */
+static CUresult htod_async(CUdeviceptr d, const void *h, size_t n, CUstream s, int ptsz)
+{
+    CUresult (*real)(CUdeviceptr, const void *, size_t, CUstream) =
+        ptsz ? R.cuMemcpyHtoDAsync_v2_ptsz : R.cuMemcpyHtoDAsync_v2;
+    if (stepping_aside())
+        return real(d, h, n, s);
+    if (n == 0 || n > MAX_STAGE_OP || !h)
+        return first_error(not_capturable_pre(s, ptsz), real(d, h, n, s));
+    rp_op op = {.kind = RP_OP_HTOD, .dst = d, .host = (void *)h, .bytes = n};
+    rp_stream *st;
+    CUresult pre;
+    if (capturable(s, ptsz, &op, &st, &pre))
+        return pre;
+    op.host = NULL; /* the program's buffer: not kept past the call */
+    return eager_done(st, &op, pre, real(d, h, n, s));
+}
+
+static CUresult CUDAAPI eng_cuMemcpyHtoDAsync_v2(CUdeviceptr d, const void *h, size_t n, CUstream s)
+{
+    return htod_async(d, h, n, s, 0);
+}
+
+static CUresult CUDAAPI eng_cuMemcpyHtoDAsync_v2_ptsz(CUdeviceptr d, const void *h, size_t n,
+                                                      CUstream s)
+{
+    return htod_async(d, h, n, s, 1);
+}
+
+/* Asynchronous device-to-host copy: captured into pinned memory only; into
+ * pageable memory it synchronises the host, so it is a global boundary. */
+static CUresult dtoh_async(void *h, CUdeviceptr d, size_t n, CUstream s, int ptsz)
+{
+    CUresult (*real)(void *, CUdeviceptr, size_t, CUstream) =
+        ptsz ? R.cuMemcpyDtoHAsync_v2_ptsz : R.cuMemcpyDtoHAsync_v2;
+    if (stepping_aside())
+        return real(h, d, n, s);
+    lock();
+    int pinned = n && rp__rec_is_pinned(h);
+    unlock();
+    if (!pinned) {
+        CUresult pre = boundary_global();
+        return first_error(pre, real(h, d, n, s));
+    }
+    rp_op op = {.kind = RP_OP_DTOH, .host = h, .src = d, .bytes = n};
+    rp_stream *st;
+    CUresult pre;
+    if (capturable(s, ptsz, &op, &st, &pre))
+        return pre;
+    return eager_done(st, &op, pre, real(h, d, n, s));
+}
+
+static CUresult CUDAAPI eng_cuMemcpyDtoHAsync_v2(void *h, CUdeviceptr d, size_t n, CUstream s)
+{
+    return dtoh_async(h, d, n, s, 0);
+}
+
+static CUresult CUDAAPI eng_cuMemcpyDtoHAsync_v2_ptsz(void *h, CUdeviceptr d, size_t n, CUstream s)
+{
+    return dtoh_async(h, d, n, s, 1);
+}
+
+/* Device-to-device copies, asynchronous and synchronous forms: neither
+ * synchronises the host. The synchronous forms run on the legacy stream
+ * (the per-thread stream for _ptds). */
+static CUresult dtod_common(CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream s, int ptsz,
+                            CUresult (*real_async)(CUdeviceptr, CUdeviceptr, size_t, CUstream),
+                            CUresult (*real_sync)(CUdeviceptr, CUdeviceptr, size_t))
+{
+#define DTOD_REAL() (real_sync ? real_sync(dst, src, n) : real_async(dst, src, n, s))
+    if (stepping_aside())
+        return DTOD_REAL();
+    if (n == 0)
+        return first_error(not_capturable_pre(s, ptsz), DTOD_REAL());
+    rp_op op = {.kind = RP_OP_DTOD, .dst = dst, .src = src, .bytes = n};
+    rp_stream *st;
+    CUresult pre;
+    if (capturable(s, ptsz, &op, &st, &pre))
+        return pre;
+    return eager_done(st, &op, pre, DTOD_REAL());
+#undef DTOD_REAL
+}
+
+static CUresult CUDAAPI eng_cuMemcpyDtoDAsync_v2(CUdeviceptr d, CUdeviceptr s_, size_t n, CUstream s)
+{
+    return dtod_common(d, s_, n, s, 0, R.cuMemcpyDtoDAsync_v2, NULL);
+}
+
+static CUresult CUDAAPI eng_cuMemcpyDtoDAsync_v2_ptsz(CUdeviceptr d, CUdeviceptr s_, size_t n,
+                                                      CUstream s)
+{
+    return dtod_common(d, s_, n, s, 1, R.cuMemcpyDtoDAsync_v2_ptsz, NULL);
+}
+
+static CUresult CUDAAPI eng_cuMemcpyDtoD_v2(CUdeviceptr d, CUdeviceptr s_, size_t n)
+{
+    return dtod_common(d, s_, n, NULL, 0, NULL, R.cuMemcpyDtoD_v2);
+}
+
+static CUresult CUDAAPI eng_cuMemcpyDtoD_v2_ptds(CUdeviceptr d, CUdeviceptr s_, size_t n)
+{
+    return dtod_common(d, s_, n, NULL, 1, NULL, R.cuMemcpyDtoD_v2_ptds);
+}
+
+/* Memsets of device memory (a memset of host memory synchronises: global
+ * boundary). */
+static CUresult memset_common(CUdeviceptr d, unsigned int v, size_t n, unsigned int elem,
+                              CUstream s, int ptsz, CUresult (*issue)(CUdeviceptr, unsigned int,
+                                                                       size_t, CUstream, void *),
+                              void *real)
+{
+    if (stepping_aside())
+        return issue(d, v, n, s, real);
+    unsigned int type = 0;
+    lock();
+    int device = n && rp__aux.cuPointerGetAttribute(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, d) ==
+                          CUDA_SUCCESS && type == CU_MEMORYTYPE_DEVICE;
+    unlock();
+    if (!device)
+        return first_error(boundary_global(), issue(d, v, n, s, real));
+    rp_op op = {.kind = RP_OP_MEMSET, .dst = d, .value = v, .bytes = n, .elem = elem};
+    rp_stream *st;
+    CUresult pre;
+    if (capturable(s, ptsz, &op, &st, &pre))
+        return pre;
+    return eager_done(st, &op, pre, issue(d, v, n, s, real));
+}
+
+#define MEMSET_PAIR(bits, type)                                                                 \
+    static CUresult issue_sync_##bits(CUdeviceptr d, unsigned int v, size_t n, CUstream s,      \
+                                      void *real)                                               \
+    {                                                                                           \
+        (void)s;                                                                                \
+        return ((CUresult(*)(CUdeviceptr, type, size_t))real)(d, (type)v, n);                   \
+    }                                                                                           \
+    static CUresult issue_async_##bits(CUdeviceptr d, unsigned int v, size_t n, CUstream s,     \
+                                       void *real)                                              \
+    {                                                                                           \
+        return ((CUresult(*)(CUdeviceptr, type, size_t, CUstream))real)(d, (type)v, n, s);      \
+    }                                                                                           \
+    static CUresult CUDAAPI eng_cuMemsetD##bits##_v2(CUdeviceptr d, type v, size_t n)           \
+    {                                                                                           \
+        return memset_common(d, v, n, bits / 8, NULL, 0, issue_sync_##bits,                     \
+                             (void *)R.cuMemsetD##bits##_v2);                                   \
+    }                                                                                           \
+    static CUresult CUDAAPI eng_cuMemsetD##bits##_v2_ptds(CUdeviceptr d, type v, size_t n)      \
+    {                                                                                           \
+        return memset_common(d, v, n, bits / 8, NULL, 1, issue_sync_##bits,                     \
+                             (void *)R.cuMemsetD##bits##_v2_ptds);                              \
+    }                                                                                           \
+    static CUresult CUDAAPI eng_cuMemsetD##bits##Async(CUdeviceptr d, type v, size_t n,         \
+                                                       CUstream s)                              \
+    {                                                                                           \
+        return memset_common(d, v, n, bits / 8, s, 0, issue_async_##bits,                       \
+                             (void *)R.cuMemsetD##bits##Async);                                 \
+    }                                                                                           \
+    static CUresult CUDAAPI eng_cuMemsetD##bits##Async_ptsz(CUdeviceptr d, type v, size_t n,    \
+                                                            CUstream s)                         \
+    {                                                                                           \
+        return memset_common(d, v, n, bits / 8, s, 1, issue_async_##bits,                       \
+                             (void *)R.cuMemsetD##bits##Async_ptsz);                            \
+    }
+MEMSET_PAIR(8, unsigned char)
+MEMSET_PAIR(16, unsigned short)
+MEMSET_PAIR(32, unsigned int)
+
+/* ---- stream-scoped boundaries ---------------------------------------------- */
+
+#define STREAM_BOUNDARY(name, ptsz, sig, args, streamarg)                                       \
+    static CUresult CUDAAPI eng_##name sig                                                      \
+    {                                                                                           \
+        if (stepping_aside())                                                                   \
+            return R.name args;                                                                 \
+        CUresult pre = boundary_stream(streamarg, ptsz);                                        \
+        return first_error(pre, R.name args);                                                   \
+    }
+
+STREAM_BOUNDARY(cuStreamSynchronize, 0, (CUstream s), (s), s)
+STREAM_BOUNDARY(cuStreamSynchronize_ptsz, 1, (CUstream s), (s), s)
+STREAM_BOUNDARY(cuStreamQuery, 0, (CUstream s), (s), s)
+STREAM_BOUNDARY(cuStreamQuery_ptsz, 1, (CUstream s), (s), s)
+STREAM_BOUNDARY(cuEventRecord, 0, (CUevent e, CUstream s), (e, s), s)
+STREAM_BOUNDARY(cuEventRecord_ptsz, 1, (CUevent e, CUstream s), (e, s), s)
+STREAM_BOUNDARY(cuEventRecordWithFlags, 0, (CUevent e, CUstream s, unsigned int f), (e, s, f), s)
+STREAM_BOUNDARY(cuEventRecordWithFlags_ptsz, 1, (CUevent e, CUstream s, unsigned int f), (e, s, f), s)
+STREAM_BOUNDARY(cuStreamWaitEvent, 0, (CUstream s, CUevent e, unsigned int f), (s, e, f), s)
+STREAM_BOUNDARY(cuStreamWaitEvent_ptsz, 1, (CUstream s, CUevent e, unsigned int f), (s, e, f), s)
+STREAM_BOUNDARY(cuLaunchHostFunc, 0, (CUstream s, CUhostFn fn, void *u), (s, fn, u), s)
+STREAM_BOUNDARY(cuLaunchHostFunc_ptsz, 1, (CUstream s, CUhostFn fn, void *u), (s, fn, u), s)
+
+/* ---- global boundaries with side effects ------------------------------------ */
+
+/* cuCtxSynchronize from another thread would invalidate an open capture
+ * window of ours: it waits on the gate while it runs. */
+static CUresult CUDAAPI eng_cuCtxSynchronize(void)
+{
+    if (stepping_aside())
+        return R.cuCtxSynchronize();
+    CUresult pre = boundary_global();
+    pthread_rwlock_rdlock(&gate);
+    CUresult rc = R.cuCtxSynchronize();
+    pthread_rwlock_unlock(&gate);
+    return first_error(pre, rc);
+}
+
+static CUresult CUDAAPI eng_cuCtxSynchronize_v2(CUcontext c)
+{
+    if (stepping_aside())
+        return R.cuCtxSynchronize_v2(c);
+    CUresult pre = boundary_global();
+    pthread_rwlock_rdlock(&gate);
+    CUresult rc = R.cuCtxSynchronize_v2(c);
+    pthread_rwlock_unlock(&gate);
+    return first_error(pre, rc);
+}
+
+/* The program begins its own capture: resolve everything first, then step
+ * aside until it ends (DESIGN.md §2.5). */
+static void prog_capture_begun(CUresult rc)
+{
+    if (rc == CUDA_SUCCESS)
+        atomic_fetch_add(&prog_captures, 1);
+}
+
+static void prog_capture_ended(CUresult rc)
+{
+    /* 908 (wrong thread) and ILLEGAL_STATE (not capturing) leave things as
+     * they were; any other outcome closed the capture. */
+    if (rc != CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD && rc != CUDA_ERROR_ILLEGAL_STATE &&
+        atomic_load(&prog_captures) > 0)
+        atomic_fetch_sub(&prog_captures, 1);
+}
+
+#define BEGIN_CAPTURE(name, sig, args)                                                          \
+    static CUresult CUDAAPI eng_##name sig                                                      \
+    {                                                                                           \
+        CUresult pre = stepping_aside() ? CUDA_SUCCESS : boundary_global();                     \
+        CUresult rc = R.name args;                                                              \
+        prog_capture_begun(rc);                                                                 \
+        return first_error(pre, rc);                                                            \
+    }
+BEGIN_CAPTURE(cuStreamBeginCapture, (CUstream s), (s))
+BEGIN_CAPTURE(cuStreamBeginCapture_ptsz, (CUstream s), (s))
+BEGIN_CAPTURE(cuStreamBeginCapture_v2, (CUstream s, CUstreamCaptureMode m), (s, m))
+BEGIN_CAPTURE(cuStreamBeginCapture_v2_ptsz, (CUstream s, CUstreamCaptureMode m), (s, m))
+BEGIN_CAPTURE(cuStreamBeginCaptureToGraph, RP_SIG_CAPTURE_TO_GRAPH, RP_ARGS_CAPTURE_TO_GRAPH)
+BEGIN_CAPTURE(cuStreamBeginCaptureToGraph_ptsz, RP_SIG_CAPTURE_TO_GRAPH, RP_ARGS_CAPTURE_TO_GRAPH)
+
+static CUresult CUDAAPI eng_cuStreamEndCapture(CUstream s, CUgraph *g)
+{
+    CUresult rc = R.cuStreamEndCapture(s, g);
+    prog_capture_ended(rc);
+    return rc;
+}
+
+static CUresult CUDAAPI eng_cuStreamEndCapture_ptsz(CUstream s, CUgraph *g)
+{
+    CUresult rc = R.cuStreamEndCapture_ptsz(s, g);
+    prog_capture_ended(rc);
+    return rc;
+}
+
+static CUresult CUDAAPI eng_cuLibraryGetKernel(CUkernel *k, CUlibrary lib, const char *name)
+{
+    CUresult rc = R.cuLibraryGetKernel(k, lib, name);
+    if (rc == CUDA_SUCCESS && k) {
+        lock();
+        rp__rec_note_kernel(*k);
+        unlock();
+    }
+    return rc;
+}
+
+/* Teardown of what graphs refer to (contexts, modules, libraries): every
+ * graph and every stream is forgotten first, while the handles still live. */
+#define TEARDOWN(name, sig, args)                                                               \
+    static CUresult CUDAAPI eng_##name sig                                                      \
+    {                                                                                           \
+        if (stepping_aside())                                                                   \
+            return R.name args;                                                                 \
+        lock();                                                                                 \
+        CUresult pre = resolve_all_locked();                                                    \
+        forget_all_locked();                                                                    \
+        unlock();                                                                               \
+        pthread_rwlock_rdlock(&gate);                                                           \
+        CUresult rc = R.name args;                                                              \
+        pthread_rwlock_unlock(&gate);                                                           \
+        return first_error(pre, rc);                                                            \
+    }
+TEARDOWN(cuCtxDestroy, (CUcontext c), (c))
+TEARDOWN(cuCtxDestroy_v2, (CUcontext c), (c))
+TEARDOWN(cuDevicePrimaryCtxRelease, (CUdevice d), (d))
+TEARDOWN(cuDevicePrimaryCtxRelease_v2, (CUdevice d), (d))
+TEARDOWN(cuDevicePrimaryCtxReset, (CUdevice d), (d))
+TEARDOWN(cuDevicePrimaryCtxReset_v2, (CUdevice d), (d))
+TEARDOWN(cuModuleUnload, (CUmodule m), (m))
+TEARDOWN(cuLibraryUnload, (CUlibrary l), (l))
+
+/* ---- everything else: global boundaries, generated ------------------------ */
+
+#define X(name, params, args)                                                                   \
+    static CUresult CUDAAPI engb_##name params                                                  \
+    {                                                                                           \
+        if (stepping_aside())                                                                   \
+            return R.name args;                                                                 \
+        CUresult pre = boundary_global();                                                       \
+        return first_error(pre, R.name args);                                                   \
+    }
+RP_ENTRIES(X)
+#undef X
+
+/* Entries that neither order nor observe the device's work: forwarded as
+ * they are (handle lookups, the program's capture-status queries). */
+static int plain_forward(enum rp__entry id)
+{
+    switch (id) {
+    case RP_E_cuInit:
+    case RP_E_cuGetProcAddress:
+    case RP_E_cuGetProcAddress_v2:
+    case RP_E_cuModuleGetFunction:
+    case RP_E_cuKernelGetFunction:
+    case RP_E_cuStreamIsCapturing:
+    case RP_E_cuStreamIsCapturing_ptsz:
+    case RP_E_cuStreamGetCaptureInfo:
+    case RP_E_cuStreamGetCaptureInfo_ptsz:
+    case RP_E_cuStreamGetCaptureInfo_v2:
+    case RP_E_cuStreamGetCaptureInfo_v2_ptsz:
+    case RP_E_cuStreamGetCaptureInfo_v3:
+    case RP_E_cuStreamGetCaptureInfo_v3_ptsz:
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+static void resolve_aux(void)
+{
+    rp__dlsym_fn sym = rp__dlsym_real();
+#define X(name, params) rp__aux.name = rp__driver_handle ? (CUresult(CUDAAPI *) params)sym(rp__driver_handle, #name) : NULL;
+    RP_AUX_ENTRIES(X)
+#undef X
+}
+
+static int aux_complete(void)
+{
+#define X(name, params) if (!rp__aux.name) return 0;
+    RP_AUX_ENTRIES(X)
+#undef X
+    return 1;
+}
+
+void rp__engine_install(struct rp__driver *core, const struct rp__driver *real)
+{
+    (void)real;
+    if (!rp__aux.cuLaunchKernel)
+        resolve_aux();
+    if (!aux_complete()) {
+        rp__warn("the driver lacks entry points the capture engine needs; forwarding only");
+        return;
+    }
+    if (rp__det_init(&rp__det, rp__eng_cfg.table_size, rp__eng_cfg.warmup, rp__eng_cfg.min_ops,
+                     rp__eng_cfg.max_ops) != 0) {
+        rp__warn("out of memory for the detector table; forwarding only");
+        return;
+    }
+    /* Global boundaries first, for every entry that is interposed... */
+#define X(name, params, args)                                                                   \
+    if (core->name && !plain_forward(RP_E_##name))                                              \
+        core->name = engb_##name;
+    RP_ENTRIES(X)
+#undef X
+    /* ...then the entries with their own behaviour. */
+#define SET(name)                                                                               \
+    if (core->name)                                                                             \
+        core->name = eng_##name;
+    SET(cuLaunchKernel) SET(cuLaunchKernel_ptsz) SET(cuLaunchKernelEx) SET(cuLaunchKernelEx_ptsz)
+    SET(cuMemcpyHtoDAsync_v2) SET(cuMemcpyHtoDAsync_v2_ptsz)
+    SET(cuMemcpyDtoHAsync_v2) SET(cuMemcpyDtoHAsync_v2_ptsz)
+    SET(cuMemcpyDtoDAsync_v2) SET(cuMemcpyDtoDAsync_v2_ptsz)
+    SET(cuMemcpyDtoD_v2) SET(cuMemcpyDtoD_v2_ptds)
+    SET(cuMemsetD8_v2) SET(cuMemsetD8_v2_ptds) SET(cuMemsetD8Async) SET(cuMemsetD8Async_ptsz)
+    SET(cuMemsetD16_v2) SET(cuMemsetD16_v2_ptds) SET(cuMemsetD16Async) SET(cuMemsetD16Async_ptsz)
+    SET(cuMemsetD32_v2) SET(cuMemsetD32_v2_ptds) SET(cuMemsetD32Async) SET(cuMemsetD32Async_ptsz)
+    SET(cuStreamSynchronize) SET(cuStreamSynchronize_ptsz) SET(cuStreamQuery) SET(cuStreamQuery_ptsz)
+    SET(cuEventRecord) SET(cuEventRecord_ptsz) SET(cuEventRecordWithFlags) SET(cuEventRecordWithFlags_ptsz)
+    SET(cuStreamWaitEvent) SET(cuStreamWaitEvent_ptsz) SET(cuLaunchHostFunc) SET(cuLaunchHostFunc_ptsz)
+    SET(cuCtxSynchronize) SET(cuCtxSynchronize_v2)
+    SET(cuStreamBeginCapture) SET(cuStreamBeginCapture_ptsz) SET(cuStreamBeginCapture_v2)
+    SET(cuStreamBeginCapture_v2_ptsz) SET(cuStreamBeginCaptureToGraph) SET(cuStreamBeginCaptureToGraph_ptsz)
+    SET(cuStreamEndCapture) SET(cuStreamEndCapture_ptsz)
+    SET(cuLibraryGetKernel)
+    SET(cuCtxDestroy) SET(cuCtxDestroy_v2) SET(cuDevicePrimaryCtxRelease) SET(cuDevicePrimaryCtxRelease_v2)
+    SET(cuDevicePrimaryCtxReset) SET(cuDevicePrimaryCtxReset_v2) SET(cuModuleUnload) SET(cuLibraryUnload)
+#undef SET
+}
+
+void rp__engine_setup(struct rp__driver *core, const struct rp__driver *real)
+{
+    rp__eng_cfg.warmup = (unsigned int)rp__option(RP_OPTION_WARMUP).count;
+    rp__eng_cfg.min_ops = rp__option(RP_OPTION_MIN_OPS).count;
+    rp__eng_cfg.max_ops = rp__option(RP_OPTION_MAX_OPS).count;
+    rp__eng_cfg.max_graphs = rp__option(RP_OPTION_MAX_GRAPHS).count;
+    rp__eng_cfg.table_size = rp__option(RP_OPTION_TABLE).count;
+    rp__engine_install(core, real);
+}
+
+struct rp__engine_stats rp__engine_stats_snapshot(void)
+{
+    lock();
+    struct rp__engine_stats s = rp__eng_stats;
+    unlock();
+    return s;
+}

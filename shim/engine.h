@@ -1,0 +1,210 @@
+/* engine.h - internal interfaces of the capture engine (DESIGN.md §1-§5):
+ * the recorder turns intercepted calls into op records (recorder.c), the
+ * engine keeps per-stream segments and decides boundaries (engine.c), the
+ * capture module turns a segment into an executable graph under the
+ * lifecycle rules (capture.c), and the matcher defers, replays or flushes
+ * (replay.c). Everything here runs under the engine lock, and reaches the
+ * driver only through the real-entry table and the auxiliary table below. */
+#ifndef REPRISE_ENGINE_H
+#define REPRISE_ENGINE_H
+
+#include "shim.h"
+
+#include <pthread.h>
+
+#include "detector.h"
+#include "lifecycle.h"
+#include "oprecord.h"
+
+/* Driver entry points the engine calls but does not interpose. */
+#define RP_AUX_ENTRIES(X)                                                                    \
+    X(cuGraphInstantiateWithFlags, (CUgraphExec * e, CUgraph g, unsigned long long flags))   \
+    X(cuGraphLaunch, (CUgraphExec e, CUstream s))                                            \
+    X(cuGraphLaunch_ptsz, (CUgraphExec e, CUstream s))                                       \
+    X(cuGraphExecDestroy, (CUgraphExec e))                                                   \
+    X(cuGraphDestroy, (CUgraph g))                                                           \
+    X(cuGraphGetNodes, (CUgraph g, CUgraphNode * nodes, size_t * n))                         \
+    X(cuGraphNodeGetType, (CUgraphNode n, CUgraphNodeType * t))                              \
+    X(cuStreamCreate, (CUstream * s, unsigned int flags))                                    \
+    X(cuStreamGetCtx, (CUstream s, CUcontext * c))                                           \
+    X(cuStreamGetFlags, (CUstream s, unsigned int *flags))                                   \
+    X(cuEventCreate, (CUevent * e, unsigned int flags))                                      \
+    X(cuEventDestroy_v2, (CUevent e))                                                        \
+    X(cuEventSynchronize, (CUevent e))                                                       \
+    X(cuEventRecord, (CUevent e, CUstream s))                                                \
+    X(cuPointerGetAttribute, (void *data, CUpointer_attribute a, CUdeviceptr p))             \
+    X(cuFuncGetParamInfo, (CUfunction f, size_t i, size_t * off, size_t * size))             \
+    X(cuKernelGetParamInfo, (CUkernel k, size_t i, size_t * off, size_t * size))             \
+    X(cuFuncGetName, (const char **name, CUfunction f))                                      \
+    X(cuKernelGetName, (const char **name, CUkernel k))                                      \
+    X(cuCtxGetCurrent, (CUcontext * c))                                                      \
+    X(cuLaunchKernel, (CUfunction f, unsigned int gx, unsigned int gy, unsigned int gz,      \
+                       unsigned int bx, unsigned int by, unsigned int bz, unsigned int shmem, \
+                       CUstream s, void **params, void **extra))                             \
+    X(cuMemcpyHtoDAsync_v2, (CUdeviceptr d, const void *h, size_t n, CUstream s))            \
+    X(cuMemcpyDtoHAsync_v2, (void *h, CUdeviceptr d, size_t n, CUstream s))                  \
+    X(cuMemcpyDtoDAsync_v2, (CUdeviceptr d, CUdeviceptr s_, size_t n, CUstream s))           \
+    X(cuMemsetD8Async, (CUdeviceptr d, unsigned char v, size_t n, CUstream s))               \
+    X(cuMemsetD16Async, (CUdeviceptr d, unsigned short v, size_t n, CUstream s))             \
+    X(cuMemsetD32Async, (CUdeviceptr d, unsigned int v, size_t n, CUstream s))               \
+    X(cuStreamBeginCapture_v2, (CUstream s, CUstreamCaptureMode mode))                       \
+    X(cuStreamEndCapture, (CUstream s, CUgraph * g))                                         \
+    X(cuMemHostAlloc, (void **p, size_t n, unsigned int flags))                              \
+    X(cuMemFreeHost, (void *p))
+
+struct rp__aux {
+#define X(name, params) CUresult(CUDAAPI *name) params;
+    RP_AUX_ENTRIES(X)
+#undef X
+};
+
+/* Engine settings, from the options table. */
+struct rp__engine_config {
+    unsigned int warmup;   /* REPRISE_WARMUP */
+    size_t min_ops;        /* REPRISE_MIN_OPS */
+    size_t max_ops;        /* REPRISE_MAX_OPS */
+    size_t max_graphs;     /* REPRISE_MAX_GRAPHS: sequences with a graph, in all */
+    size_t table_size;     /* detector slots */
+};
+
+/* Why an op ran eagerly (stats). */
+enum rp__eager_reason {
+    RP_EAGER_WARMING_UP,     /* its segment had not been seen warmup times yet */
+    RP_EAGER_NOT_CAPTURABLE, /* a call the engine does not capture */
+    RP_EAGER_SHORT,          /* its segment was shorter than REPRISE_MIN_OPS */
+    RP_EAGER_DIVERGED,       /* deferred, then the sequence diverged: flushed */
+    RP_EAGER_CAPTURE_FAILED, /* its segment's capture failed (backing off) */
+    RP_EAGER_BOUND,          /* a bound was hit (ops, graphs, table, memory) */
+    RP_EAGER_PROGRAM_CAPTURE,/* the program was capturing itself */
+    RP_EAGER_NO_LAYOUT,      /* the kernel's parameter layout cannot be read */
+    RP_EAGER_REASON_COUNT
+};
+extern const char *const rp__eager_reason_names[RP_EAGER_REASON_COUNT];
+
+/* A sequence: a segment with an executable graph. */
+typedef struct rp_seq {
+    rp_det_entry *det;      /* the detector's entry: holds the recorded ops */
+    CUcontext ctx;
+    CUgraphExec exec;
+    rp_lc_sealed sealed;    /* graph + staging, released together */
+    size_t *stage_of;       /* per op: staging index (HtoD ops), else SIZE_MAX */
+    CUevent done;           /* recorded after each launch that reads staging */
+    int done_pending;
+    uint64_t replays;
+    uint64_t divergences;
+    uint64_t last_use;
+    unsigned int id;
+    int broken;             /* its launch failed: no longer offered, dropped later */
+} rp_seq;
+
+#define RP_MAX_CANDIDATES 8
+
+/* One stream as the engine sees it. */
+typedef struct rp_stream {
+    int used;
+    CUstream handle;        /* normalised: CU_STREAM_LEGACY, CU_STREAM_PER_THREAD or a created handle */
+    pthread_t tid;          /* the owning thread, for the per-thread stream */
+    CUcontext ctx;
+    int legacy, blocking;
+    /* the segment being learnt: eager ops since the last boundary */
+    rp_op *seg;
+    size_t nseg, capseg;
+    int seg_overflow;
+    size_t seg_diverged;    /* ops of the segment that were flushed after a divergence */
+    /* the matcher: ops deferred while they match candidate sequences */
+    rp_op *def;
+    size_t ndef, capdef;
+    rp_seq *cand[RP_MAX_CANDIDATES];
+    size_t ncand;
+    rp_seq *complete;       /* longest candidate fully matched so far */
+} rp_stream;
+
+/* Per-context engine state. */
+typedef struct rp_ctxstate {
+    CUcontext ctx;
+    CUstream priv;          /* the private capture stream (non-blocking) */
+    rp_lc_ctx lc;
+    rp_lc_window win;
+} rp_ctxstate;
+
+struct rp__engine_stats {
+    uint64_t ops_seen[6];   /* by rp_op_kind (index 0: not capturable) */
+    uint64_t ops_replayed;
+    uint64_t ops_eager[RP_EAGER_REASON_COUNT];
+    uint64_t segments;
+    uint64_t replays;
+    uint64_t replay_failures;
+    uint64_t divergences;
+    uint64_t graphs_captured;
+    uint64_t capture_failures;
+    uint64_t graphs_dropped;
+    uint64_t bound_hits;
+    uint64_t capture_ns, instantiate_ns;
+    uint64_t staging_bytes;
+};
+
+/* ---- engine.c ------------------------------------------------------------- */
+extern struct rp__aux rp__aux;
+extern struct rp__engine_config rp__eng_cfg;
+extern struct rp__engine_stats rp__eng_stats;
+extern rp_detector rp__det;
+extern pthread_mutex_t rp__eng_lock;
+
+/* Install the engine's members into `core` (when reprise is enabled). */
+void rp__engine_install(struct rp__driver *core, const struct rp__driver *real);
+/* Resolve deferred work everywhere and end every segment (exit, global
+ * boundaries). Returns the first error a flushed call returned. */
+CUresult rp__engine_resolve_all(void);
+/* Append the engine's section of the stats report. */
+struct rp__engine_stats rp__engine_stats_snapshot(void);
+
+/* ---- recorder.c ----------------------------------------------------------- */
+/* Remember that `k` is a CUkernel (from cuLibraryGetKernel). */
+void rp__rec_note_kernel(CUkernel k);
+/* Fill `op` for a kernel launch; the parameter bytes go to `op->params`
+ * (malloc'd; the caller owns the record). Returns 0, or an eager reason
+ * when the launch cannot be recorded (op untouched). */
+int rp__rec_kernel(rp_op *op, CUfunction f, const unsigned int grid[3],
+                   const unsigned int block[3], unsigned int shmem, void **kernelParams,
+                   void **extra, enum rp__eager_reason *why);
+/* Re-issue a recorded kernel launch on `stream` through the real driver. */
+CUresult rp__rec_issue(const rp_op *op, CUstream stream, const void *staged);
+/* The kernel name of a record ("" if unknown); for stats. */
+const char *rp__rec_kernel_name(const rp_op *op);
+/* Is `host` pinned (page-locked) memory the driver knows? */
+int rp__rec_is_pinned(const void *host);
+void rp__rec_reset(void);
+
+/* ---- capture.c ------------------------------------------------------------ */
+/* Capture the segment of detector entry `e` into a new sequence. Returns the
+ * sequence, or NULL (the reason counted and logged once). */
+rp_seq *rp__capture(rp_ctxstate *cs, rp_det_entry *e);
+void rp__seq_destroy(rp_seq *s);
+rp_ctxstate *rp__ctxstate(CUcontext ctx);
+
+/* ---- replay.c ------------------------------------------------------------- */
+/* Offer a recorded capturable op to the matcher. Returns 1 when the op was
+ * deferred (the record now belongs to the stream), 0 when it must run
+ * eagerly now (anything deferred before it was resolved first). */
+int rp__match_offer(rp_stream *st, rp_op *op, CUresult *err);
+/* Resolve what is deferred on `st`: replay a complete match, flush the
+ * rest eagerly in order. Returns the first error of a flushed call. */
+CUresult rp__match_resolve(rp_stream *st);
+/* All sequences with a graph, for candidate search and eviction. */
+extern rp_seq **rp__seqs;
+extern size_t rp__nseqs;
+void rp__seqs_add(rp_seq *s);
+void rp__seqs_drop_all(void);
+
+/* Issue one recorded op eagerly on its own stream (flush). */
+CUresult rp__issue_eager(const rp_op *op);
+
+/* engine.c: the learning segment of a stream. */
+/* Append an eagerly executed op to the stream's segment (the record moves
+ * into the segment; `op` is zeroed). */
+void rp__seg_append(rp_stream *st, rp_op *op, enum rp__eager_reason pending);
+/* The ops before a replay are not contiguous with those after it: the
+ * segment learnt so far ends here. */
+void rp__seg_cut(rp_stream *st);
+
+#endif

@@ -1,0 +1,254 @@
+/* recorder.c - turns an intercepted launch into an op record: the kernel's
+ * parameter layout (cuFuncGetParamInfo / cuKernelGetParamInfo, cached per
+ * handle), the parameter bytes packed like an `extra` buffer with padding
+ * zeroed (so equal arguments give equal bytes), and the CUkernel handles the
+ * program obtained from cuLibraryGetKernel (no driver call tells the two
+ * handle kinds apart). Also re-issues a record through the real driver.
+ * Runs under the engine lock. */
+#include "engine.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define RP_MAX_PARAMS 128
+#define LAYOUT_SLOTS 1024 /* a power of two */
+#define KERNEL_SLOTS 1024
+
+typedef struct layout {
+    const void *handle;   /* NULL: free slot */
+    int ok;               /* 0: the layout cannot be read */
+    uint32_t n, total;
+    uint32_t off[RP_MAX_PARAMS], size[RP_MAX_PARAMS];
+    char name[64];
+} layout;
+
+static layout *layouts;          /* LAYOUT_SLOTS, allocated on first use */
+static const void *kernels[KERNEL_SLOTS];
+static size_t nkernels;
+
+static size_t slot_of(const void *p, size_t mask)
+{
+    uint64_t h = rp__hash_u64(RP_HASH_SEED, (uint64_t)(uintptr_t)p);
+    return (size_t)h & mask;
+}
+
+void rp__rec_note_kernel(CUkernel k)
+{
+    if (!k || nkernels >= KERNEL_SLOTS / 2) {
+        if (k)
+            rp__eng_stats.bound_hits++;
+        return;
+    }
+    size_t i = slot_of(k, KERNEL_SLOTS - 1);
+    while (kernels[i] && kernels[i] != k)
+        i = (i + 1) & (KERNEL_SLOTS - 1);
+    if (!kernels[i]) {
+        kernels[i] = k;
+        nkernels++;
+    }
+}
+
+static int is_kernel_handle(const void *f)
+{
+    size_t i = slot_of(f, KERNEL_SLOTS - 1);
+    while (kernels[i]) {
+        if (kernels[i] == f)
+            return 1;
+        i = (i + 1) & (KERNEL_SLOTS - 1);
+    }
+    return 0;
+}
+
+/* Read a function's layout by walking parameter indices until the driver
+ * says INVALID_VALUE (there is no count call). Anything else, or more than
+ * RP_MAX_PARAMS parameters, leaves the layout unreadable. */
+static void read_layout(layout *L, const void *f, int kernel)
+{
+    memset(L, 0, sizeof *L);
+    L->handle = f;
+    CUresult (*info)(const void *, size_t, size_t *, size_t *) =
+        kernel ? (CUresult(*)(const void *, size_t, size_t *, size_t *))rp__aux.cuKernelGetParamInfo
+               : (CUresult(*)(const void *, size_t, size_t *, size_t *))rp__aux.cuFuncGetParamInfo;
+    if (!info)
+        return;
+    for (size_t i = 0;; i++) {
+        size_t off = 0, size = 0;
+        CUresult rc = info(f, i, &off, &size);
+        if (rc == CUDA_ERROR_INVALID_VALUE)
+            break;
+        if (rc != CUDA_SUCCESS || i >= RP_MAX_PARAMS || off + size > (1u << 16))
+            return;
+        L->off[i] = (uint32_t)off;
+        L->size[i] = (uint32_t)size;
+        if (off + size > L->total)
+            L->total = (uint32_t)(off + size);
+        L->n = (uint32_t)i + 1;
+    }
+    const char *name = NULL;
+    if (kernel && rp__aux.cuKernelGetName)
+        rp__aux.cuKernelGetName(&name, (CUkernel)f);
+    else if (!kernel && rp__aux.cuFuncGetName)
+        rp__aux.cuFuncGetName(&name, (CUfunction)f);
+    if (name)
+        snprintf(L->name, sizeof L->name, "%s", name);
+    L->ok = 1;
+}
+
+static layout *layout_of(const void *f, int kernel)
+{
+    if (!layouts) {
+        layouts = calloc(LAYOUT_SLOTS, sizeof *layouts);
+        if (!layouts)
+            return NULL;
+    }
+    size_t i = slot_of(f, LAYOUT_SLOTS - 1);
+    for (size_t probes = 0; probes < LAYOUT_SLOTS; probes++) {
+        layout *L = &layouts[i];
+        if (L->handle == f)
+            return L;
+        if (!L->handle) {
+            read_layout(L, f, kernel);
+            if (!L->ok) {
+                const char *n = L->name[0] ? L->name : "?";
+                rp__info("kernel %p (%s): parameter layout unreadable; its launches run eagerly", f, n);
+            }
+            return L;
+        }
+        i = (i + 1) & (LAYOUT_SLOTS - 1);
+    }
+    rp__eng_stats.bound_hits++;
+    return NULL;
+}
+
+int rp__rec_kernel(rp_op *op, CUfunction f, const unsigned int grid[3],
+                   const unsigned int block[3], unsigned int shmem, void **kernelParams,
+                   void **extra, enum rp__eager_reason *why)
+{
+    int kernel = is_kernel_handle(f);
+    layout *L = layout_of(f, kernel);
+    if (!L) {
+        *why = RP_EAGER_BOUND;
+        return -1;
+    }
+    if (!L->ok) {
+        *why = RP_EAGER_NO_LAYOUT;
+        return -1;
+    }
+    /* Exactly one of kernelParams/extra, as the driver demands; anything
+     * else runs eagerly so that the driver gives its own error. */
+    const void *buf = NULL;
+    size_t bufsize = 0;
+    if (extra) {
+        if (kernelParams) {
+            *why = RP_EAGER_NOT_CAPTURABLE;
+            return -1;
+        }
+        for (size_t i = 0; extra[i] != CU_LAUNCH_PARAM_END; i += 2) {
+            if (extra[i] == CU_LAUNCH_PARAM_BUFFER_POINTER)
+                buf = extra[i + 1];
+            else if (extra[i] == CU_LAUNCH_PARAM_BUFFER_SIZE)
+                bufsize = extra[i + 1] ? *(size_t *)extra[i + 1] : 0;
+            else {
+                *why = RP_EAGER_NOT_CAPTURABLE;
+                return -1;
+            }
+        }
+        if (!buf || bufsize != L->total) {
+            *why = RP_EAGER_NOT_CAPTURABLE;
+            return -1;
+        }
+    } else if (L->n && !kernelParams) {
+        *why = RP_EAGER_NOT_CAPTURABLE;
+        return -1;
+    }
+    uint8_t *params = NULL;
+    if (L->total) {
+        params = calloc(1, L->total);
+        if (!params) {
+            *why = RP_EAGER_BOUND;
+            return -1;
+        }
+        for (uint32_t i = 0; i < L->n; i++) {
+            const void *src = buf ? (const uint8_t *)buf + L->off[i] : kernelParams[i];
+            memcpy(params + L->off[i], src, L->size[i]);
+        }
+    }
+    memset(op, 0, sizeof *op);
+    op->kind = RP_OP_KERNEL;
+    op->flags = kernel ? RP_OPF_KERNEL_HANDLE : 0;
+    op->func = f;
+    memcpy(op->grid, grid, sizeof op->grid);
+    memcpy(op->block, block, sizeof op->block);
+    op->shmem = shmem;
+    op->param_bytes = L->total;
+    op->params = params;
+    return 0;
+}
+
+const char *rp__rec_kernel_name(const rp_op *op)
+{
+    if (op->kind != RP_OP_KERNEL || !layouts)
+        return "";
+    size_t i = slot_of(op->func, LAYOUT_SLOTS - 1);
+    for (size_t probes = 0; probes < LAYOUT_SLOTS && layouts[i].handle; probes++) {
+        if (layouts[i].handle == op->func)
+            return layouts[i].name;
+        i = (i + 1) & (LAYOUT_SLOTS - 1);
+    }
+    return "";
+}
+
+/* Re-issue `op` on `stream`. A kernel goes through kernelParams pointing
+ * into the packed bytes; a host-to-device copy reads `staged` (the graph's
+ * pinned staging inside a capture window; the record's own copy of the
+ * bytes when flushing, which the driver stages at once because it is
+ * pageable). */
+CUresult rp__rec_issue(const rp_op *op, CUstream stream, const void *staged)
+{
+    switch (op->kind) {
+    case RP_OP_KERNEL: {
+        void *ptrs[RP_MAX_PARAMS];
+        const void *key = op->func;
+        layout *L = layout_of(key, (op->flags & RP_OPF_KERNEL_HANDLE) != 0);
+        if (!L || !L->ok)
+            return CUDA_ERROR_INVALID_HANDLE; /* NEVER: recorded with a layout */
+        for (uint32_t i = 0; i < L->n; i++)
+            ptrs[i] = op->params + L->off[i];
+        return rp__aux.cuLaunchKernel(op->func, op->grid[0], op->grid[1], op->grid[2],
+                                      op->block[0], op->block[1], op->block[2], op->shmem,
+                                      stream, L->n ? ptrs : NULL, NULL);
+    }
+    case RP_OP_HTOD:
+        return rp__aux.cuMemcpyHtoDAsync_v2(op->dst, staged, op->bytes, stream);
+    case RP_OP_DTOH:
+        return rp__aux.cuMemcpyDtoHAsync_v2(op->host, op->src, op->bytes, stream);
+    case RP_OP_DTOD:
+        return rp__aux.cuMemcpyDtoDAsync_v2(op->dst, op->src, op->bytes, stream);
+    case RP_OP_MEMSET:
+        if (op->elem == 1)
+            return rp__aux.cuMemsetD8Async(op->dst, (unsigned char)op->value, op->bytes, stream);
+        if (op->elem == 2)
+            return rp__aux.cuMemsetD16Async(op->dst, (unsigned short)op->value, op->bytes, stream);
+        return rp__aux.cuMemsetD32Async(op->dst, op->value, op->bytes, stream);
+    }
+    return CUDA_ERROR_INVALID_VALUE; /* NEVER */
+}
+
+int rp__rec_is_pinned(const void *host)
+{
+    unsigned int type = 0;
+    if (!host || !rp__aux.cuPointerGetAttribute)
+        return 0;
+    CUresult rc = rp__aux.cuPointerGetAttribute(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE,
+                                                (CUdeviceptr)(uintptr_t)host);
+    return rc == CUDA_SUCCESS && type == CU_MEMORYTYPE_HOST;
+}
+
+void rp__rec_reset(void)
+{
+    free(layouts);
+    layouts = NULL;
+    memset(kernels, 0, sizeof kernels);
+    nkernels = 0;
+}

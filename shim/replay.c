@@ -1,0 +1,219 @@
+/* replay.c - the matcher: once sequences have graphs, a stream's ops that
+ * match a sequence's ops from its first one on are deferred, op by op; a
+ * complete match is replayed with one cuGraphLaunch on the program's stream;
+ * a divergence flushes the deferred ops eagerly, in order, and the stream
+ * continues eagerly (DESIGN.md §1, §2). Deferral delays; it never reorders,
+ * drops or duplicates. Runs under the engine lock. */
+#include "engine.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+rp_seq **rp__seqs;
+size_t rp__nseqs;
+static size_t capseqs;
+
+void rp__seqs_add(rp_seq *s)
+{
+    if (rp__nseqs == capseqs) {
+        size_t cap = capseqs ? 2 * capseqs : 16;
+        rp_seq **n = realloc(rp__seqs, cap * sizeof *n);
+        if (!n) { /* NEVER in practice: the sequence is dropped, work stays eager */
+            rp__det_forget_graph(&rp__det, s->det);
+            rp__seq_destroy(s);
+            rp__eng_stats.bound_hits++;
+            return;
+        }
+        rp__seqs = n;
+        capseqs = cap;
+    }
+    rp__seqs[rp__nseqs++] = s;
+}
+
+void rp__seqs_drop_all(void)
+{
+    for (size_t i = 0; i < rp__nseqs; i++) {
+        rp__det_forget_graph(&rp__det, rp__seqs[i]->det);
+        rp__seq_destroy(rp__seqs[i]);
+        rp__eng_stats.graphs_dropped++;
+    }
+    rp__nseqs = 0;
+}
+
+CUresult rp__issue_eager(const rp_op *op)
+{
+    return rp__rec_issue(op, op->stream, op->data);
+}
+
+/* Keep the record of a deferred op, with the bytes of a host-to-device copy
+ * copied now: the program may reuse its buffer as soon as the call returns.
+ * Returns 0, or -1 if memory runs out (the op then runs eagerly). */
+static int defer_push(rp_stream *st, rp_op *op)
+{
+    if (op->kind == RP_OP_HTOD && op->bytes) {
+        op->data = malloc(op->bytes);
+        if (!op->data)
+            return -1;
+        memcpy(op->data, op->host, op->bytes);
+    }
+    if (st->ndef == st->capdef) {
+        size_t cap = st->capdef ? 2 * st->capdef : 16;
+        rp_op *n = realloc(st->def, cap * sizeof *n);
+        if (!n) {
+            free(op->data);
+            op->data = NULL;
+            return -1;
+        }
+        st->def = n;
+        st->capdef = cap;
+    }
+    st->def[st->ndef++] = *op;
+    memset(op, 0, sizeof *op);
+    return 0;
+}
+
+/* Launch `s` in place of the first s->det->n deferred ops. The staging the
+ * graph reads is refilled with this occurrence's bytes, after the previous
+ * launch of the graph has finished reading it. Returns the driver's error
+ * (nothing launched) or CUDA_SUCCESS. */
+static CUresult replay(rp_stream *st, rp_seq *s)
+{
+    size_t n = s->det->n;
+    if (s->sealed.nstaging) {
+        if (s->done_pending) {
+            CUresult rc = rp__aux.cuEventSynchronize(s->done);
+            if (rc != CUDA_SUCCESS)
+                return rc;
+            s->done_pending = 0;
+        }
+        for (size_t i = 0; i < n; i++)
+            if (s->stage_of[i] != SIZE_MAX)
+                memcpy(s->sealed.staging[s->stage_of[i]].ptr, st->def[i].data, st->def[i].bytes);
+    }
+    CUresult rc = (st->def[0].flags & RP_OPF_PTSZ)
+                      ? rp__aux.cuGraphLaunch_ptsz(s->exec, st->handle)
+                      : rp__aux.cuGraphLaunch(s->exec, st->handle);
+    if (rc != CUDA_SUCCESS)
+        return rc;
+    if (s->sealed.nstaging && rp__aux.cuEventRecord(s->done, st->handle) == CUDA_SUCCESS)
+        s->done_pending = 1;
+    s->replays++;
+    s->last_use = rp__det.clock;
+    rp__eng_stats.replays++;
+    rp__eng_stats.ops_replayed += n;
+    return CUDA_SUCCESS;
+}
+
+CUresult rp__match_resolve(rp_stream *st)
+{
+    if (st->ndef == 0)
+        return CUDA_SUCCESS;
+    CUresult first = CUDA_SUCCESS;
+    size_t done = 0;
+    rp_seq *c = st->complete;
+    if (c) {
+        CUresult rc = replay(st, c);
+        if (rc == CUDA_SUCCESS) {
+            done = c->det->n;
+            rp__seg_cut(st);
+        } else {
+            /* A replay runs every recorded op or none: the ops go eagerly
+             * below, and the graph is not offered again. */
+            static unsigned int logged;
+            if (logged++ < 8)
+                rp__warn("graph launch failed (CUresult %d); its ops ran eagerly and the graph was dropped",
+                         (int)rc);
+            c->broken = 1;
+            rp__eng_stats.replay_failures++;
+        }
+    }
+    if (done < st->ndef) {
+        rp__eng_stats.divergences++;
+        for (size_t i = 0; i < st->ncand; i++)
+            st->cand[i]->divergences++;
+    }
+    for (size_t i = 0; i < done; i++)
+        rp__op_free(&st->def[i]);
+    for (size_t i = done; i < st->ndef; i++) {
+        CUresult rc = rp__issue_eager(&st->def[i]);
+        if (rc != CUDA_SUCCESS && first == CUDA_SUCCESS)
+            first = rc;
+        if (rc == CUDA_SUCCESS) {
+            free(st->def[i].data); /* payload: not part of what is learnt */
+            st->def[i].data = NULL;
+            rp__seg_append(st, &st->def[i], RP_EAGER_DIVERGED);
+        } else {
+            rp__op_free(&st->def[i]);
+        }
+    }
+    st->ndef = 0;
+    st->ncand = 0;
+    st->complete = NULL;
+    return first;
+}
+
+/* Drop the candidates that cannot match the op at position st->ndef; note a
+ * candidate that the deferred ops complete. */
+static void narrow(rp_stream *st, const rp_op *op)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < st->ncand; i++) {
+        rp_seq *s = st->cand[i];
+        if (!s->broken && s->det->n > st->ndef && rp__op_same_content(&s->det->ops[st->ndef], op))
+            st->cand[k++] = s;
+    }
+    st->ncand = k;
+}
+
+static void note_complete(rp_stream *st)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < st->ncand; i++) {
+        rp_seq *s = st->cand[i];
+        if (s->det->n == st->ndef) {
+            if (!st->complete || st->complete->det->n < s->det->n)
+                st->complete = s;
+        } else {
+            st->cand[k++] = s;
+        }
+    }
+    st->ncand = k;
+}
+
+int rp__match_offer(rp_stream *st, rp_op *op, CUresult *err)
+{
+    *err = CUDA_SUCCESS;
+    if (st->ndef) {
+        narrow(st, op);
+        if (st->ncand == 0) {
+            /* Divergence (or a complete match followed by an op that no
+             * longer sequence extends): resolve, then start afresh. */
+            *err = rp__match_resolve(st);
+        }
+    }
+    if (st->ndef == 0) {
+        st->complete = NULL;
+        st->ncand = 0;
+        for (size_t i = 0; i < rp__nseqs && st->ncand < RP_MAX_CANDIDATES; i++) {
+            rp_seq *s = rp__seqs[i];
+            if (!s->broken && s->ctx == op->ctx && rp__op_same_content(&s->det->ops[0], op))
+                st->cand[st->ncand++] = s;
+        }
+        if (st->ncand == 0)
+            return 0;
+    }
+    if (defer_push(st, op) != 0) {
+        CUresult rc = rp__match_resolve(st);
+        if (*err == CUDA_SUCCESS)
+            *err = rc;
+        rp__eng_stats.bound_hits++;
+        return 0;
+    }
+    note_complete(st);
+    if (st->ncand == 0 && st->complete) {
+        CUresult rc = rp__match_resolve(st);
+        if (*err == CUDA_SUCCESS)
+            *err = rc;
+    }
+    return 1;
+}
