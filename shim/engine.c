@@ -15,8 +15,10 @@
  * global: it resolves and ends every stream's segment first. */
 #include "engine.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #define MAX_STREAMS 256
 #define MAX_STAGE_OP (4u << 20) /* a larger host-to-device copy runs eagerly */
@@ -159,6 +161,37 @@ static void exit_hook(void)
     rp__engine_resolve_all();
 }
 
+/* Sequences whose graph was dropped keep their line in the report. */
+#define MAX_RETIRED 64
+static struct rp__seq_info retired[MAX_RETIRED];
+static size_t nretired;
+
+static void seq_info(const rp_seq *s, struct rp__seq_info *o)
+{
+    o->id = s->id;
+    o->ops = s->det->n;
+    o->occurrences = s->det->seen + s->replays;
+    o->replays = s->replays;
+    o->divergences = s->divergences;
+    o->first_kernel[0] = '\0';
+    for (size_t k = 0; k < s->det->n; k++) {
+        if (s->det->ops[k].kind == RP_OP_KERNEL) {
+            snprintf(o->first_kernel, sizeof o->first_kernel, "%s",
+                     rp__rec_kernel_name(&s->det->ops[k]));
+            break;
+        }
+    }
+}
+
+void rp__seq_retire(const rp_seq *s)
+{
+    if (nretired == MAX_RETIRED) {
+        memmove(retired, retired + 1, (MAX_RETIRED - 1) * sizeof retired[0]);
+        nretired--;
+    }
+    seq_info(s, &retired[nretired++]);
+}
+
 /* Make room for one more graph: drop the least recently used sequence that
  * no stream is matching against. Returns 0, or -1 when every sequence is in
  * use (the capture is skipped: a bound hit). */
@@ -185,6 +218,7 @@ static int make_room(void)
         return -1;
     rp_seq *s = rp__seqs[victim];
     rp__seqs[victim] = rp__seqs[--rp__nseqs];
+    rp__seq_retire(s);
     rp__det_forget_graph(&rp__det, s->det);
     rp__seq_destroy(s);
     rp__eng_stats.graphs_dropped++;
@@ -306,6 +340,7 @@ static CUresult resolve_all_locked(void)
         if (rp__seqs[i]->broken) {
             rp_seq *s = rp__seqs[i];
             rp__seqs[i] = rp__seqs[--rp__nseqs];
+            rp__seq_retire(s);
             rp__det_forget_graph(&rp__det, s->det);
             rp__det_capture_failed(&rp__det, s->det);
             rp__seq_destroy(s);
@@ -927,10 +962,38 @@ void rp__engine_setup(struct rp__driver *core, const struct rp__driver *real)
     rp__engine_install(core, real);
 }
 
+/* At exit a thread may still sit in the engine (or have died holding the
+ * lock); the report is then written from unlocked, possibly torn counters
+ * rather than not at all. */
+static int lock_for_report(void)
+{
+    for (int i = 0; i < 100; i++) {
+        if (pthread_mutex_trylock(&rp__eng_lock) == 0)
+            return 1;
+        struct timespec ts = {0, 1000000};
+        nanosleep(&ts, NULL);
+    }
+    return 0;
+}
+
 struct rp__engine_stats rp__engine_stats_snapshot(void)
 {
-    lock();
+    int locked = lock_for_report();
     struct rp__engine_stats s = rp__eng_stats;
-    unlock();
+    if (locked)
+        unlock();
     return s;
+}
+
+size_t rp__engine_seq_snapshot(struct rp__seq_info *out, size_t max)
+{
+    int locked = lock_for_report();
+    size_t n = 0;
+    for (size_t i = 0; i < nretired && n < max; i++)
+        out[n++] = retired[i];
+    for (size_t i = 0; i < rp__nseqs && n < max; i++)
+        seq_info(rp__seqs[i], &out[n++]);
+    if (locked)
+        unlock();
+    return n;
 }

@@ -155,8 +155,19 @@ void rp__engine_install(struct rp__driver *core, const struct rp__driver *real);
 /* Resolve deferred work everywhere and end every segment (exit, global
  * boundaries). Returns the first error a flushed call returned. */
 CUresult rp__engine_resolve_all(void);
-/* Append the engine's section of the stats report. */
+/* A consistent copy of the counters (taken under the lock if it can be had
+ * within a moment: at exit another thread may hold it for ever). */
 struct rp__engine_stats rp__engine_stats_snapshot(void);
+struct rp__seq_info {
+    unsigned int id;
+    size_t ops;
+    uint64_t occurrences, replays, divergences;
+    char first_kernel[64];
+};
+/* Keep the report line of a sequence whose graph is being dropped. */
+void rp__seq_retire(const rp_seq *s);
+/* Copy up to `max` sequences (dropped ones first) with a graph into `out`; returns how many. */
+size_t rp__engine_seq_snapshot(struct rp__seq_info *out, size_t max);
 
 /* ---- recorder.c ----------------------------------------------------------- */
 /* Remember that `k` is a CUkernel (from cuLibraryGetKernel). */

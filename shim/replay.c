@@ -33,6 +33,7 @@ void rp__seqs_add(rp_seq *s)
 void rp__seqs_drop_all(void)
 {
     for (size_t i = 0; i < rp__nseqs; i++) {
+        rp__seq_retire(rp__seqs[i]);
         rp__det_forget_graph(&rp__det, rp__seqs[i]->det);
         rp__seq_destroy(rp__seqs[i]);
         rp__eng_stats.graphs_dropped++;

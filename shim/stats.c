@@ -13,6 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "engine.h"
 #include "reprise.h"
 
 _Atomic uint64_t rp__calls[RP_E_COUNT];
@@ -100,6 +101,77 @@ static void sorted_ids(int ids[RP_E_COUNT])
     }
 }
 
+static void out_key_u64(struct out *o, const char *sep, const char *key, uint64_t v)
+{
+    out_str(o, sep);
+    out_json_str(o, key);
+    out_str(o, ": ");
+    out_u64(o, v);
+}
+
+/* The capture engine's section (docs/stats.md). */
+static void write_engine(struct out *o)
+{
+    static const char *const kinds[6] = {"not_capturable", "kernel", "htod", "dtod", "dtoh",
+                                         "memset"};
+    static struct rp__seq_info seqs[64];
+    struct rp__engine_stats e = rp__engine_stats_snapshot();
+    uint64_t seen = 0, eager = 0;
+    for (int k = 0; k < 6; k++)
+        seen += e.ops_seen[k];
+    for (int r = 0; r < RP_EAGER_REASON_COUNT; r++)
+        eager += e.ops_eager[r];
+    out_str(o, ",\n  \"engine\": {\n    \"ops_seen\": {");
+    const char *sep = "";
+    for (int k = 0; k < 6; k++) {
+        out_key_u64(o, sep, kinds[k], e.ops_seen[k]);
+        sep = ", ";
+    }
+    out_str(o, "},");
+    out_key_u64(o, "\n    ", "ops_total", seen);
+    out_key_u64(o, ",\n    ", "ops_replayed", e.ops_replayed);
+    out_str(o, ",\n    \"replayed_share\": ");
+    char tmp[32];
+    snprintf(tmp, sizeof tmp, "%.4f", seen ? (double)e.ops_replayed / (double)seen : 0.0);
+    out_str(o, tmp);
+    out_key_u64(o, ",\n    ", "ops_eager_total", eager);
+    out_str(o, ",\n    \"ops_eager\": {");
+    sep = "";
+    for (int r = 0; r < RP_EAGER_REASON_COUNT; r++) {
+        out_key_u64(o, sep, rp__eager_reason_names[r], e.ops_eager[r]);
+        sep = ", ";
+    }
+    out_str(o, "},");
+    out_key_u64(o, "\n    ", "segments", e.segments);
+    out_key_u64(o, ",\n    ", "graphs_captured", e.graphs_captured);
+    out_key_u64(o, ",\n    ", "capture_failures", e.capture_failures);
+    out_key_u64(o, ",\n    ", "graphs_dropped", e.graphs_dropped);
+    out_key_u64(o, ",\n    ", "replays", e.replays);
+    out_key_u64(o, ",\n    ", "replay_failures", e.replay_failures);
+    out_key_u64(o, ",\n    ", "divergences", e.divergences);
+    out_key_u64(o, ",\n    ", "bound_hits", e.bound_hits);
+    out_key_u64(o, ",\n    ", "detector_evictions", rp__det.evictions);
+    out_key_u64(o, ",\n    ", "capture_us", e.capture_ns / 1000);
+    out_key_u64(o, ",\n    ", "instantiate_us", e.instantiate_ns / 1000);
+    out_key_u64(o, ",\n    ", "staging_bytes", e.staging_bytes);
+    out_str(o, ",\n    \"sequences\": [");
+    size_t n = rp__engine_seq_snapshot(seqs, sizeof seqs / sizeof seqs[0]);
+    sep = "\n      ";
+    for (size_t i = 0; i < n; i++) {
+        out_str(o, sep);
+        out_key_u64(o, "{", "id", seqs[i].id);
+        out_key_u64(o, ", ", "ops", seqs[i].ops);
+        out_str(o, ", \"first_kernel\": ");
+        out_json_str(o, seqs[i].first_kernel);
+        out_key_u64(o, ", ", "occurrences", seqs[i].occurrences);
+        out_key_u64(o, ", ", "replays", seqs[i].replays);
+        out_key_u64(o, ", ", "divergences", seqs[i].divergences);
+        out_str(o, "}");
+        sep = ",\n      ";
+    }
+    out_str(o, n ? "\n    ]\n  }" : "]\n  }");
+}
+
 bool rp__stats_write_fd(int fd)
 {
     static struct out o; /* 4 KiB: static, not on a possibly small stack */
@@ -147,7 +219,10 @@ bool rp__stats_write_fd(int fd)
         out_json_str(&o, rp__entry_names[ids[k]]);
         sep = ", ";
     }
-    out_str(&o, "]\n  }\n}\n");
+    out_str(&o, "]\n  }");
+    if (rp__enabled)
+        write_engine(&o);
+    out_str(&o, "\n}\n");
     out_flush(&o);
     return o.ok;
 }
