@@ -205,6 +205,15 @@ CUresult rp__lc_end(rp_lc_window *w, rp_lc_sealed *out)
 
     CUgraph g = NULL;
     CUresult rc = drv->end_capture(w->stream, &g);
+    if (rc != CUDA_SUCCESS && rc != CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD) {
+        /* A failed end may have left the capture open; a stream left in
+         * capture mode would break the program's next cuCtxSynchronize. One
+         * more end closes it (or answers "not capturing", which is fine). */
+        CUgraph g2 = NULL;
+        drv->end_capture(w->stream, &g2);
+        if (g2)
+            drv->graph_destroy(g2);
+    }
     if (rc != CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD)
         w->open = 0;
     recording_done(w->ctx);

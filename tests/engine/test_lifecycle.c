@@ -33,6 +33,7 @@ static struct {
     int next_graph_has_mem_node;
     pthread_t capture_thread;
     int wrong_thread_refuses;    /* end from another thread: 908, stays open */
+    int end_fails_keeping_open;  /* the next N ends fail and leave it open */
 } fk;
 
 static CUresult fk_begin(CUstream s, CUstreamCaptureMode m)
@@ -54,6 +55,10 @@ static CUresult fk_end(CUstream s, CUgraph *g)
         return CUDA_ERROR_ILLEGAL_STATE;
     if (fk.wrong_thread_refuses && !pthread_equal(fk.capture_thread, pthread_self()))
         return CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD;
+    if (fk.end_fails_keeping_open > 0) {
+        fk.end_fails_keeping_open--;
+        return CUDA_ERROR_UNKNOWN;
+    }
     fk.capturing = 0;
     if (fk.fail_end)
         return fk.fail_end;
@@ -343,6 +348,24 @@ static void a_doomed_window_refuses_to_seal_and_keeps_its_first_failure(void **s
     assert_int_equal(fk.live_blocks, 0);
 }
 
+/* A driver that fails an end without closing the capture would leave the
+ * private stream in capture mode, and the program's next cuCtxSynchronize
+ * would fail with 900: end closes it with a second end. */
+static void a_failed_end_does_not_leave_the_stream_in_capture_mode(void **state)
+{
+    (void)state;
+    rp_lc_sealed s = {0};
+    fk.end_fails_keeping_open = 1;
+    assert_int_equal(rp__lc_prepare(&win, two_copies, 2), CUDA_SUCCESS);
+    assert_int_equal(rp__lc_begin(&win, CU_STREAM_CAPTURE_MODE_RELAXED), CUDA_SUCCESS);
+    assert_int_equal(rp__lc_end(&win, &s), CUDA_ERROR_UNKNOWN);
+    assert_false(fk.capturing);
+    assert_null(s.graph);
+    assert_int_equal(fk.live_graphs, 0);
+    assert_int_equal(fk.live_blocks, 0);
+    assert_int_equal(ctx.recording, 0);
+}
+
 /* A graph holding an allocation cannot be relaunched; sealing it would fail
  * on the second replay instead of at capture. */
 static void a_sealed_graph_with_memory_nodes_is_refused(void **state)
@@ -420,6 +443,7 @@ int main(void)
         T(ending_a_window_you_do_not_own_abandons_it),
         T(an_abandoned_window_the_driver_kept_open_is_closed_by_abort),
         T(a_doomed_window_refuses_to_seal_and_keeps_its_first_failure),
+        T(a_failed_end_does_not_leave_the_stream_in_capture_mode),
         T(a_sealed_graph_with_memory_nodes_is_refused),
         T(while_any_stream_of_a_context_records_no_staging_is_allocated_or_freed),
         T(staging_lives_exactly_as_long_as_its_graph),
