@@ -1,0 +1,117 @@
+/* appcommon.h - the few helpers every test program shares: the error check
+ * that prints `error: <call> failed: <code> <name>` and exits 1, argument
+ * parsing, the host-side hash, and the `checksum <name> <hex>` line. Header
+ * only, so each program stays one C file that runs unchanged on a GPU. */
+#ifndef APPCOMMON_H
+#define APPCOMMON_H
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "testkernels.h"
+
+/* How a program names a CUresult: cuGetErrorName where it links the driver;
+ * runtime_like resolves its own and defines APP_ERROR_NAME before this. */
+#ifndef APP_ERROR_NAME
+#define APP_ERROR_NAME(r, out) cuGetErrorName((r), (out))
+#endif
+
+/* Print the failed call, its code and the code's name, then exit 1. Output
+ * goes to stdout, with the checksums, so a run that fails is compared too. */
+static inline void app_fail(const char *call, int code)
+{
+    const char *name = NULL;
+#ifndef APP_NO_ERROR_NAME
+    if (APP_ERROR_NAME((CUresult)code, &name) != CUDA_SUCCESS || name == NULL)
+        name = "?";
+#else
+    name = "?";
+#endif
+    if (strncmp(call, "p_cu", 4) == 0)   /* runtime_like's function pointers */
+        call += 2;
+    printf("error: %s failed: %d %s\n", call, code, name);
+    fflush(stdout);
+    exit(1);
+}
+
+/* CK(cuMemAlloc, (&d, n)): calls the function, which cuda.h may map to a
+ * versioned name, and reports the name the program wrote. */
+#define CK(fn, args)                                       \
+    do {                                                   \
+        CUresult ck_r_ = fn args;                          \
+        if (ck_r_ != CUDA_SUCCESS)                         \
+            app_fail(#fn, (int)ck_r_);                     \
+    } while (0)
+
+/* A program-level failure that is not a driver call. */
+static inline void app_die(const char *what)
+{
+    printf("error: %s\n", what);
+    fflush(stdout);
+    exit(1);
+}
+
+/* argv[i] as a positive integer, or dflt when absent. */
+static inline long app_arg(int argc, char **argv, int i, long dflt, long lo, long hi)
+{
+    if (argc <= i)
+        return dflt;
+    char *end = NULL;
+    long v = strtol(argv[i], &end, 10);
+    if (end == argv[i] || *end != '\0' || v < lo || v > hi) {
+        printf("error: bad argument %d: %s (want %ld..%ld)\n", i, argv[i], lo, hi);
+        exit(2);
+    }
+    return v;
+}
+
+static inline void app_usage(int argc, char **argv, const char *more)
+{
+    if (argc < 3) {
+        fprintf(stderr, "usage: %s MODULE ITERS%s%s\n", argc > 0 ? argv[0] : "app",
+                more[0] ? " " : "", more);
+        exit(2);
+    }
+}
+
+/* Fold bytes into a running 64-bit hash (order-dependent). */
+static inline uint64_t app_hash(uint64_t h, const void *data, size_t n)
+{
+    const unsigned char *p = data;
+    for (size_t i = 0; i < n; i++)
+        h = tk_mix64(h ^ p[i]);
+    return h;
+}
+
+static inline uint64_t app_hash_u64(uint64_t h, uint64_t v)
+{
+    return tk_mix64(h ^ tk_mix64(v));
+}
+
+static inline uint32_t app_f32_bits(float f)
+{
+    uint32_t u;
+    memcpy(&u, &f, sizeof u);
+    return u;
+}
+
+static inline void app_checksum(const char *name, uint64_t v)
+{
+    printf("checksum %s %016" PRIx64 "\n", name, v);
+    fflush(stdout);
+}
+
+/* Blocks for n elements at TK_BLOCK threads, capped (kernels grid-stride). */
+static inline unsigned int app_blocks(long n)
+{
+    long b = (n + (long)TK_BLOCK - 1) / (long)TK_BLOCK;
+    if (b < 1)
+        b = 1;
+    if (b > 64)
+        b = 64;
+    return (unsigned int)b;
+}
+
+#endif

@@ -1,0 +1,133 @@
+/* kernels.cu - the test kernels for a real GPU (testkernels.cubin): the same
+ * names, parameters and results as kernels.c. Every float operation is an
+ * explicitly rounded intrinsic (no FMA contraction), so the bits match the
+ * CPU module, and no result depends on the order blocks run in. */
+#include <stdint.h>
+
+#include "testkernels.h"
+
+#define GID() ((uint64_t)blockIdx.x * blockDim.x + threadIdx.x)
+#define GSTRIDE() ((uint64_t)gridDim.x * blockDim.x)
+
+extern "C" __global__ void stencil3(float *out, const float *in, int32_t n,
+                                    float wl, float wc, float wr)
+{
+    for (uint64_t i = GID(); i < (uint64_t)(n > 0 ? n : 0); i += GSTRIDE()) {
+        if (i == 0 || i == (uint64_t)n - 1) {
+            out[i] = in[i];
+        } else {
+            float l = __fmul_rn(wl, in[i - 1]);
+            float c = __fmul_rn(wc, in[i]);
+            float r = __fmul_rn(wr, in[i + 1]);
+            out[i] = __fadd_rn(__fadd_rn(l, c), r);
+        }
+    }
+}
+
+extern "C" __global__ void axpy(float *y, const float *x, float a, int32_t n)
+{
+    for (uint64_t i = GID(); i < (uint64_t)(n > 0 ? n : 0); i += GSTRIDE())
+        y[i] = __fadd_rn(__fmul_rn(a, x[i]), y[i]);
+}
+
+extern "C" __global__ void scale_add_scalar(float *x, int32_t n, float decay,
+                                            float dt, uint32_t iter)
+{
+    for (uint64_t i = GID(); i < (uint64_t)(n > 0 ? n : 0); i += GSTRIDE()) {
+        float k = __uint2float_rn((iter + (uint32_t)i) % 7u);
+        x[i] = __fadd_rn(__fmul_rn(x[i], decay), __fmul_rn(dt, k));
+    }
+}
+
+extern "C" __global__ void rng_fill(uint32_t *out, int32_t n, uint64_t seed,
+                                    uint64_t offset)
+{
+    for (uint64_t i = GID(); i < (uint64_t)(n > 0 ? n : 0); i += GSTRIDE())
+        out[i] = tk_rng_word(seed, offset + i);
+}
+
+extern "C" __global__ void add_noise(float *x, const uint32_t *noise, int32_t n,
+                                     float scale)
+{
+    for (uint64_t i = GID(); i < (uint64_t)(n > 0 ? n : 0); i += GSTRIDE()) {
+        float u = __uint2float_rn(noise[i] >> 8);
+        float f = __fmul_rn(u, 0x1p-24f);
+        float d = __fmul_rn(scale, __fsub_rn(f, 0.5f));
+        x[i] = __fadd_rn(x[i], d);
+    }
+}
+
+/* Dynamic shared memory: blockDim.x 64-bit slots. */
+extern "C" __global__ void reduce_sum_u64(uint64_t *partials, const uint32_t *in,
+                                          int32_t n)
+{
+    extern __shared__ uint64_t sh[];
+    uint64_t s = 0;
+    for (uint64_t i = GID(); i < (uint64_t)(n > 0 ? n : 0); i += GSTRIDE())
+        s += in[i];
+    sh[threadIdx.x] = s;
+    __syncthreads();
+    for (unsigned int w = 1; w < blockDim.x; w *= 2) {
+        if (threadIdx.x % (2 * w) == 0 && threadIdx.x + w < blockDim.x)
+            sh[threadIdx.x] += sh[threadIdx.x + w];
+        __syncthreads();
+    }
+    if (threadIdx.x == 0)
+        partials[blockIdx.x] = sh[0];
+}
+
+extern "C" __global__ void reduce_finalize_u64(uint64_t *result,
+                                               const uint64_t *partials,
+                                               int32_t nparts)
+{
+    if (blockIdx.x != 0 || blockIdx.y != 0 || blockIdx.z != 0 ||
+        threadIdx.x != 0 || threadIdx.y != 0 || threadIdx.z != 0)
+        return;
+    uint64_t s = 0;
+    for (int32_t i = 0; i < nparts; i++)
+        s += partials[i];
+    *result = s;
+}
+
+extern "C" __global__ void jacobi2d(float *dst, const float *src, const float *rhs,
+                                    int32_t fixed_boundary, tk_grid2d g)
+{
+    uint64_t x = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    uint64_t y = (uint64_t)blockIdx.y * blockDim.y + threadIdx.y;
+    if (x >= (uint64_t)g.nx + 2 || y >= (uint64_t)g.ny + 2)
+        return;
+    uint64_t i = y * g.pitch + x;
+    if (x == 0 || y == 0 || x == (uint64_t)g.nx + 1 || y == (uint64_t)g.ny + 1) {
+        dst[i] = fixed_boundary ? src[i] : 0.0f;
+    } else {
+        float s = __fadd_rn(src[i - 1], src[i + 1]);
+        s = __fadd_rn(s, src[i - g.pitch]);
+        s = __fadd_rn(s, src[i + g.pitch]);
+        s = __fadd_rn(s, rhs[i]);
+        dst[i] = __fmul_rn(s, g.weight);
+    }
+}
+
+extern "C" __global__ void boundary_apply(float *x, int32_t n, const float *bvals)
+{
+    if (blockIdx.x != 0 || blockIdx.y != 0 || blockIdx.z != 0 || n < 1 ||
+        threadIdx.x != 0 || threadIdx.y != 0 || threadIdx.z != 0)
+        return;
+    x[0] = bvals[0];
+    x[n - 1] = bvals[1];
+}
+
+extern "C" __global__ void checksum_u64(uint64_t *out, const uint32_t *words,
+                                        int32_t nwords, uint64_t seed)
+{
+    uint64_t s = 0;
+    for (uint64_t i = GID(); i < (uint64_t)(nwords > 0 ? nwords : 0); i += GSTRIDE())
+        s += tk_word_hash(seed, i, words[i]);
+    atomicAdd((unsigned long long *)out, (unsigned long long)s);
+}
+
+extern "C" __global__ void iota_f32(float *x, int32_t n, float scale, float base)
+{
+    for (uint64_t i = GID(); i < (uint64_t)(n > 0 ? n : 0); i += GSTRIDE())
+        x[i] = __fadd_rn(__fmul_rn(__int2float_rn((int32_t)i), scale), base);
+}
