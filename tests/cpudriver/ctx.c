@@ -27,10 +27,21 @@ CUresult cc__ctx_current(cc_ctx **out)
     return CUDA_SUCCESS;
 }
 
+/* Waits until every stream of c has run what was submitted to it. cc__wait
+ * drops the lock, and meanwhile another thread may destroy a stream and its
+ * worker unlink and free it: so hold a reference across each wait and walk
+ * the list again from its head afterwards. */
 void cc__ctx_drain(cc_ctx *c)
 {
-    for (cc_stream *s = c->streams; s; s = s->next_in_ctx)
+restart:
+    for (cc_stream *s = c->streams; s; s = s->next_in_ctx) {
+        if (s->completed >= s->submitted)
+            continue;
+        cc__stream_ref(s);
         cc__wait(s, s->submitted);
+        cc__stream_unref(s);
+        goto restart;
+    }
 }
 
 void cc__device_drain(void)
