@@ -36,6 +36,7 @@ static pthread_rwlock_t gate = PTHREAD_RWLOCK_INITIALIZER;
  * aside entirely (DESIGN.md §2.5). */
 static _Atomic int prog_captures;
 static rp_stream streams[MAX_STREAMS];
+static size_t nstreams; /* slots in use are all below this index */
 static int exit_hook_armed;
 
 const char *const rp__eager_reason_names[RP_EAGER_REASON_COUNT] = {
@@ -70,7 +71,7 @@ static rp_stream *stream_of(CUstream s, int ptsz)
             return NULL;
     }
     rp_stream *free_slot = NULL;
-    for (size_t i = 0; i < MAX_STREAMS; i++) {
+    for (size_t i = 0; i < nstreams; i++) {
         rp_stream *st = &streams[i];
         if (!st->used) {
             if (!free_slot)
@@ -85,6 +86,8 @@ static rp_stream *stream_of(CUstream s, int ptsz)
             continue;
         return st;
     }
+    if (!free_slot && nstreams < MAX_STREAMS)
+        free_slot = &streams[nstreams++];
     if (!free_slot) {
         rp__eng_stats.bound_hits++;
         return NULL;
@@ -202,7 +205,7 @@ static int make_room(void)
     size_t victim = SIZE_MAX;
     for (size_t i = 0; i < rp__nseqs; i++) {
         int in_use = 0;
-        for (size_t k = 0; k < MAX_STREAMS && !in_use; k++) {
+        for (size_t k = 0; k < nstreams && !in_use; k++) {
             rp_stream *st = &streams[k];
             if (!st->used || !st->ndef)
                 continue;
@@ -313,7 +316,7 @@ static CUresult end_segment(rp_stream *st)
 static CUresult end_ordered(rp_stream *st, int self)
 {
     CUresult first = CUDA_SUCCESS;
-    for (size_t i = 0; i < MAX_STREAMS; i++) {
+    for (size_t i = 0; i < nstreams; i++) {
         rp_stream *o = &streams[i];
         if (!o->used || (!o->nseg && !o->ndef) || (o == st && !self) || !ordered(o, st))
             continue;
@@ -327,7 +330,7 @@ static CUresult end_ordered(rp_stream *st, int self)
 static CUresult resolve_all_locked(void)
 {
     CUresult first = CUDA_SUCCESS;
-    for (size_t i = 0; i < MAX_STREAMS; i++) {
+    for (size_t i = 0; i < nstreams; i++) {
         rp_stream *o = &streams[i];
         if (!o->used || (!o->nseg && !o->ndef))
             continue;
@@ -367,12 +370,13 @@ static void forget_all_locked(void)
     resolve_all_locked();
     rp__seqs_drop_all();
     rp__rec_reset();
-    for (size_t i = 0; i < MAX_STREAMS; i++) {
+    for (size_t i = 0; i < nstreams; i++) {
         seg_clear(&streams[i]);
         free(streams[i].seg);
         free(streams[i].def);
         memset(&streams[i], 0, sizeof streams[i]);
     }
+    nstreams = 0;
 }
 
 /* ---- the common paths ------------------------------------------------------- */
@@ -745,6 +749,42 @@ STREAM_BOUNDARY(cuStreamWaitEvent, 0, (CUstream s, CUevent e, unsigned int f), (
 STREAM_BOUNDARY(cuStreamWaitEvent_ptsz, 1, (CUstream s, CUevent e, unsigned int f), (s, e, f), s)
 STREAM_BOUNDARY(cuLaunchHostFunc, 0, (CUstream s, CUhostFn fn, void *u), (s, fn, u), s)
 STREAM_BOUNDARY(cuLaunchHostFunc_ptsz, 1, (CUstream s, CUhostFn fn, void *u), (s, fn, u), s)
+STREAM_BOUNDARY(cuGraphLaunch, 0, (CUgraphExec g, CUstream s), (g, s), s)
+STREAM_BOUNDARY(cuGraphLaunch_ptsz, 1, (CUgraphExec g, CUstream s), (g, s), s)
+
+/* A destroyed stream's handle may come back for a new stream with other
+ * flags or another context: its state goes with it, after its deferred work
+ * was resolved (destroying a stream does not wait for its work, but work
+ * issued before the destroy still runs). */
+static CUresult stream_destroy(CUstream s, CUresult (*real)(CUstream))
+{
+    if (stepping_aside() || !s || s == CU_STREAM_LEGACY || s == CU_STREAM_PER_THREAD)
+        return real(s);
+    lock();
+    CUresult pre = CUDA_SUCCESS;
+    for (size_t i = 0; i < nstreams; i++) {
+        rp_stream *st = &streams[i];
+        if (st->used && st->handle == s) {
+            pre = end_ordered(st, 1);
+            free(st->seg);
+            free(st->def);
+            memset(st, 0, sizeof *st);
+        }
+    }
+    CUresult rc = real(s);
+    unlock();
+    return first_error(pre, rc);
+}
+
+static CUresult CUDAAPI eng_cuStreamDestroy(CUstream s)
+{
+    return stream_destroy(s, R.cuStreamDestroy);
+}
+
+static CUresult CUDAAPI eng_cuStreamDestroy_v2(CUstream s)
+{
+    return stream_destroy(s, R.cuStreamDestroy_v2);
+}
 
 /* ---- global boundaries with side effects ------------------------------------ */
 
@@ -942,6 +982,7 @@ void rp__engine_install(struct rp__driver *core, const struct rp__driver *real)
     SET(cuStreamSynchronize) SET(cuStreamSynchronize_ptsz) SET(cuStreamQuery) SET(cuStreamQuery_ptsz)
     SET(cuEventRecord) SET(cuEventRecord_ptsz) SET(cuEventRecordWithFlags) SET(cuEventRecordWithFlags_ptsz)
     SET(cuStreamWaitEvent) SET(cuStreamWaitEvent_ptsz) SET(cuLaunchHostFunc) SET(cuLaunchHostFunc_ptsz)
+    SET(cuGraphLaunch) SET(cuGraphLaunch_ptsz) SET(cuStreamDestroy) SET(cuStreamDestroy_v2)
     SET(cuCtxSynchronize) SET(cuCtxSynchronize_v2)
     SET(cuStreamBeginCapture) SET(cuStreamBeginCapture_ptsz) SET(cuStreamBeginCapture_v2)
     SET(cuStreamBeginCapture_v2_ptsz) SET(cuStreamBeginCaptureToGraph) SET(cuStreamBeginCaptureToGraph_ptsz)
