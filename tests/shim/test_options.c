@@ -45,6 +45,8 @@ static int clean_env(void **state)
     unsetenv("REPRISE_STATS");
     unsetenv("REPRISE_LOG");
     unsetenv("REPRISE_DRIVER");
+    unsetenv("REPRISE_WARMUP");
+    unsetenv("REPRISE_MAX_OPS");
     return 0;
 }
 
@@ -89,6 +91,30 @@ static void an_invalid_value_warns_once_naming_the_variable_value_and_default(vo
     assert_string_equal(err, "reprise: invalid REPRISE_LOG=loud; using the default warn\n");
     assert_int_equal(rp__option(RP_OPTION_LOG).level, RP_LOG_WARN);
     assert_true(rp__option(RP_OPTION_ENABLE).b);
+}
+
+/* Counts take decimal digits and one K/M/G suffix, within the option's
+ * range; anything else (a sign, a fraction, trailing text, out of range, an
+ * overflow) is refused with the range named and the default used. */
+static void counts_accept_a_suffix_and_refuse_values_outside_their_range(void **state)
+{
+    (void)state;
+    setenv("REPRISE_MAX_OPS", "2K", 1);
+    assert_string_equal(capture_stderr(parse), "");
+    assert_int_equal(rp__option(RP_OPTION_MAX_OPS).count, 2048);
+    setenv("REPRISE_WARMUP", "7", 1);
+    parse();
+    assert_int_equal(rp__option(RP_OPTION_WARMUP).count, 7);
+    static const char *const bad[] = {"0", "-3", "2.5", "5x", "1G", "99999999999999999999", "k"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        setenv("REPRISE_WARMUP", bad[i], 1);
+        char want[160];
+        snprintf(want, sizeof want,
+                 "reprise: invalid REPRISE_WARMUP=%s (expected a count in 1..1000000); "
+                 "using the default 2\n", bad[i]);
+        assert_string_equal(capture_stderr(parse), want);
+        assert_int_equal(rp__option(RP_OPTION_WARMUP).count, 2);
+    }
 }
 
 /* REPRISE_LOG=error silences the warning about another variable. */
@@ -145,6 +171,8 @@ int main(void)
         cmocka_unit_test_setup(an_invalid_value_warns_once_naming_the_variable_value_and_default,
                                clean_env),
         cmocka_unit_test_setup(the_log_level_applies_to_warnings_about_other_options, clean_env),
+        cmocka_unit_test_setup(counts_accept_a_suffix_and_refuse_values_outside_their_range,
+                               clean_env),
         cmocka_unit_test_setup(debug_prints_the_version_and_every_effective_option, clean_env),
         cmocka_unit_test(a_log_line_is_prefixed_one_line_and_cut_to_the_buffer),
     };
