@@ -2,7 +2,11 @@
  * own loop on its own CU_STREAM_NON_BLOCKING stream and buffers, while one
  * more thread issues work on the legacy stream. Per-thread checksums are
  * printed and combined in thread-index order, so the output is deterministic.
- * Usage: threads MODULE ITERS [NTHREADS]   (2..8 workers, default 4) */
+ * Usage: threads MODULE ITERS [NTHREADS [steady]]   (2..8 workers, default 4)
+ * With `steady`, the workers' per-iteration scalars (RNG offset, step
+ * counter) stay fixed, so every iteration repeats the same launches with the
+ * same arguments (the buffers still evolve). */
+#include <string.h>
 #include <pthread.h>
 
 #include <cuda.h>
@@ -14,6 +18,7 @@
 
 typedef struct worker {
     int index;
+    int steady;
     long iters;
     uint64_t result;
 } worker;
@@ -47,8 +52,8 @@ static void *worker_main(void *arg)
     float nscale = 0.5f, wl = 0.25f, wc = 0.5f, wr = 0.25f, decay = 0.875f, dt = 0.0625f;
     uint64_t acc = seed;
     for (long it = 0; it < w->iters; it++) {
-        uint64_t offset = (uint64_t)it * N;
-        uint32_t iter = (uint32_t)it;
+        uint64_t offset = w->steady ? 0 : (uint64_t)it * N;
+        uint32_t iter = w->steady ? 0 : (uint32_t)it;
         void *rng_args[] = { &noise, &n, &seed, &offset };
         void *noise_args[] = { &x, &noise, &n, &nscale };
         void *xy_args[] = { &y, &x, &n, &wl, &wc, &wr };
@@ -113,9 +118,12 @@ static void *legacy_main(void *arg)
 
 int main(int argc, char **argv)
 {
-    app_usage(argc, argv, "[NTHREADS]");
+    app_usage(argc, argv, "[NTHREADS [steady]]");
     long iters = app_arg(argc, argv, 2, 0, 0, 100000000);
     int nt = (int)app_arg(argc, argv, 3, 4, 2, MAXT);
+    int steady = argc > 4 && strcmp(argv[4], "steady") == 0;
+    if (argc > 4 && !steady)
+        app_die("the fourth argument must be `steady`");
 
     CUdevice dev;
     CUmodule mod;
@@ -136,6 +144,7 @@ int main(int argc, char **argv)
     pthread_t tids[MAXT + 1];
     for (int t = 0; t <= nt; t++) {
         ws[t].index = t;
+        ws[t].steady = steady;
         ws[t].iters = iters;
         ws[t].result = 0;
         if (pthread_create(&tids[t], NULL, t < nt ? worker_main : legacy_main, &ws[t]) != 0)
