@@ -12,11 +12,7 @@
 #include <string.h>
 #include <time.h>
 
-#define MAX_CTX 16
-
-static rp_ctxstate ctxs[MAX_CTX];
-static size_t nctxs;
-static rp_lc_driver lcdrv;
+rp_lc_driver rp__lc_drv;
 
 static uint64_t now_ns(void)
 {
@@ -25,38 +21,11 @@ static uint64_t now_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-/* The per-context state, created on first use (no driver call: the private
- * stream is created at the first capture). NULL when MAX_CTX contexts are
- * already tracked (a bound hit: that context's work runs eagerly). */
-rp_ctxstate *rp__ctxstate(CUcontext ctx)
-{
-    for (size_t i = 0; i < nctxs; i++)
-        if (ctxs[i].ctx == ctx)
-            return &ctxs[i];
-    if (nctxs == MAX_CTX)
-        return NULL;
-    if (!lcdrv.begin_capture) {
-        lcdrv.begin_capture = rp__aux.cuStreamBeginCapture_v2;
-        lcdrv.end_capture = rp__aux.cuStreamEndCapture;
-        lcdrv.graph_destroy = rp__aux.cuGraphDestroy;
-        lcdrv.graph_get_nodes = rp__aux.cuGraphGetNodes;
-        lcdrv.node_get_type = rp__aux.cuGraphNodeGetType;
-        lcdrv.host_alloc = rp__aux.cuMemHostAlloc;
-        lcdrv.host_free = rp__aux.cuMemFreeHost;
-    }
-    rp_ctxstate *cs = &ctxs[nctxs++];
-    memset(cs, 0, sizeof *cs);
-    cs->ctx = ctx;
-    rp__lc_ctx_init(&cs->lc, &lcdrv);
-    rp__lc_window_init(&cs->win, &cs->lc, NULL);
-    return cs;
-}
-
 void rp__seq_destroy(rp_seq *s)
 {
     if (!s)
         return;
-    rp_ctxstate *cs = rp__ctxstate(s->ctx);
+    rp_ctxstate *cs = s->cs;
     if (s->done_pending && rp__aux.cuEventSynchronize)
         rp__aux.cuEventSynchronize(s->done);
     if (s->done)
@@ -104,10 +73,11 @@ rp_seq *rp__capture(rp_ctxstate *cs, rp_det_entry *e)
         free(s);
         free(stage_of);
         free(sizes);
-        rp__eng_stats.bound_hits++;
+        cs->st.bound_hits++;
         return NULL;
     }
     s->ctx = cs->ctx;
+    s->cs = cs;
     size_t nstage = 0;
     for (size_t i = 0; i < e->n; i++) {
         stage_of[i] = SIZE_MAX;
@@ -139,13 +109,13 @@ rp_seq *rp__capture(rp_ctxstate *cs, rp_det_entry *e)
     if (rc == CUDA_SUCCESS) {
         for (size_t i = 0; i < e->n; i++) {
             const void *staged = stage_of[i] != SIZE_MAX ? cs->win.staging[stage_of[i]].ptr : NULL;
-            rp__lc_note_issued(&cs->win, rp__rec_issue(&e->ops[i], cs->priv, staged));
+            rp__lc_note_issued(&cs->win, rp__rec_issue(cs, &e->ops[i], cs->priv, staged));
         }
         rc = rp__lc_end(&cs->win, &s->sealed);
     }
     s->stage_of = stage_of;
     uint64_t t1 = now_ns();
-    rp__eng_stats.capture_ns += t1 - t0;
+    cs->st.capture_ns += t1 - t0;
     if (rc != CUDA_SUCCESS) {
         rp__lc_abort(&cs->win);
         log_failure_once("capture", rc);
@@ -153,15 +123,20 @@ rp_seq *rp__capture(rp_ctxstate *cs, rp_det_entry *e)
         return NULL;
     }
     rc = rp__aux.cuGraphInstantiateWithFlags(&s->exec, s->sealed.graph, 0);
-    rp__eng_stats.instantiate_ns += now_ns() - t1;
-    if (rc != CUDA_SUCCESS) {
+    if (rc != CUDA_SUCCESS)
         s->exec = NULL;
-        log_failure_once("instantiate", rc);
+    else
+        /* Upload now, on the private stream, so the first replay does not
+         * pay for it on the program's stream. */
+        rc = rp__aux.cuGraphUpload(s->exec, cs->priv);
+    cs->st.instantiate_ns += now_ns() - t1;
+    if (rc != CUDA_SUCCESS) {
+        log_failure_once(s->exec ? "upload" : "instantiate", rc);
         rp__seq_destroy(s);
         return NULL;
     }
     for (size_t i = 0; i < s->sealed.nstaging; i++)
-        rp__eng_stats.staging_bytes += s->sealed.staging[i].bytes;
+        cs->st.staging_bytes += s->sealed.staging[i].bytes;
     s->det = e;
     s->ctx = cs->ctx;
     s->id = e->id;

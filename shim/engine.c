@@ -1,18 +1,23 @@
 /* engine.c - the capture engine's front: installs itself into the core
- * table, tells streams apart, keeps each stream's learning segment, and
- * decides boundaries (DESIGN.md §2.2, §3). A capturable call is recorded and
- * offered to the matcher (replay.c); if not deferred it runs eagerly and joins
- * its stream's segment. A boundary resolves what is deferred (replay or
- * flush), ends the segment, and hands it to the detector, which may ask for
- * a capture (capture.c). One lock serialises the engine: the driver sees the
- * program's operations in the program's order.
+ * table, tells contexts and streams apart, keeps each stream's learning
+ * segment, and decides boundaries (DESIGN.md §2.2, §3). A capturable call is
+ * recorded and offered to the matcher (replay.c); if not deferred it runs
+ * eagerly and joins its stream's segment. A boundary resolves what is
+ * deferred (replay or flush), ends the segment, and hands it to the
+ * detector, which may ask for a capture (capture.c).
+ *
+ * All state lives per context (rp_ctxstate) under that context's lock, so
+ * the driver sees each context's operations in the program's order and
+ * contexts (devices) never contend. Finding a call's context takes no lock:
+ * the current context, or the stream's, cached per thread.
  *
  * Boundaries come in two scopes. Stream-scoped ones (stream sync/query,
- * event record, stream wait, host functions, a call on a stream the engine
- * does not capture) end the segment of that stream and of the streams it is
- * implicitly ordered with (the legacy stream and the blocking streams of its
- * context). Every other interposed call the engine does not capture is
- * global: it resolves and ends every stream's segment first. */
+ * event record, stream wait, host functions, graph launches, a call on a
+ * stream the engine does not capture) end the segment of that stream and of
+ * the streams it is implicitly ordered with (the legacy stream and the
+ * blocking streams of its context). Every other interposed call the engine
+ * does not capture is global: it resolves and ends every stream's segment in
+ * every context first. */
 #include "engine.h"
 
 #include <stdio.h>
@@ -20,24 +25,31 @@
 #include <string.h>
 #include <time.h>
 
-#define MAX_STREAMS 256
+#define MAX_CTX 16
 #define MAX_STAGE_OP (4u << 20) /* a larger host-to-device copy runs eagerly */
 
 struct rp__aux rp__aux;
 struct rp__engine_config rp__eng_cfg = {2, 2, 4096, 256, 1024};
-struct rp__engine_stats rp__eng_stats;
-rp_detector rp__det;
-pthread_mutex_t rp__eng_lock = PTHREAD_MUTEX_INITIALIZER;
 
-/* Writers: capture windows. Readers: calls that would invalidate an open
- * window from another thread (cuCtxSynchronize, context teardown). */
-static pthread_rwlock_t gate = PTHREAD_RWLOCK_INITIALIZER;
+/* Context states: append-only, published by `nctxs` (release), created
+ * under ctxs_lock. */
+static rp_ctxstate ctxs[MAX_CTX];
+static _Atomic size_t nctxs;
+static pthread_mutex_t ctxs_lock = PTHREAD_MUTEX_INITIALIZER;
+static uint64_t ctx_bound_hits; /* calls on contexts beyond MAX_CTX (under ctxs_lock) */
+
 /* Captures the program itself has open: while any is, the engine steps
  * aside entirely (DESIGN.md §2.5). */
 static _Atomic int prog_captures;
-static rp_stream streams[MAX_STREAMS];
-static size_t nstreams; /* slots in use are all below this index */
-static int exit_hook_armed;
+static _Atomic int exit_hook_armed;
+
+/* Per-thread cache of the last created stream's context. A destroyed
+ * stream's handle may come back for another context: every destroy bumps
+ * the generation and so empties every thread's cache. */
+static _Atomic unsigned int stream_gen;
+static RP_TLS CUstream tl_stream;
+static RP_TLS CUcontext tl_ctx;
+static RP_TLS unsigned int tl_gen;
 
 const char *const rp__eager_reason_names[RP_EAGER_REASON_COUNT] = {
     [RP_EAGER_WARMING_UP] = "warming_up",
@@ -50,59 +62,120 @@ const char *const rp__eager_reason_names[RP_EAGER_REASON_COUNT] = {
     [RP_EAGER_NO_LAYOUT] = "no_param_layout",
 };
 
-static inline void lock(void) { pthread_mutex_lock(&rp__eng_lock); }
-static inline void unlock(void) { pthread_mutex_unlock(&rp__eng_lock); }
+static inline void lock(rp_ctxstate *cs) { pthread_mutex_lock(&cs->lock); }
+static inline void unlock(rp_ctxstate *cs) { pthread_mutex_unlock(&cs->lock); }
 
-/* ---- streams ---------------------------------------------------------------- */
+/* ---- contexts and streams ------------------------------------------------ */
 
-/* The engine's state for stream `s` as named in an entry point (`ptsz`: a
- * _ptsz/_ptds one, where 0 is the per-thread stream). The legacy and the
- * per-thread stream are per context (and per thread); their context is the
- * current one. NULL when the stream cannot be placed (no context, a driver
- * query fails, or the table is full): the call then runs eagerly. */
-static rp_stream *stream_of(CUstream s, int ptsz)
+/* The state of context `ctx`, created on first use. NULL when MAX_CTX
+ * contexts are tracked or memory runs out: that context's work then runs
+ * eagerly (a bound hit, counted). */
+static rp_ctxstate *ctxstate_of(CUcontext ctx)
 {
-    CUstream h = s ? s : (ptsz ? CU_STREAM_PER_THREAD : CU_STREAM_LEGACY);
-    int legacy = h == CU_STREAM_LEGACY, perthread = h == CU_STREAM_PER_THREAD;
-    CUcontext ctx = NULL;
-    pthread_t self = pthread_self();
-    if (legacy || perthread) {
-        if (rp__aux.cuCtxGetCurrent(&ctx) != CUDA_SUCCESS || !ctx)
-            return NULL;
+    size_t n = atomic_load_explicit(&nctxs, memory_order_acquire);
+    for (size_t i = 0; i < n; i++)
+        if (ctxs[i].ctx == ctx)
+            return &ctxs[i];
+    pthread_mutex_lock(&ctxs_lock);
+    n = atomic_load_explicit(&nctxs, memory_order_relaxed);
+    rp_ctxstate *cs = NULL;
+    for (size_t i = 0; i < n && !cs; i++)
+        if (ctxs[i].ctx == ctx)
+            cs = &ctxs[i];
+    if (!cs && n < MAX_CTX) {
+        cs = &ctxs[n];
+        memset(cs, 0, sizeof *cs);
+        if (rp__det_init(&cs->det, rp__eng_cfg.table_size, rp__eng_cfg.warmup,
+                         rp__eng_cfg.min_ops, rp__eng_cfg.max_ops) != 0) {
+            cs = NULL;
+        } else {
+            cs->ctx = ctx;
+            pthread_mutex_init(&cs->lock, NULL);
+            pthread_rwlock_init(&cs->gate, NULL);
+            rp__lc_ctx_init(&cs->lc, &rp__lc_drv);
+            rp__lc_window_init(&cs->win, &cs->lc, NULL);
+            atomic_store_explicit(&nctxs, n + 1, memory_order_release);
+        }
     }
+    if (!cs)
+        ctx_bound_hits++;
+    pthread_mutex_unlock(&ctxs_lock);
+    return cs;
+}
+
+static CUstream normalise(CUstream s, int ptsz)
+{
+    return s ? s : (ptsz ? CU_STREAM_PER_THREAD : CU_STREAM_LEGACY);
+}
+
+/* The context of the work on stream `s`: the current one for the legacy and
+ * the per-thread stream, the stream's own otherwise. NULL if the driver
+ * cannot say (the call then runs eagerly and the driver gives its error). */
+static rp_ctxstate *ctx_of_stream(CUstream s, int ptsz)
+{
+    CUstream h = normalise(s, ptsz);
+    CUcontext ctx = NULL;
+    if (h == CU_STREAM_LEGACY || h == CU_STREAM_PER_THREAD) {
+        if (rp__aux.cuCtxGetCurrent(&ctx) != CUDA_SUCCESS)
+            return NULL;
+    } else {
+        unsigned int gen = atomic_load_explicit(&stream_gen, memory_order_acquire);
+        if (tl_stream == h && tl_gen == gen) {
+            ctx = tl_ctx;
+        } else {
+            if (rp__aux.cuStreamGetCtx(h, &ctx) != CUDA_SUCCESS)
+                return NULL;
+            tl_stream = h;
+            tl_ctx = ctx;
+            tl_gen = gen;
+        }
+    }
+    return ctx ? ctxstate_of(ctx) : NULL;
+}
+
+static rp_ctxstate *ctx_current(void)
+{
+    CUcontext ctx = NULL;
+    if (rp__aux.cuCtxGetCurrent(&ctx) != CUDA_SUCCESS || !ctx)
+        return NULL;
+    return ctxstate_of(ctx);
+}
+
+/* The engine's state for stream `s` of context `cs` as named in an entry
+ * point (`ptsz`: a _ptsz/_ptds one, where 0 is the per-thread stream). The
+ * per-thread stream is one per thread. NULL when the table is full or the
+ * stream's flags cannot be read: the call then runs eagerly. */
+static rp_stream *stream_of(rp_ctxstate *cs, CUstream s, int ptsz)
+{
+    CUstream h = normalise(s, ptsz);
+    int legacy = h == CU_STREAM_LEGACY, perthread = h == CU_STREAM_PER_THREAD;
+    pthread_t self = pthread_self();
     rp_stream *free_slot = NULL;
-    for (size_t i = 0; i < nstreams; i++) {
-        rp_stream *st = &streams[i];
+    for (size_t i = 0; i < cs->nstreams; i++) {
+        rp_stream *st = &cs->streams[i];
         if (!st->used) {
             if (!free_slot)
                 free_slot = st;
             continue;
         }
-        if (st->handle != h)
-            continue;
-        if ((legacy || perthread) && st->ctx != ctx)
-            continue;
-        if (perthread && !pthread_equal(st->tid, self))
-            continue;
-        return st;
+        if (st->handle == h && (!perthread || pthread_equal(st->tid, self)))
+            return st;
     }
-    if (!free_slot && nstreams < MAX_STREAMS)
-        free_slot = &streams[nstreams++];
+    if (!free_slot && cs->nstreams < RP_MAX_STREAMS)
+        free_slot = &cs->streams[cs->nstreams++];
     if (!free_slot) {
-        rp__eng_stats.bound_hits++;
+        cs->st.bound_hits++;
         return NULL;
     }
     unsigned int flags = 0;
-    if (!legacy && !perthread) {
-        if (rp__aux.cuStreamGetCtx(h, &ctx) != CUDA_SUCCESS || !ctx ||
-            rp__aux.cuStreamGetFlags(h, &flags) != CUDA_SUCCESS)
-            return NULL;
-    }
+    if (!legacy && !perthread && rp__aux.cuStreamGetFlags(h, &flags) != CUDA_SUCCESS)
+        return NULL;
     memset(free_slot, 0, sizeof *free_slot);
     free_slot->used = 1;
+    free_slot->cs = cs;
     free_slot->handle = h;
     free_slot->tid = self;
-    free_slot->ctx = ctx;
+    free_slot->ctx = cs->ctx;
     free_slot->legacy = legacy;
     free_slot->blocking = legacy || perthread || !(flags & CU_STREAM_NON_BLOCKING);
     return free_slot;
@@ -114,14 +187,12 @@ static int ordered(const rp_stream *a, const rp_stream *b)
 {
     if (a == b)
         return 1;
-    if (a->ctx != b->ctx)
-        return 0;
     return (a->legacy && b->blocking) || (b->legacy && a->blocking);
 }
 
-static void count_eager(enum rp__eager_reason why, uint64_t n)
+static void count_eager(rp_ctxstate *cs, enum rp__eager_reason why, uint64_t n)
 {
-    rp__eng_stats.ops_eager[why] += n;
+    cs->st.ops_eager[why] += n;
 }
 
 static void seg_clear(rp_stream *st)
@@ -139,7 +210,9 @@ void rp__seg_append(rp_stream *st, rp_op *op, enum rp__eager_reason pending)
         st->seg_diverged++;
     if (st->seg_overflow || (rp__eng_cfg.max_ops && st->nseg >= rp__eng_cfg.max_ops)) {
         st->seg_overflow = 1;
-        count_eager(pending == RP_EAGER_DIVERGED ? pending : RP_EAGER_BOUND, 1);
+        count_eager(st->cs, pending == RP_EAGER_DIVERGED ? pending : RP_EAGER_BOUND, 1);
+        if (pending == RP_EAGER_DIVERGED)
+            st->seg_diverged--;
         rp__op_free(op);
         return;
     }
@@ -148,7 +221,7 @@ void rp__seg_append(rp_stream *st, rp_op *op, enum rp__eager_reason pending)
         rp_op *n = realloc(st->seg, cap * sizeof *n);
         if (!n) {
             st->seg_overflow = 1;
-            count_eager(RP_EAGER_BOUND, 1);
+            count_eager(st->cs, RP_EAGER_BOUND, 1);
             rp__op_free(op);
             return;
         }
@@ -164,10 +237,13 @@ static void exit_hook(void)
     rp__engine_resolve_all();
 }
 
+/* ---- report lines of sequences ------------------------------------------- */
+
 /* Sequences whose graph was dropped keep their line in the report. */
 #define MAX_RETIRED 64
 static struct rp__seq_info retired[MAX_RETIRED];
 static size_t nretired;
+static pthread_mutex_t retired_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static void seq_info(const rp_seq *s, struct rp__seq_info *o)
 {
@@ -180,7 +256,7 @@ static void seq_info(const rp_seq *s, struct rp__seq_info *o)
     for (size_t k = 0; k < s->det->n; k++) {
         if (s->det->ops[k].kind == RP_OP_KERNEL) {
             snprintf(o->first_kernel, sizeof o->first_kernel, "%s",
-                     rp__rec_kernel_name(&s->det->ops[k]));
+                     rp__rec_kernel_name(s->cs, &s->det->ops[k]));
             break;
         }
     }
@@ -188,58 +264,63 @@ static void seq_info(const rp_seq *s, struct rp__seq_info *o)
 
 void rp__seq_retire(const rp_seq *s)
 {
+    pthread_mutex_lock(&retired_lock);
     if (nretired == MAX_RETIRED) {
         memmove(retired, retired + 1, (MAX_RETIRED - 1) * sizeof retired[0]);
         nretired--;
     }
     seq_info(s, &retired[nretired++]);
+    pthread_mutex_unlock(&retired_lock);
 }
 
-/* Make room for one more graph: drop the least recently used sequence that
- * no stream is matching against. Returns 0, or -1 when every sequence is in
- * use (the capture is skipped: a bound hit). */
-static int make_room(void)
+/* ---- segments, detection, capture ---------------------------------------- */
+
+/* Make room for one more graph in the context: drop the least recently used
+ * sequence that no stream is matching against. Returns 0, or -1 when every
+ * sequence is in use (the capture is skipped: a bound hit). */
+static int make_room(rp_ctxstate *cs)
 {
-    if (rp__nseqs < rp__eng_cfg.max_graphs)
+    if (cs->nseqs < rp__eng_cfg.max_graphs)
         return 0;
     size_t victim = SIZE_MAX;
-    for (size_t i = 0; i < rp__nseqs; i++) {
+    for (size_t i = 0; i < cs->nseqs; i++) {
         int in_use = 0;
-        for (size_t k = 0; k < nstreams && !in_use; k++) {
-            rp_stream *st = &streams[k];
+        for (size_t k = 0; k < cs->nstreams && !in_use; k++) {
+            rp_stream *st = &cs->streams[k];
             if (!st->used || !st->ndef)
                 continue;
-            if (st->complete == rp__seqs[i])
+            if (st->complete == cs->seqs[i])
                 in_use = 1;
             for (size_t c = 0; c < st->ncand; c++)
-                in_use |= st->cand[c] == rp__seqs[i];
+                in_use |= st->cand[c] == cs->seqs[i];
         }
-        if (!in_use && (victim == SIZE_MAX || rp__seqs[i]->last_use < rp__seqs[victim]->last_use))
+        if (!in_use && (victim == SIZE_MAX || cs->seqs[i]->last_use < cs->seqs[victim]->last_use))
             victim = i;
     }
     if (victim == SIZE_MAX)
         return -1;
-    rp_seq *s = rp__seqs[victim];
-    rp__seqs[victim] = rp__seqs[--rp__nseqs];
+    rp_seq *s = cs->seqs[victim];
+    cs->seqs[victim] = cs->seqs[--cs->nseqs];
     rp__seq_retire(s);
-    rp__det_forget_graph(&rp__det, s->det);
+    rp__det_forget_graph(&cs->det, s->det);
     rp__seq_destroy(s);
-    rp__eng_stats.graphs_dropped++;
+    cs->st.graphs_dropped++;
     return 0;
 }
 
 /* The segment of `st` ends: count it, and capture it if the detector asks. */
 static void observe(rp_stream *st)
 {
+    rp_ctxstate *cs = st->cs;
     if (st->nseg == 0) {
         seg_clear(st);
         return;
     }
-    rp__eng_stats.segments++;
+    cs->st.segments++;
     uint64_t diverged = st->seg_diverged, rest = st->nseg - st->seg_diverged;
-    count_eager(RP_EAGER_DIVERGED, diverged);
+    count_eager(cs, RP_EAGER_DIVERGED, diverged);
     if (st->seg_overflow) {
-        count_eager(RP_EAGER_BOUND, rest);
+        count_eager(cs, RP_EAGER_BOUND, rest);
         seg_clear(st);
         return;
     }
@@ -247,7 +328,7 @@ static void observe(rp_stream *st)
         rp__op_keys(&st->seg[i]);
     rp_det_entry *e = NULL;
     enum rp__eager_reason why = RP_EAGER_WARMING_UP;
-    switch (rp__det_observe(&rp__det, st->seg, st->nseg, &e)) {
+    switch (rp__det_observe(&cs->det, st->seg, st->nseg, &e)) {
     case RP_DET_TOO_SHORT:
         why = RP_EAGER_SHORT;
         break;
@@ -264,37 +345,35 @@ static void observe(rp_stream *st)
         why = RP_EAGER_DIVERGED;
         break;
     case RP_DET_CAPTURE: {
-        rp_ctxstate *cs = rp__ctxstate(st->ctx);
-        if (!cs || make_room() != 0) {
-            rp__eng_stats.bound_hits++;
+        if (make_room(cs) != 0) {
+            cs->st.bound_hits++;
             why = RP_EAGER_BOUND;
-            rp__det_capture_failed(&rp__det, e);
+            rp__det_capture_failed(&cs->det, e);
             break;
         }
-        pthread_rwlock_wrlock(&gate);
+        pthread_rwlock_wrlock(&cs->gate);
         rp_seq *s = atomic_load(&prog_captures) ? NULL : rp__capture(cs, e);
-        pthread_rwlock_unlock(&gate);
+        pthread_rwlock_unlock(&cs->gate);
         if (s) {
-            rp__det_captured(&rp__det, e);
-            s->last_use = rp__det.clock;
-            rp__seqs_add(s);
-            rp__eng_stats.graphs_captured++;
+            rp__det_captured(&cs->det, e);
+            s->last_use = cs->det.clock;
+            rp__seqs_add(cs, s);
+            cs->st.graphs_captured++;
             rp__debug("captured sequence %u: %zu ops, first kernel %s", s->id, e->n,
-                      rp__rec_kernel_name(&e->ops[0]));
-            if (!exit_hook_armed) {
+                      rp__rec_kernel_name(cs, &e->ops[0]));
+            if (!atomic_exchange(&exit_hook_armed, 1)) {
                 /* Registered after the driver's own exit handlers (cuInit has
                  * run by now), so it runs before them. */
-                exit_hook_armed = 1;
                 atexit(exit_hook);
             }
         } else {
-            rp__det_capture_failed(&rp__det, e);
-            rp__eng_stats.capture_failures++;
+            rp__det_capture_failed(&cs->det, e);
+            cs->st.capture_failures++;
         }
         break;
     }
     }
-    count_eager(why, rest);
+    count_eager(cs, why, rest);
     seg_clear(st);
 }
 
@@ -315,9 +394,10 @@ static CUresult end_segment(rp_stream *st)
  * included when `self`). Returns the first flush error. */
 static CUresult end_ordered(rp_stream *st, int self)
 {
+    rp_ctxstate *cs = st->cs;
     CUresult first = CUDA_SUCCESS;
-    for (size_t i = 0; i < nstreams; i++) {
-        rp_stream *o = &streams[i];
+    for (size_t i = 0; i < cs->nstreams; i++) {
+        rp_stream *o = &cs->streams[i];
         if (!o->used || (!o->nseg && !o->ndef) || (o == st && !self) || !ordered(o, st))
             continue;
         CUresult rc = end_segment(o);
@@ -327,11 +407,11 @@ static CUresult end_ordered(rp_stream *st, int self)
     return first;
 }
 
-static CUresult resolve_all_locked(void)
+static CUresult resolve_all_locked(rp_ctxstate *cs)
 {
     CUresult first = CUDA_SUCCESS;
-    for (size_t i = 0; i < nstreams; i++) {
-        rp_stream *o = &streams[i];
+    for (size_t i = 0; i < cs->nstreams; i++) {
+        rp_stream *o = &cs->streams[i];
         if (!o->used || (!o->nseg && !o->ndef))
             continue;
         CUresult rc = end_segment(o);
@@ -339,15 +419,15 @@ static CUresult resolve_all_locked(void)
             first = rc;
     }
     /* Sequences whose launch failed are dropped once nobody matches them. */
-    for (size_t i = 0; i < rp__nseqs;) {
-        if (rp__seqs[i]->broken) {
-            rp_seq *s = rp__seqs[i];
-            rp__seqs[i] = rp__seqs[--rp__nseqs];
+    for (size_t i = 0; i < cs->nseqs;) {
+        if (cs->seqs[i]->broken) {
+            rp_seq *s = cs->seqs[i];
+            cs->seqs[i] = cs->seqs[--cs->nseqs];
             rp__seq_retire(s);
-            rp__det_forget_graph(&rp__det, s->det);
-            rp__det_capture_failed(&rp__det, s->det);
+            rp__det_forget_graph(&cs->det, s->det);
+            rp__det_capture_failed(&cs->det, s->det);
             rp__seq_destroy(s);
-            rp__eng_stats.graphs_dropped++;
+            cs->st.graphs_dropped++;
         } else {
             i++;
         }
@@ -355,28 +435,47 @@ static CUresult resolve_all_locked(void)
     return first;
 }
 
-CUresult rp__engine_resolve_all(void)
+/* A global boundary: resolve and end everything, context by context. */
+static CUresult boundary_global(void)
 {
-    lock();
-    CUresult rc = resolve_all_locked();
-    unlock();
-    return rc;
+    CUresult first = CUDA_SUCCESS;
+    size_t n = atomic_load_explicit(&nctxs, memory_order_acquire);
+    for (size_t i = 0; i < n; i++) {
+        lock(&ctxs[i]);
+        CUresult rc = resolve_all_locked(&ctxs[i]);
+        unlock(&ctxs[i]);
+        if (first == CUDA_SUCCESS)
+            first = rc;
+    }
+    return first;
 }
 
-/* Forget every graph and every stream (context teardown, module unload):
- * their handles may be reused for something else. */
-static void forget_all_locked(void)
+CUresult rp__engine_resolve_all(void)
 {
-    resolve_all_locked();
-    rp__seqs_drop_all();
-    rp__rec_reset();
-    for (size_t i = 0; i < nstreams; i++) {
-        seg_clear(&streams[i]);
-        free(streams[i].seg);
-        free(streams[i].def);
-        memset(&streams[i], 0, sizeof streams[i]);
+    return boundary_global();
+}
+
+/* Forget every graph and every stream of a context (its teardown, a module
+ * unload): their handles may be reused for something else. With
+ * `ctx_dies`, the private stream goes too (it dies with the context). */
+static void forget_all_locked(rp_ctxstate *cs, int ctx_dies)
+{
+    resolve_all_locked(cs);
+    rp__seqs_drop_all(cs);
+    rp__rec_reset(cs);
+    for (size_t i = 0; i < cs->nstreams; i++) {
+        seg_clear(&cs->streams[i]);
+        free(cs->streams[i].seg);
+        free(cs->streams[i].def);
+        memset(&cs->streams[i], 0, sizeof cs->streams[i]);
     }
-    nstreams = 0;
+    cs->nstreams = 0;
+    if (ctx_dies && cs->priv) {
+        rp__aux.cuStreamDestroy_v2(cs->priv);
+        cs->priv = NULL;
+        cs->win.stream = NULL;
+    }
+    atomic_fetch_add(&stream_gen, 1);
 }
 
 /* ---- the common paths ------------------------------------------------------- */
@@ -386,51 +485,64 @@ static inline int stepping_aside(void)
     return atomic_load_explicit(&prog_captures, memory_order_acquire) > 0;
 }
 
-/* A global boundary: resolve and end everything. */
-static CUresult boundary_global(void)
+static inline CUresult first_error(CUresult pre, CUresult rc)
 {
-    lock();
-    CUresult rc = resolve_all_locked();
-    unlock();
-    return rc;
+    return pre != CUDA_SUCCESS ? pre : rc;
 }
 
 /* A stream-scoped boundary on `s`: resolve and end that stream's segment and
  * those ordered with it. */
 static CUresult boundary_stream(CUstream s, int ptsz)
 {
-    lock();
-    rp_stream *st = stream_of(s, ptsz);
-    CUresult rc = st ? end_ordered(st, 1) : resolve_all_locked();
-    unlock();
+    rp_ctxstate *cs = ctx_of_stream(s, ptsz);
+    if (!cs)
+        return boundary_global();
+    lock(cs);
+    rp_stream *st = stream_of(cs, s, ptsz);
+    CUresult rc = st ? end_ordered(st, 1) : resolve_all_locked(cs);
+    unlock(cs);
     return rc;
 }
 
-static inline CUresult first_error(CUresult pre, CUresult rc)
+/* A call on stream `s` that the engine does not capture, for reason `why`;
+ * called with cs locked. */
+static CUresult not_capturable_locked(rp_ctxstate *cs, CUstream s, int ptsz,
+                                      enum rp__eager_reason why)
 {
-    return pre != CUDA_SUCCESS ? pre : rc;
+    cs->st.ops_seen[0]++;
+    count_eager(cs, why, 1);
+    rp_stream *st = stream_of(cs, s, ptsz);
+    return st ? end_ordered(st, 1) : resolve_all_locked(cs);
 }
 
-/* A capturable call whose record is `op` (kind fields set): returns 1 when
- * the engine deferred it (*out is the call's result; the lock is released),
- * or 0 when the caller must now issue it eagerly with the lock still held
- * and then call eager_done. *pst receives the stream (NULL: not placed;
- * the lock is then released and the call is a plain eager one). */
-static int capturable(CUstream s, int ptsz, rp_op *op, rp_stream **pst, CUresult *out)
+static CUresult not_capturable(CUstream s, int ptsz)
+{
+    rp_ctxstate *cs = ctx_of_stream(s, ptsz);
+    if (!cs)
+        return boundary_global();
+    lock(cs);
+    CUresult rc = not_capturable_locked(cs, s, ptsz, RP_EAGER_NOT_CAPTURABLE);
+    unlock(cs);
+    return rc;
+}
+
+/* A capturable call whose record is `op` (kind fields set), with cs locked.
+ * Returns 1 when the engine deferred it (*out is the call's result; cs is
+ * unlocked), or 0 when the caller must now issue it eagerly, cs still
+ * locked, and then call eager_done. */
+static int capturable_locked(rp_ctxstate *cs, CUstream s, int ptsz, rp_op *op,
+                             rp_stream **pst, CUresult *out)
 {
     *out = CUDA_SUCCESS;
-    lock();
-    rp_stream *st = stream_of(s, ptsz);
+    rp_stream *st = stream_of(cs, s, ptsz);
     *pst = st;
     if (!st) {
-        CUresult rc = resolve_all_locked();
-        unlock();
-        *out = rc;
+        *out = resolve_all_locked(cs);
         rp__op_free(op);
         return 0;
     }
-    rp__eng_stats.ops_seen[op->kind]++;
-    op->ctx = st->ctx;
+    cs->st.ops_seen[op->kind]++;
+    op->ctx = cs->ctx;
     op->stream = st->handle;
     if (ptsz)
         op->flags |= RP_OPF_PTSZ;
@@ -438,7 +550,7 @@ static int capturable(CUstream s, int ptsz, rp_op *op, rp_stream **pst, CUresult
     CUresult pre = end_ordered(st, 0);
     CUresult err = CUDA_SUCCESS;
     if (rp__match_offer(st, op, &err)) {
-        unlock();
+        unlock(cs);
         *out = first_error(pre, err);
         return 1;
     }
@@ -446,28 +558,35 @@ static int capturable(CUstream s, int ptsz, rp_op *op, rp_stream **pst, CUresult
     return 0;
 }
 
-static CUresult eager_done(rp_stream *st, rp_op *op, CUresult pre, CUresult rc)
+/* The same, for a call whose context is not known yet. Returns 1 (deferred;
+ * nothing locked), or 0 with *pcs locked (or NULL: a plain eager call). */
+static int capturable(CUstream s, int ptsz, rp_op *op, rp_ctxstate **pcs, rp_stream **pst,
+                      CUresult *out)
 {
-    if (st) {
-        if (rc == CUDA_SUCCESS)
+    rp_ctxstate *cs = ctx_of_stream(s, ptsz);
+    *pcs = cs;
+    *pst = NULL;
+    if (!cs) {
+        rp__op_free(op);
+        *out = boundary_global();
+        return 0;
+    }
+    lock(cs);
+    return capturable_locked(cs, s, ptsz, op, pst, out);
+}
+
+/* After the eager call of a capturable op: it joins its stream's segment
+ * (a failed call joins nothing). Unlocks cs. */
+static CUresult eager_done(rp_ctxstate *cs, rp_stream *st, rp_op *op, CUresult pre, CUresult rc)
+{
+    if (cs) {
+        if (st && rc == CUDA_SUCCESS)
             rp__seg_append(st, op, RP_EAGER_WARMING_UP);
         else
             rp__op_free(op);
-        unlock();
+        unlock(cs);
     }
     return first_error(pre, rc);
-}
-
-/* A call on stream `s` that the engine does not capture. */
-static CUresult not_capturable_pre(CUstream s, int ptsz)
-{
-    lock();
-    rp__eng_stats.ops_seen[0]++;
-    count_eager(RP_EAGER_NOT_CAPTURABLE, 1);
-    rp_stream *st = stream_of(s, ptsz);
-    CUresult rc = st ? end_ordered(st, 1) : resolve_all_locked();
-    unlock();
-    return rc;
 }
 
 /* ---- capturable entry points ------------------------------------------------ */
@@ -481,27 +600,27 @@ static CUresult launch(CUfunction f, unsigned int gx, unsigned int gy, unsigned 
     CUresult (*real)(CUfunction, unsigned int, unsigned int, unsigned int, unsigned int,
                      unsigned int, unsigned int, unsigned int, CUstream, void **, void **) =
         ptsz ? R.cuLaunchKernel_ptsz : R.cuLaunchKernel;
+#define LAUNCH_REAL() real(f, gx, gy, gz, bx, by, bz, shmem, s, kp, extra)
     if (stepping_aside())
-        return real(f, gx, gy, gz, bx, by, bz, shmem, s, kp, extra);
+        return LAUNCH_REAL();
+    rp_ctxstate *cs = ctx_of_stream(s, ptsz);
+    if (!cs)
+        return first_error(boundary_global(), LAUNCH_REAL());
     rp_op op;
     enum rp__eager_reason why = RP_EAGER_NOT_CAPTURABLE;
     const unsigned int grid[3] = {gx, gy, gz}, block[3] = {bx, by, bz};
-    lock();
-    int recorded = rp__rec_kernel(&op, f, grid, block, shmem, kp, extra, &why) == 0;
-    unlock();
-    if (!recorded) {
-        CUresult pre = not_capturable_pre(s, ptsz);
-        lock();
-        rp__eng_stats.ops_eager[RP_EAGER_NOT_CAPTURABLE]--;
-        count_eager(why, 1);
-        unlock();
-        return first_error(pre, real(f, gx, gy, gz, bx, by, bz, shmem, s, kp, extra));
+    lock(cs);
+    if (rp__rec_kernel(cs, &op, f, grid, block, shmem, kp, extra, &why) != 0) {
+        CUresult pre = not_capturable_locked(cs, s, ptsz, why);
+        unlock(cs);
+        return first_error(pre, LAUNCH_REAL());
     }
     rp_stream *st;
     CUresult pre;
-    if (capturable(s, ptsz, &op, &st, &pre))
+    if (capturable_locked(cs, s, ptsz, &op, &st, &pre))
         return pre;
-    return eager_done(st, &op, pre, real(f, gx, gy, gz, bx, by, bz, shmem, s, kp, extra));
+    return eager_done(cs, st, &op, pre, LAUNCH_REAL());
+#undef LAUNCH_REAL
 }
 
 static CUresult CUDAAPI eng_cuLaunchKernel(CUfunction f, unsigned int gx, unsigned int gy,
@@ -528,24 +647,28 @@ static CUresult launch_ex(const CUlaunchConfig *c, CUfunction f, void **kp, void
 {
     CUresult (*real)(const CUlaunchConfig *, CUfunction, void **, void **) =
         ptsz ? R.cuLaunchKernelEx_ptsz : R.cuLaunchKernelEx;
-    if (!c || c->numAttrs != 0 || stepping_aside()) {
-        CUresult pre = c && !stepping_aside() ? not_capturable_pre(c->hStream, ptsz) : CUDA_SUCCESS;
-        return first_error(pre, real(c, f, kp, extra));
-    }
+    if (!c || stepping_aside())
+        return real(c, f, kp, extra);
+    if (c->numAttrs != 0)
+        return first_error(not_capturable(c->hStream, ptsz), real(c, f, kp, extra));
+    rp_ctxstate *cs = ctx_of_stream(c->hStream, ptsz);
+    if (!cs)
+        return first_error(boundary_global(), real(c, f, kp, extra));
     rp_op op;
     enum rp__eager_reason why = RP_EAGER_NOT_CAPTURABLE;
     const unsigned int grid[3] = {c->gridDimX, c->gridDimY, c->gridDimZ};
     const unsigned int block[3] = {c->blockDimX, c->blockDimY, c->blockDimZ};
-    lock();
-    int recorded = rp__rec_kernel(&op, f, grid, block, c->sharedMemBytes, kp, extra, &why) == 0;
-    unlock();
-    if (!recorded)
-        return first_error(not_capturable_pre(c->hStream, ptsz), real(c, f, kp, extra));
+    lock(cs);
+    if (rp__rec_kernel(cs, &op, f, grid, block, c->sharedMemBytes, kp, extra, &why) != 0) {
+        CUresult pre = not_capturable_locked(cs, c->hStream, ptsz, why);
+        unlock(cs);
+        return first_error(pre, real(c, f, kp, extra));
+    }
     rp_stream *st;
     CUresult pre;
-    if (capturable(c->hStream, ptsz, &op, &st, &pre))
+    if (capturable_locked(cs, c->hStream, ptsz, &op, &st, &pre))
         return pre;
-    return eager_done(st, &op, pre, real(c, f, kp, extra));
+    return eager_done(cs, st, &op, pre, real(c, f, kp, extra));
 }
 
 static CUresult CUDAAPI eng_cuLaunchKernelEx(const CUlaunchConfig *c, CUfunction f, void **kp,
@@ -568,14 +691,15 @@ static CUresult htod_async(CUdeviceptr d, const void *h, size_t n, CUstream s, i
     if (stepping_aside())
         return real(d, h, n, s);
     if (n == 0 || n > MAX_STAGE_OP || !h)
-        return first_error(not_capturable_pre(s, ptsz), real(d, h, n, s));
+        return first_error(not_capturable(s, ptsz), real(d, h, n, s));
     rp_op op = {.kind = RP_OP_HTOD, .dst = d, .host = (void *)h, .bytes = n};
+    rp_ctxstate *cs;
     rp_stream *st;
     CUresult pre;
-    if (capturable(s, ptsz, &op, &st, &pre))
+    if (capturable(s, ptsz, &op, &cs, &st, &pre))
         return pre;
     op.host = NULL; /* the program's buffer: not kept past the call */
-    return eager_done(st, &op, pre, real(d, h, n, s));
+    return eager_done(cs, st, &op, pre, real(d, h, n, s));
 }
 
 static CUresult CUDAAPI eng_cuMemcpyHtoDAsync_v2(CUdeviceptr d, const void *h, size_t n, CUstream s)
@@ -597,19 +721,18 @@ static CUresult dtoh_async(void *h, CUdeviceptr d, size_t n, CUstream s, int pts
         ptsz ? R.cuMemcpyDtoHAsync_v2_ptsz : R.cuMemcpyDtoHAsync_v2;
     if (stepping_aside())
         return real(h, d, n, s);
-    lock();
     int pinned = n && rp__rec_is_pinned(h);
-    unlock();
     if (!pinned) {
         CUresult pre = boundary_global();
         return first_error(pre, real(h, d, n, s));
     }
     rp_op op = {.kind = RP_OP_DTOH, .host = h, .src = d, .bytes = n};
+    rp_ctxstate *cs;
     rp_stream *st;
     CUresult pre;
-    if (capturable(s, ptsz, &op, &st, &pre))
+    if (capturable(s, ptsz, &op, &cs, &st, &pre))
         return pre;
-    return eager_done(st, &op, pre, real(h, d, n, s));
+    return eager_done(cs, st, &op, pre, real(h, d, n, s));
 }
 
 static CUresult CUDAAPI eng_cuMemcpyDtoHAsync_v2(void *h, CUdeviceptr d, size_t n, CUstream s)
@@ -633,13 +756,14 @@ static CUresult dtod_common(CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream
     if (stepping_aside())
         return DTOD_REAL();
     if (n == 0)
-        return first_error(not_capturable_pre(s, ptsz), DTOD_REAL());
+        return first_error(not_capturable(s, ptsz), DTOD_REAL());
     rp_op op = {.kind = RP_OP_DTOD, .dst = dst, .src = src, .bytes = n};
+    rp_ctxstate *cs;
     rp_stream *st;
     CUresult pre;
-    if (capturable(s, ptsz, &op, &st, &pre))
+    if (capturable(s, ptsz, &op, &cs, &st, &pre))
         return pre;
-    return eager_done(st, &op, pre, DTOD_REAL());
+    return eager_done(cs, st, &op, pre, DTOD_REAL());
 #undef DTOD_REAL
 }
 
@@ -674,18 +798,17 @@ static CUresult memset_common(CUdeviceptr d, unsigned int v, size_t n, unsigned 
     if (stepping_aside())
         return issue(d, v, n, s, real);
     unsigned int type = 0;
-    lock();
     int device = n && rp__aux.cuPointerGetAttribute(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, d) ==
                           CUDA_SUCCESS && type == CU_MEMORYTYPE_DEVICE;
-    unlock();
     if (!device)
         return first_error(boundary_global(), issue(d, v, n, s, real));
     rp_op op = {.kind = RP_OP_MEMSET, .dst = d, .value = v, .bytes = n, .elem = elem};
+    rp_ctxstate *cs;
     rp_stream *st;
     CUresult pre;
-    if (capturable(s, ptsz, &op, &st, &pre))
+    if (capturable(s, ptsz, &op, &cs, &st, &pre))
         return pre;
-    return eager_done(st, &op, pre, issue(d, v, n, s, real));
+    return eager_done(cs, st, &op, pre, issue(d, v, n, s, real));
 }
 
 #define MEMSET_PAIR(bits, type)                                                                 \
@@ -760,10 +883,13 @@ static CUresult stream_destroy(CUstream s, CUresult (*real)(CUstream))
 {
     if (stepping_aside() || !s || s == CU_STREAM_LEGACY || s == CU_STREAM_PER_THREAD)
         return real(s);
-    lock();
+    rp_ctxstate *cs = ctx_of_stream(s, 0);
+    if (!cs)
+        return first_error(boundary_global(), real(s));
+    lock(cs);
     CUresult pre = CUDA_SUCCESS;
-    for (size_t i = 0; i < nstreams; i++) {
-        rp_stream *st = &streams[i];
+    for (size_t i = 0; i < cs->nstreams; i++) {
+        rp_stream *st = &cs->streams[i];
         if (st->used && st->handle == s) {
             pre = end_ordered(st, 1);
             free(st->seg);
@@ -772,7 +898,8 @@ static CUresult stream_destroy(CUstream s, CUresult (*real)(CUstream))
         }
     }
     CUresult rc = real(s);
-    unlock();
+    atomic_fetch_add(&stream_gen, 1);
+    unlock(cs);
     return first_error(pre, rc);
 }
 
@@ -789,35 +916,54 @@ static CUresult CUDAAPI eng_cuStreamDestroy_v2(CUstream s)
 /* ---- global boundaries with side effects ------------------------------------ */
 
 /* cuCtxSynchronize from another thread would invalidate an open capture
- * window of ours: it waits on the gate while it runs. */
+ * window of ours in that context: it waits on the context's gate while it
+ * runs. */
+static CUresult ctx_sync(rp_ctxstate *cs, CUresult (*real)(CUcontext), CUcontext c)
+{
+    CUresult pre = boundary_global();
+    if (cs)
+        pthread_rwlock_rdlock(&cs->gate);
+    CUresult rc = real(c);
+    if (cs)
+        pthread_rwlock_unlock(&cs->gate);
+    return first_error(pre, rc);
+}
+
+static CUresult CUDAAPI sync_v1(CUcontext c)
+{
+    (void)c;
+    return R.cuCtxSynchronize();
+}
+
 static CUresult CUDAAPI eng_cuCtxSynchronize(void)
 {
     if (stepping_aside())
         return R.cuCtxSynchronize();
-    CUresult pre = boundary_global();
-    pthread_rwlock_rdlock(&gate);
-    CUresult rc = R.cuCtxSynchronize();
-    pthread_rwlock_unlock(&gate);
-    return first_error(pre, rc);
+    return ctx_sync(ctx_current(), sync_v1, NULL);
 }
 
 static CUresult CUDAAPI eng_cuCtxSynchronize_v2(CUcontext c)
 {
     if (stepping_aside())
         return R.cuCtxSynchronize_v2(c);
-    CUresult pre = boundary_global();
-    pthread_rwlock_rdlock(&gate);
-    CUresult rc = R.cuCtxSynchronize_v2(c);
-    pthread_rwlock_unlock(&gate);
-    return first_error(pre, rc);
+    return ctx_sync(c ? ctxstate_of(c) : ctx_current(), R.cuCtxSynchronize_v2, c);
 }
 
 /* The program begins its own capture: resolve everything first, then step
  * aside until it ends (DESIGN.md §2.5). */
+static _Atomic uint64_t prog_captures_total;
+
 static void prog_capture_begun(CUresult rc)
 {
-    if (rc == CUDA_SUCCESS)
+    if (rc == CUDA_SUCCESS) {
         atomic_fetch_add(&prog_captures, 1);
+        atomic_fetch_add(&prog_captures_total, 1);
+    }
+}
+
+uint64_t rp__engine_program_captures(void)
+{
+    return atomic_load(&prog_captures_total);
 }
 
 static void prog_capture_ended(CUresult rc)
@@ -861,38 +1007,58 @@ static CUresult CUDAAPI eng_cuStreamEndCapture_ptsz(CUstream s, CUgraph *g)
 static CUresult CUDAAPI eng_cuLibraryGetKernel(CUkernel *k, CUlibrary lib, const char *name)
 {
     CUresult rc = R.cuLibraryGetKernel(k, lib, name);
-    if (rc == CUDA_SUCCESS && k) {
-        lock();
+    if (rc == CUDA_SUCCESS && k)
         rp__rec_note_kernel(*k);
-        unlock();
-    }
     return rc;
 }
 
 /* Teardown of what graphs refer to (contexts, modules, libraries): every
- * graph and every stream is forgotten first, while the handles still live. */
-#define TEARDOWN(name, sig, args)                                                               \
+ * context's graphs and streams are forgotten first, while the handles still
+ * live (which context a module or a device's primary context is, is not
+ * known here: all are forgotten, at the cost of a new warmup). The call runs
+ * holding every context's gate, so that no capture window opens meanwhile. */
+static CUresult teardown_pre(int ctx_dies)
+{
+    CUresult first = CUDA_SUCCESS;
+    size_t n = atomic_load_explicit(&nctxs, memory_order_acquire);
+    for (size_t i = 0; i < n; i++) {
+        lock(&ctxs[i]);
+        CUresult rc = resolve_all_locked(&ctxs[i]);
+        forget_all_locked(&ctxs[i], ctx_dies);
+        unlock(&ctxs[i]);
+        if (first == CUDA_SUCCESS)
+            first = rc;
+    }
+    for (size_t i = 0; i < n; i++)
+        pthread_rwlock_rdlock(&ctxs[i].gate);
+    return first;
+}
+
+static void teardown_post(void)
+{
+    size_t n = atomic_load_explicit(&nctxs, memory_order_acquire);
+    for (size_t i = n; i-- > 0;)
+        pthread_rwlock_unlock(&ctxs[i].gate);
+}
+
+#define TEARDOWN(name, sig, args, ctx_dies)                                                     \
     static CUresult CUDAAPI eng_##name sig                                                      \
     {                                                                                           \
         if (stepping_aside())                                                                   \
             return R.name args;                                                                 \
-        lock();                                                                                 \
-        CUresult pre = resolve_all_locked();                                                    \
-        forget_all_locked();                                                                    \
-        unlock();                                                                               \
-        pthread_rwlock_rdlock(&gate);                                                           \
+        CUresult pre = teardown_pre(ctx_dies);                                                  \
         CUresult rc = R.name args;                                                              \
-        pthread_rwlock_unlock(&gate);                                                           \
+        teardown_post();                                                                        \
         return first_error(pre, rc);                                                            \
     }
-TEARDOWN(cuCtxDestroy, (CUcontext c), (c))
-TEARDOWN(cuCtxDestroy_v2, (CUcontext c), (c))
-TEARDOWN(cuDevicePrimaryCtxRelease, (CUdevice d), (d))
-TEARDOWN(cuDevicePrimaryCtxRelease_v2, (CUdevice d), (d))
-TEARDOWN(cuDevicePrimaryCtxReset, (CUdevice d), (d))
-TEARDOWN(cuDevicePrimaryCtxReset_v2, (CUdevice d), (d))
-TEARDOWN(cuModuleUnload, (CUmodule m), (m))
-TEARDOWN(cuLibraryUnload, (CUlibrary l), (l))
+TEARDOWN(cuCtxDestroy, (CUcontext c), (c), 1)
+TEARDOWN(cuCtxDestroy_v2, (CUcontext c), (c), 1)
+TEARDOWN(cuDevicePrimaryCtxRelease, (CUdevice d), (d), 1)
+TEARDOWN(cuDevicePrimaryCtxRelease_v2, (CUdevice d), (d), 1)
+TEARDOWN(cuDevicePrimaryCtxReset, (CUdevice d), (d), 1)
+TEARDOWN(cuDevicePrimaryCtxReset_v2, (CUdevice d), (d), 1)
+TEARDOWN(cuModuleUnload, (CUmodule m), (m), 0)
+TEARDOWN(cuLibraryUnload, (CUlibrary l), (l), 0)
 
 /* ---- everything else: global boundaries, generated ------------------------ */
 
@@ -956,11 +1122,13 @@ void rp__engine_install(struct rp__driver *core, const struct rp__driver *real)
         rp__warn("the driver lacks entry points the capture engine needs; forwarding only");
         return;
     }
-    if (rp__det_init(&rp__det, rp__eng_cfg.table_size, rp__eng_cfg.warmup, rp__eng_cfg.min_ops,
-                     rp__eng_cfg.max_ops) != 0) {
-        rp__warn("out of memory for the detector table; forwarding only");
-        return;
-    }
+    rp__lc_drv.begin_capture = rp__aux.cuStreamBeginCapture_v2;
+    rp__lc_drv.end_capture = rp__aux.cuStreamEndCapture;
+    rp__lc_drv.graph_destroy = rp__aux.cuGraphDestroy;
+    rp__lc_drv.graph_get_nodes = rp__aux.cuGraphGetNodes;
+    rp__lc_drv.node_get_type = rp__aux.cuGraphNodeGetType;
+    rp__lc_drv.host_alloc = rp__aux.cuMemHostAlloc;
+    rp__lc_drv.host_free = rp__aux.cuMemFreeHost;
     /* Global boundaries first, for every entry that is interposed... */
 #define X(name, params, args)                                                                   \
     if (core->name && !plain_forward(RP_E_##name))                                              \
@@ -1003,13 +1171,13 @@ void rp__engine_setup(struct rp__driver *core, const struct rp__driver *real)
     rp__engine_install(core, real);
 }
 
-/* At exit a thread may still sit in the engine (or have died holding the
+/* At exit a thread may still sit in the engine (or have died holding a
  * lock); the report is then written from unlocked, possibly torn counters
  * rather than not at all. */
-static int lock_for_report(void)
+static int lock_for_report(pthread_mutex_t *m)
 {
     for (int i = 0; i < 100; i++) {
-        if (pthread_mutex_trylock(&rp__eng_lock) == 0)
+        if (pthread_mutex_trylock(m) == 0)
             return 1;
         struct timespec ts = {0, 1000000};
         nanosleep(&ts, NULL);
@@ -1017,24 +1185,35 @@ static int lock_for_report(void)
     return 0;
 }
 
-struct rp__engine_stats rp__engine_stats_snapshot(void)
+int rp__engine_stats_snapshot(size_t i, struct rp__engine_stats *out, uint64_t *evictions)
 {
-    int locked = lock_for_report();
-    struct rp__engine_stats s = rp__eng_stats;
+    if (i >= atomic_load_explicit(&nctxs, memory_order_acquire))
+        return 0;
+    rp_ctxstate *cs = &ctxs[i];
+    int locked = lock_for_report(&cs->lock);
+    *out = cs->st;
+    *evictions = cs->det.evictions;
     if (locked)
-        unlock();
-    return s;
+        unlock(cs);
+    return 1;
 }
 
 size_t rp__engine_seq_snapshot(struct rp__seq_info *out, size_t max)
 {
-    int locked = lock_for_report();
     size_t n = 0;
+    int locked = lock_for_report(&retired_lock);
     for (size_t i = 0; i < nretired && n < max; i++)
         out[n++] = retired[i];
-    for (size_t i = 0; i < rp__nseqs && n < max; i++)
-        seq_info(rp__seqs[i], &out[n++]);
     if (locked)
-        unlock();
+        pthread_mutex_unlock(&retired_lock);
+    size_t nc = atomic_load_explicit(&nctxs, memory_order_acquire);
+    for (size_t c = 0; c < nc; c++) {
+        rp_ctxstate *cs = &ctxs[c];
+        locked = lock_for_report(&cs->lock);
+        for (size_t i = 0; i < cs->nseqs && n < max; i++)
+            seq_info(cs->seqs[i], &out[n++]);
+        if (locked)
+            unlock(cs);
+    }
     return n;
 }

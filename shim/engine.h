@@ -50,7 +50,9 @@
     X(cuStreamBeginCapture_v2, (CUstream s, CUstreamCaptureMode mode))                       \
     X(cuStreamEndCapture, (CUstream s, CUgraph * g))                                         \
     X(cuMemHostAlloc, (void **p, size_t n, unsigned int flags))                              \
-    X(cuMemFreeHost, (void *p))
+    X(cuMemFreeHost, (void *p))                                                              \
+    X(cuStreamDestroy_v2, (CUstream s))                                                      \
+    X(cuGraphUpload, (CUgraphExec e, CUstream s))
 
 struct rp__aux {
 #define X(name, params) CUresult(CUDAAPI *name) params;
@@ -82,8 +84,11 @@ enum rp__eager_reason {
 extern const char *const rp__eager_reason_names[RP_EAGER_REASON_COUNT];
 
 /* A sequence: a segment with an executable graph. */
+struct rp_ctxstate;
+
 typedef struct rp_seq {
     rp_det_entry *det;      /* the detector's entry: holds the recorded ops */
+    struct rp_ctxstate *cs;
     CUcontext ctx;
     CUgraphExec exec;
     rp_lc_sealed sealed;    /* graph + staging, released together */
@@ -102,6 +107,7 @@ typedef struct rp_seq {
 /* One stream as the engine sees it. */
 typedef struct rp_stream {
     int used;
+    struct rp_ctxstate *cs;
     CUstream handle;        /* normalised: CU_STREAM_LEGACY, CU_STREAM_PER_THREAD or a created handle */
     pthread_t tid;          /* the owning thread, for the per-thread stream */
     CUcontext ctx;
@@ -119,14 +125,7 @@ typedef struct rp_stream {
     rp_seq *complete;       /* longest candidate fully matched so far */
 } rp_stream;
 
-/* Per-context engine state. */
-typedef struct rp_ctxstate {
-    CUcontext ctx;
-    CUstream priv;          /* the private capture stream (non-blocking) */
-    rp_lc_ctx lc;
-    rp_lc_window win;
-} rp_ctxstate;
-
+/* Only uint64_t members: the report sums contexts member by member. */
 struct rp__engine_stats {
     uint64_t ops_seen[6];   /* by rp_op_kind (index 0: not capturable) */
     uint64_t ops_replayed;
@@ -143,27 +142,47 @@ struct rp__engine_stats {
     uint64_t staging_bytes;
 };
 
+#define RP_MAX_STREAMS 128  /* per context */
+
+/* Per-context engine state: everything a call on one context touches, under
+ * that context's lock, so contexts (devices) never contend. */
+typedef struct rp_ctxstate {
+    CUcontext ctx;
+    pthread_mutex_t lock;
+    pthread_rwlock_t gate;  /* writers: capture windows; readers: cuCtxSynchronize, teardown */
+    CUstream priv;          /* the private capture stream (non-blocking) */
+    rp_lc_ctx lc;
+    rp_lc_window win;
+    rp_stream streams[RP_MAX_STREAMS];
+    size_t nstreams;        /* slots in use are all below this index */
+    rp_seq **seqs;          /* sequences with a graph */
+    size_t nseqs, capseqs;
+    rp_detector det;
+    struct rp__engine_stats st;
+    void *layouts;          /* recorder.c's parameter-layout cache */
+} rp_ctxstate;
+
 /* ---- engine.c ------------------------------------------------------------- */
 extern struct rp__aux rp__aux;
 extern struct rp__engine_config rp__eng_cfg;
-extern struct rp__engine_stats rp__eng_stats;
-extern rp_detector rp__det;
-extern pthread_mutex_t rp__eng_lock;
 
 /* Install the engine's members into `core` (when reprise is enabled). */
 void rp__engine_install(struct rp__driver *core, const struct rp__driver *real);
 /* Resolve deferred work everywhere and end every segment (exit, global
  * boundaries). Returns the first error a flushed call returned. */
 CUresult rp__engine_resolve_all(void);
-/* A consistent copy of the counters (taken under the lock if it can be had
- * within a moment: at exit another thread may hold it for ever). */
-struct rp__engine_stats rp__engine_stats_snapshot(void);
+/* A copy of the counters of context number `i` (0-based, in the order the
+ * engine met them), taken under its lock if that can be had within a moment
+ * (at exit another thread may hold it for ever). Returns 0 past the last. */
+int rp__engine_stats_snapshot(size_t i, struct rp__engine_stats *out, uint64_t *evictions);
 struct rp__seq_info {
     unsigned int id;
     size_t ops;
     uint64_t occurrences, replays, divergences;
     char first_kernel[64];
 };
+/* Captures the program began itself (left alone). */
+uint64_t rp__engine_program_captures(void);
 /* Keep the report line of a sequence whose graph is being dropped. */
 void rp__seq_retire(const rp_seq *s);
 /* Copy up to `max` sequences (dropped ones first) with a graph into `out`; returns how many. */
@@ -175,23 +194,24 @@ void rp__rec_note_kernel(CUkernel k);
 /* Fill `op` for a kernel launch; the parameter bytes go to `op->params`
  * (malloc'd; the caller owns the record). Returns 0, or an eager reason
  * when the launch cannot be recorded (op untouched). */
-int rp__rec_kernel(rp_op *op, CUfunction f, const unsigned int grid[3],
+int rp__rec_kernel(rp_ctxstate *cs, rp_op *op, CUfunction f, const unsigned int grid[3],
                    const unsigned int block[3], unsigned int shmem, void **kernelParams,
                    void **extra, enum rp__eager_reason *why);
 /* Re-issue a recorded kernel launch on `stream` through the real driver. */
-CUresult rp__rec_issue(const rp_op *op, CUstream stream, const void *staged);
+CUresult rp__rec_issue(rp_ctxstate *cs, const rp_op *op, CUstream stream, const void *staged);
 /* The kernel name of a record ("" if unknown); for stats. */
-const char *rp__rec_kernel_name(const rp_op *op);
+const char *rp__rec_kernel_name(rp_ctxstate *cs, const rp_op *op);
 /* Is `host` pinned (page-locked) memory the driver knows? */
 int rp__rec_is_pinned(const void *host);
-void rp__rec_reset(void);
+void rp__rec_reset(rp_ctxstate *cs);
 
 /* ---- capture.c ------------------------------------------------------------ */
 /* Capture the segment of detector entry `e` into a new sequence. Returns the
  * sequence, or NULL (the reason counted and logged once). */
 rp_seq *rp__capture(rp_ctxstate *cs, rp_det_entry *e);
 void rp__seq_destroy(rp_seq *s);
-rp_ctxstate *rp__ctxstate(CUcontext ctx);
+/* The lifecycle's view of the driver (filled once from the aux table). */
+extern rp_lc_driver rp__lc_drv;
 
 /* ---- replay.c ------------------------------------------------------------- */
 /* Offer a recorded capturable op to the matcher. Returns 1 when the op was
@@ -201,14 +221,10 @@ int rp__match_offer(rp_stream *st, rp_op *op, CUresult *err);
 /* Resolve what is deferred on `st`: replay a complete match, flush the
  * rest eagerly in order. Returns the first error of a flushed call. */
 CUresult rp__match_resolve(rp_stream *st);
-/* All sequences with a graph, for candidate search and eviction. */
-extern rp_seq **rp__seqs;
-extern size_t rp__nseqs;
-void rp__seqs_add(rp_seq *s);
-void rp__seqs_drop_all(void);
-
-/* Issue one recorded op eagerly on its own stream (flush). */
-CUresult rp__issue_eager(const rp_op *op);
+/* Add a sequence to its context's list (which owns it from now on). */
+void rp__seqs_add(rp_ctxstate *cs, rp_seq *s);
+/* Destroy every sequence of the context (their report lines are kept). */
+void rp__seqs_drop_all(rp_ctxstate *cs);
 
 /* engine.c: the learning segment of a stream. */
 /* Append an eagerly executed op to the stream's segment (the record moves

@@ -4,7 +4,9 @@
  * zeroed (so equal arguments give equal bytes), and the CUkernel handles the
  * program obtained from cuLibraryGetKernel (no driver call tells the two
  * handle kinds apart). Also re-issues a record through the real driver.
- * Runs under the engine lock. */
+ * Layouts are cached per context, under that context's lock; the set of
+ * CUkernel handles is process-wide: written under its own mutex, read
+ * without a lock (slots only ever go from empty to a handle). */
 #include "engine.h"
 
 #include <stdio.h>
@@ -23,9 +25,9 @@ typedef struct layout {
     char name[64];
 } layout;
 
-static layout *layouts;          /* LAYOUT_SLOTS, allocated on first use */
-static const void *kernels[KERNEL_SLOTS];
+static _Atomic(const void *) kernels[KERNEL_SLOTS];
 static size_t nkernels;
+static pthread_mutex_t kernels_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static size_t slot_of(const void *p, size_t mask)
 {
@@ -33,27 +35,31 @@ static size_t slot_of(const void *p, size_t mask)
     return (size_t)h & mask;
 }
 
+/* Remember a CUkernel handle. Past KERNEL_SLOTS/2 handles the set is full:
+ * launches of a kernel not in it are then taken for CUfunctions, whose
+ * parameter query fails on a CUkernel, so they run eagerly (never wrongly). */
 void rp__rec_note_kernel(CUkernel k)
 {
-    if (!k || nkernels >= KERNEL_SLOTS / 2) {
-        if (k)
-            rp__eng_stats.bound_hits++;
+    if (!k)
         return;
-    }
+    pthread_mutex_lock(&kernels_lock);
     size_t i = slot_of(k, KERNEL_SLOTS - 1);
-    while (kernels[i] && kernels[i] != k)
+    const void *cur;
+    while ((cur = atomic_load(&kernels[i])) && cur != k)
         i = (i + 1) & (KERNEL_SLOTS - 1);
-    if (!kernels[i]) {
-        kernels[i] = k;
+    if (!cur && nkernels < KERNEL_SLOTS / 2) {
+        atomic_store(&kernels[i], (const void *)k);
         nkernels++;
     }
+    pthread_mutex_unlock(&kernels_lock);
 }
 
 static int is_kernel_handle(const void *f)
 {
     size_t i = slot_of(f, KERNEL_SLOTS - 1);
-    while (kernels[i]) {
-        if (kernels[i] == f)
+    const void *cur;
+    while ((cur = atomic_load_explicit(&kernels[i], memory_order_acquire))) {
+        if (cur == f)
             return 1;
         i = (i + 1) & (KERNEL_SLOTS - 1);
     }
@@ -95,13 +101,16 @@ static void read_layout(layout *L, const void *f, int kernel)
     L->ok = 1;
 }
 
-static layout *layout_of(const void *f, int kernel)
+static layout *layout_of(rp_ctxstate *cs, const void *f, int kernel)
 {
-    if (!layouts) {
-        layouts = calloc(LAYOUT_SLOTS, sizeof *layouts);
-        if (!layouts)
+    if (!cs->layouts) {
+        cs->layouts = calloc(LAYOUT_SLOTS, sizeof(layout));
+        if (!cs->layouts) {
+            cs->st.bound_hits++;
             return NULL;
+        }
     }
+    layout *layouts = cs->layouts;
     size_t i = slot_of(f, LAYOUT_SLOTS - 1);
     for (size_t probes = 0; probes < LAYOUT_SLOTS; probes++) {
         layout *L = &layouts[i];
@@ -117,16 +126,16 @@ static layout *layout_of(const void *f, int kernel)
         }
         i = (i + 1) & (LAYOUT_SLOTS - 1);
     }
-    rp__eng_stats.bound_hits++;
+    cs->st.bound_hits++;
     return NULL;
 }
 
-int rp__rec_kernel(rp_op *op, CUfunction f, const unsigned int grid[3],
+int rp__rec_kernel(rp_ctxstate *cs, rp_op *op, CUfunction f, const unsigned int grid[3],
                    const unsigned int block[3], unsigned int shmem, void **kernelParams,
                    void **extra, enum rp__eager_reason *why)
 {
     int kernel = is_kernel_handle(f);
-    layout *L = layout_of(f, kernel);
+    layout *L = layout_of(cs, f, kernel);
     if (!L) {
         *why = RP_EAGER_BOUND;
         return -1;
@@ -186,8 +195,9 @@ int rp__rec_kernel(rp_op *op, CUfunction f, const unsigned int grid[3],
     return 0;
 }
 
-const char *rp__rec_kernel_name(const rp_op *op)
+const char *rp__rec_kernel_name(rp_ctxstate *cs, const rp_op *op)
 {
+    layout *layouts = cs->layouts;
     if (op->kind != RP_OP_KERNEL || !layouts)
         return "";
     size_t i = slot_of(op->func, LAYOUT_SLOTS - 1);
@@ -204,13 +214,12 @@ const char *rp__rec_kernel_name(const rp_op *op)
  * pinned staging inside a capture window; the record's own copy of the
  * bytes when flushing, which the driver stages at once because it is
  * pageable). */
-CUresult rp__rec_issue(const rp_op *op, CUstream stream, const void *staged)
+CUresult rp__rec_issue(rp_ctxstate *cs, const rp_op *op, CUstream stream, const void *staged)
 {
     switch (op->kind) {
     case RP_OP_KERNEL: {
         void *ptrs[RP_MAX_PARAMS];
-        const void *key = op->func;
-        layout *L = layout_of(key, (op->flags & RP_OPF_KERNEL_HANDLE) != 0);
+        layout *L = layout_of(cs, op->func, (op->flags & RP_OPF_KERNEL_HANDLE) != 0);
         if (!L || !L->ok)
             return CUDA_ERROR_INVALID_HANDLE; /* NEVER: recorded with a layout */
         for (uint32_t i = 0; i < L->n; i++)
@@ -245,10 +254,12 @@ int rp__rec_is_pinned(const void *host)
     return rc == CUDA_SUCCESS && type == CU_MEMORYTYPE_HOST;
 }
 
-void rp__rec_reset(void)
+/* Forget the context's layouts (its functions may be unloaded and their
+ * handles reused). The CUkernel set stays: a stale entry can only make a
+ * reused handle look like a CUkernel, whose parameter query then fails, so
+ * that kernel's launches run eagerly, never wrongly. */
+void rp__rec_reset(rp_ctxstate *cs)
 {
-    free(layouts);
-    layouts = NULL;
-    memset(kernels, 0, sizeof kernels);
-    nkernels = 0;
+    free(cs->layouts);
+    cs->layouts = NULL;
 }

@@ -3,47 +3,44 @@
  * complete match is replayed with one cuGraphLaunch on the program's stream;
  * a divergence flushes the deferred ops eagerly, in order, and the stream
  * continues eagerly (DESIGN.md §1, §2). Deferral delays; it never reorders,
- * drops or duplicates. Runs under the engine lock. */
+ * drops or duplicates. Runs under the lock of the stream's context. */
 #include "engine.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-rp_seq **rp__seqs;
-size_t rp__nseqs;
-static size_t capseqs;
-
-void rp__seqs_add(rp_seq *s)
+void rp__seqs_add(rp_ctxstate *cs, rp_seq *s)
 {
-    if (rp__nseqs == capseqs) {
-        size_t cap = capseqs ? 2 * capseqs : 16;
-        rp_seq **n = realloc(rp__seqs, cap * sizeof *n);
+    if (cs->nseqs == cs->capseqs) {
+        size_t cap = cs->capseqs ? 2 * cs->capseqs : 16;
+        rp_seq **n = realloc(cs->seqs, cap * sizeof *n);
         if (!n) { /* NEVER in practice: the sequence is dropped, work stays eager */
-            rp__det_forget_graph(&rp__det, s->det);
+            rp__det_forget_graph(&cs->det, s->det);
             rp__seq_destroy(s);
-            rp__eng_stats.bound_hits++;
+            cs->st.bound_hits++;
             return;
         }
-        rp__seqs = n;
-        capseqs = cap;
+        cs->seqs = n;
+        cs->capseqs = cap;
     }
-    rp__seqs[rp__nseqs++] = s;
+    cs->seqs[cs->nseqs++] = s;
 }
 
-void rp__seqs_drop_all(void)
+void rp__seqs_drop_all(rp_ctxstate *cs)
 {
-    for (size_t i = 0; i < rp__nseqs; i++) {
-        rp__seq_retire(rp__seqs[i]);
-        rp__det_forget_graph(&rp__det, rp__seqs[i]->det);
-        rp__seq_destroy(rp__seqs[i]);
-        rp__eng_stats.graphs_dropped++;
+    for (size_t i = 0; i < cs->nseqs; i++) {
+        rp__seq_retire(cs->seqs[i]);
+        rp__det_forget_graph(&cs->det, cs->seqs[i]->det);
+        rp__seq_destroy(cs->seqs[i]);
+        cs->st.graphs_dropped++;
     }
-    rp__nseqs = 0;
+    cs->nseqs = 0;
 }
 
-CUresult rp__issue_eager(const rp_op *op)
+/* Issue one recorded op eagerly on its own stream (a flush). */
+static CUresult issue_eager(rp_ctxstate *cs, const rp_op *op)
 {
-    return rp__rec_issue(op, op->stream, op->data);
+    return rp__rec_issue(cs, op, op->stream, op->data);
 }
 
 /* Keep the record of a deferred op, with the bytes of a host-to-device copy
@@ -99,9 +96,9 @@ static CUresult replay(rp_stream *st, rp_seq *s)
     if (s->sealed.nstaging && rp__aux.cuEventRecord(s->done, st->handle) == CUDA_SUCCESS)
         s->done_pending = 1;
     s->replays++;
-    s->last_use = rp__det.clock;
-    rp__eng_stats.replays++;
-    rp__eng_stats.ops_replayed += n;
+    s->last_use = st->cs->det.clock;
+    st->cs->st.replays++;
+    st->cs->st.ops_replayed += n;
     return CUDA_SUCCESS;
 }
 
@@ -109,6 +106,7 @@ CUresult rp__match_resolve(rp_stream *st)
 {
     if (st->ndef == 0)
         return CUDA_SUCCESS;
+    rp_ctxstate *cs = st->cs;
     CUresult first = CUDA_SUCCESS;
     size_t done = 0;
     rp_seq *c = st->complete;
@@ -125,18 +123,18 @@ CUresult rp__match_resolve(rp_stream *st)
                 rp__warn("graph launch failed (CUresult %d); its ops ran eagerly and the graph was dropped",
                          (int)rc);
             c->broken = 1;
-            rp__eng_stats.replay_failures++;
+            cs->st.replay_failures++;
         }
     }
     if (done < st->ndef) {
-        rp__eng_stats.divergences++;
+        cs->st.divergences++;
         for (size_t i = 0; i < st->ncand; i++)
             st->cand[i]->divergences++;
     }
     for (size_t i = 0; i < done; i++)
         rp__op_free(&st->def[i]);
     for (size_t i = done; i < st->ndef; i++) {
-        CUresult rc = rp__issue_eager(&st->def[i]);
+        CUresult rc = issue_eager(cs, &st->def[i]);
         if (rc != CUDA_SUCCESS && first == CUDA_SUCCESS)
             first = rc;
         if (rc == CUDA_SUCCESS) {
@@ -195,8 +193,8 @@ int rp__match_offer(rp_stream *st, rp_op *op, CUresult *err)
     if (st->ndef == 0) {
         st->complete = NULL;
         st->ncand = 0;
-        for (size_t i = 0; i < rp__nseqs && st->ncand < RP_MAX_CANDIDATES; i++) {
-            rp_seq *s = rp__seqs[i];
+        for (size_t i = 0; i < st->cs->nseqs && st->ncand < RP_MAX_CANDIDATES; i++) {
+            rp_seq *s = st->cs->seqs[i];
             if (!s->broken && s->ctx == op->ctx && rp__op_same_content(&s->det->ops[0], op))
                 st->cand[st->ncand++] = s;
         }
@@ -207,7 +205,7 @@ int rp__match_offer(rp_stream *st, rp_op *op, CUresult *err)
         CUresult rc = rp__match_resolve(st);
         if (*err == CUDA_SUCCESS)
             *err = rc;
-        rp__eng_stats.bound_hits++;
+        st->cs->st.bound_hits++;
         return 0;
     }
     note_complete(st);

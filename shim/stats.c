@@ -109,54 +109,111 @@ static void out_key_u64(struct out *o, const char *sep, const char *key, uint64_
     out_u64(o, v);
 }
 
-/* The capture engine's section (docs/stats.md). */
-static void write_engine(struct out *o)
+static void out_share(struct out *o, const char *sep, const char *key, uint64_t part,
+                      uint64_t whole)
+{
+    char tmp[32];
+    snprintf(tmp, sizeof tmp, "%.4f", whole ? (double)part / (double)whole : 0.0);
+    out_str(o, sep);
+    out_json_str(o, key);
+    out_str(o, ": ");
+    out_str(o, tmp);
+}
+
+static uint64_t ops_total(const struct rp__engine_stats *e)
+{
+    uint64_t seen = 0;
+    for (int k = 0; k < 6; k++)
+        seen += e->ops_seen[k];
+    return seen;
+}
+
+/* The counters of one context, or of all summed: `indent` before each key. */
+static void write_counters(struct out *o, const struct rp__engine_stats *e, uint64_t evictions,
+                           const char *indent)
 {
     static const char *const kinds[6] = {"not_capturable", "kernel", "htod", "dtod", "dtoh",
                                          "memset"};
-    static struct rp__seq_info seqs[64];
-    struct rp__engine_stats e = rp__engine_stats_snapshot();
-    uint64_t seen = 0, eager = 0;
-    for (int k = 0; k < 6; k++)
-        seen += e.ops_seen[k];
+    char sep[16];
+    snprintf(sep, sizeof sep, ",\n%s", indent);
+    uint64_t seen = ops_total(e), eager = 0;
     for (int r = 0; r < RP_EAGER_REASON_COUNT; r++)
-        eager += e.ops_eager[r];
-    out_str(o, ",\n  \"engine\": {\n    \"ops_seen\": {");
-    const char *sep = "";
+        eager += e->ops_eager[r];
+    out_str(o, indent);
+    out_str(o, "\"ops_seen\": {");
+    const char *s2 = "";
     for (int k = 0; k < 6; k++) {
-        out_key_u64(o, sep, kinds[k], e.ops_seen[k]);
-        sep = ", ";
+        out_key_u64(o, s2, kinds[k], e->ops_seen[k]);
+        s2 = ", ";
     }
-    out_str(o, "},");
-    out_key_u64(o, "\n    ", "ops_total", seen);
-    out_key_u64(o, ",\n    ", "ops_replayed", e.ops_replayed);
-    out_str(o, ",\n    \"replayed_share\": ");
-    char tmp[32];
-    snprintf(tmp, sizeof tmp, "%.4f", seen ? (double)e.ops_replayed / (double)seen : 0.0);
-    out_str(o, tmp);
-    out_key_u64(o, ",\n    ", "ops_eager_total", eager);
-    out_str(o, ",\n    \"ops_eager\": {");
-    sep = "";
+    out_str(o, "}");
+    out_key_u64(o, sep, "ops_total", seen);
+    out_key_u64(o, sep, "ops_replayed", e->ops_replayed);
+    out_share(o, sep, "replayed_share", e->ops_replayed, seen);
+    out_key_u64(o, sep, "ops_eager_total", eager);
+    out_str(o, sep);
+    out_str(o, "\"ops_eager\": {");
+    s2 = "";
     for (int r = 0; r < RP_EAGER_REASON_COUNT; r++) {
-        out_key_u64(o, sep, rp__eager_reason_names[r], e.ops_eager[r]);
-        sep = ", ";
+        out_key_u64(o, s2, rp__eager_reason_names[r], e->ops_eager[r]);
+        s2 = ", ";
     }
-    out_str(o, "},");
-    out_key_u64(o, "\n    ", "segments", e.segments);
-    out_key_u64(o, ",\n    ", "graphs_captured", e.graphs_captured);
-    out_key_u64(o, ",\n    ", "capture_failures", e.capture_failures);
-    out_key_u64(o, ",\n    ", "graphs_dropped", e.graphs_dropped);
-    out_key_u64(o, ",\n    ", "replays", e.replays);
-    out_key_u64(o, ",\n    ", "replay_failures", e.replay_failures);
-    out_key_u64(o, ",\n    ", "divergences", e.divergences);
-    out_key_u64(o, ",\n    ", "bound_hits", e.bound_hits);
-    out_key_u64(o, ",\n    ", "detector_evictions", rp__det.evictions);
-    out_key_u64(o, ",\n    ", "capture_us", e.capture_ns / 1000);
-    out_key_u64(o, ",\n    ", "instantiate_us", e.instantiate_ns / 1000);
-    out_key_u64(o, ",\n    ", "staging_bytes", e.staging_bytes);
-    out_str(o, ",\n    \"sequences\": [");
+    out_str(o, "}");
+    out_key_u64(o, sep, "segments", e->segments);
+    out_key_u64(o, sep, "graphs_captured", e->graphs_captured);
+    out_key_u64(o, sep, "capture_failures", e->capture_failures);
+    out_key_u64(o, sep, "graphs_dropped", e->graphs_dropped);
+    out_key_u64(o, sep, "replays", e->replays);
+    out_key_u64(o, sep, "replay_failures", e->replay_failures);
+    out_key_u64(o, sep, "divergences", e->divergences);
+    out_key_u64(o, sep, "bound_hits", e->bound_hits);
+    out_key_u64(o, sep, "detector_evictions", evictions);
+    out_key_u64(o, sep, "capture_us", e->capture_ns / 1000);
+    out_key_u64(o, sep, "instantiate_us", e->instantiate_ns / 1000);
+    out_key_u64(o, sep, "staging_bytes", e->staging_bytes);
+}
+
+static void add_counters(struct rp__engine_stats *sum, const struct rp__engine_stats *e)
+{
+    uint64_t *d = (uint64_t *)sum;
+    const uint64_t *x = (const uint64_t *)e;
+    for (size_t i = 0; i < sizeof *e / sizeof(uint64_t); i++)
+        d[i] += x[i];
+}
+
+/* The capture engine's sections (docs/stats.md): top-level totals, then
+ * "engine" with the sums, one entry per context and one per sequence. */
+static void write_engine(struct out *o)
+{
+    static struct rp__seq_info seqs[64];
+    static struct rp__engine_stats per[16];
+    static uint64_t per_ev[16];
+    struct rp__engine_stats sum;
+    memset(&sum, 0, sizeof sum);
+    uint64_t sum_ev = 0;
+    size_t nctx = 0;
+    while (nctx < 16 && rp__engine_stats_snapshot(nctx, &per[nctx], &per_ev[nctx])) {
+        add_counters(&sum, &per[nctx]);
+        sum_ev += per_ev[nctx];
+        nctx++;
+    }
+    out_key_u64(o, ",\n  ", "ops", ops_total(&sum));
+    out_key_u64(o, ",\n  ", "replayed_ops", sum.ops_replayed);
+    out_share(o, ",\n  ", "replayed_share", sum.ops_replayed, ops_total(&sum));
+    out_str(o, ",\n  \"engine\": {\n");
+    write_counters(o, &sum, sum_ev, "    ");
+    out_key_u64(o, ",\n    ", "program_captures", rp__engine_program_captures());
+    out_str(o, ",\n    \"contexts\": [");
+    for (size_t c = 0; c < nctx; c++) {
+        out_str(o, c ? ", {\n" : "{\n");
+        out_key_u64(o, "      ", "index", c);
+        out_str(o, ",\n");
+        write_counters(o, &per[c], per_ev[c], "      ");
+        out_str(o, "\n    }");
+    }
+    out_str(o, "],\n    \"sequences\": [");
     size_t n = rp__engine_seq_snapshot(seqs, sizeof seqs / sizeof seqs[0]);
-    sep = "\n      ";
+    const char *sep = "\n      ";
     for (size_t i = 0; i < n; i++) {
         out_str(o, sep);
         out_key_u64(o, "{", "id", seqs[i].id);
