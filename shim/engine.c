@@ -253,6 +253,12 @@ static void seq_info(const rp_seq *s, struct rp__seq_info *o)
     o->replays = s->replays;
     o->divergences = s->divergences;
     o->first_kernel[0] = '\0';
+    o->div_op = s->div_op;
+    o->div_why = s->div_why;
+    o->div_kernel[0] = '\0';
+    if (s->div_why && s->div_op < s->det->n)
+        snprintf(o->div_kernel, sizeof o->div_kernel, "%s",
+                 rp__rec_kernel_name(s->cs, &s->det->ops[s->div_op]));
     for (size_t k = 0; k < s->det->n; k++) {
         if (s->det->ops[k].kind == RP_OP_KERNEL) {
             snprintf(o->first_kernel, sizeof o->first_kernel, "%s",

@@ -100,6 +100,8 @@ typedef struct rp_seq {
     uint64_t last_use;
     unsigned int id;
     int broken;             /* its launch failed: no longer offered, dropped later */
+    size_t div_op;          /* the last divergence: index of the op that differed */
+    const char *div_why;    /* ... and why (NULL: none yet) */
 } rp_seq;
 
 #define RP_MAX_CANDIDATES 8
@@ -180,6 +182,9 @@ struct rp__seq_info {
     size_t ops;
     uint64_t occurrences, replays, divergences;
     char first_kernel[64];
+    size_t div_op;          /* last divergence, when div_why is not NULL */
+    const char *div_why;
+    char div_kernel[64];
 };
 /* Captures the program began itself (left alone). */
 uint64_t rp__engine_program_captures(void);

@@ -70,6 +70,13 @@ static int defer_push(rp_stream *st, rp_op *op)
     return 0;
 }
 
+static void diverged(rp_seq *s, size_t at, const char *why)
+{
+    s->divergences++;
+    s->div_op = at;
+    s->div_why = why;
+}
+
 /* Launch `s` in place of the first s->det->n deferred ops. The staging the
  * graph reads is refilled with this occurrence's bytes, after the previous
  * launch of the graph has finished reading it. Returns the driver's error
@@ -128,8 +135,10 @@ CUresult rp__match_resolve(rp_stream *st)
     }
     if (done < st->ndef) {
         cs->st.divergences++;
+        /* Candidates still matching when a boundary came: the program
+         * stopped before their end. */
         for (size_t i = 0; i < st->ncand; i++)
-            st->cand[i]->divergences++;
+            diverged(st->cand[i], st->ndef, "a boundary came before the sequence ended");
     }
     for (size_t i = 0; i < done; i++)
         rp__op_free(&st->def[i]);
@@ -151,15 +160,22 @@ CUresult rp__match_resolve(rp_stream *st)
     return first;
 }
 
-/* Drop the candidates that cannot match the op at position st->ndef; note a
- * candidate that the deferred ops complete. */
+/* Drop the candidates that cannot match the op at position st->ndef, noting
+ * why for the report. */
 static void narrow(rp_stream *st, const rp_op *op)
 {
     size_t k = 0;
     for (size_t i = 0; i < st->ncand; i++) {
         rp_seq *s = st->cand[i];
-        if (!s->broken && s->det->n > st->ndef && rp__op_same_content(&s->det->ops[st->ndef], op))
+        if (s->det->n <= st->ndef) /* NEVER: complete candidates left the list */
+            continue;
+        const rp_op *want = &s->det->ops[st->ndef];
+        if (!s->broken && rp__op_same_content(want, op))
             st->cand[k++] = s;
+        else if (!s->broken)
+            diverged(s, st->ndef, rp__op_same_structure(want, op)
+                                      ? "same operation, other arguments or addresses"
+                                      : "another operation");
     }
     st->ncand = k;
 }

@@ -223,6 +223,14 @@ static void write_engine(struct out *o)
         out_key_u64(o, ", ", "occurrences", seqs[i].occurrences);
         out_key_u64(o, ", ", "replays", seqs[i].replays);
         out_key_u64(o, ", ", "divergences", seqs[i].divergences);
+        if (seqs[i].div_why) {
+            out_key_u64(o, ", \"last_divergence\": {", "op", seqs[i].div_op);
+            out_str(o, ", \"kernel\": ");
+            out_json_str(o, seqs[i].div_kernel);
+            out_str(o, ", \"reason\": ");
+            out_json_str(o, seqs[i].div_why);
+            out_str(o, "}");
+        }
         out_str(o, "}");
         sep = ",\n      ";
     }
