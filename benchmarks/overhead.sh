@@ -1,7 +1,13 @@
 #!/usr/bin/env bash
-# overhead.sh - what the shim costs per call when it is loaded but disabled
-# (and, for reference, enabled), measured side by side in one run on the CPU
-# driver (or on a real driver with --gpu):
+# overhead.sh - what the shim costs per call, side by side in one run on the
+# CPU driver (or on a real driver with --gpu), in four configurations:
+#   absent    no shim
+#   disabled  preloaded, REPRISE=0 (every call a plain forward)
+#   learning  enabled, with a warmup no loop reaches (REPRISE_WARMUP=1000000):
+#             every op is recorded and learnt, none replayed
+#   replay    enabled with the defaults: the launch loop (64 identical
+#             launches between syncs) is captured and replayed
+# Measured:
 #   - wall ns per call: median of RUNS runs of benchmarks/overhead, per mode;
 #   - callgrind instructions per call: (I(N2) - I(N1)) / (N2 - N1), so the
 #     one-off costs of loading and initialising cancel out.
@@ -27,7 +33,8 @@ run_cfg() { # run_cfg CONFIG MODE N -> prints ns per call
   case $cfg in
     absent)   env "${drv_env[@]}" "$bin" "$module" "$mode" "$n" ;;
     disabled) env "${drv_env[@]}" LD_PRELOAD="$shim" REPRISE=0 "$bin" "$module" "$mode" "$n" ;;
-    enabled)  env "${drv_env[@]}" LD_PRELOAD="$shim" REPRISE=1 "$bin" "$module" "$mode" "$n" ;;
+    learning) env "${drv_env[@]}" LD_PRELOAD="$shim" REPRISE=1 REPRISE_WARMUP=1000000 "$bin" "$module" "$mode" "$n" ;;
+    replay)   env "${drv_env[@]}" LD_PRELOAD="$shim" REPRISE=1 "$bin" "$module" "$mode" "$n" ;;
   esac | awk '{print $3}'
 }
 
@@ -37,7 +44,7 @@ echo "# reprise overhead: $(date -u +%Y-%m-%dT%H:%MZ), $(uname -m), $(nproc) cor
 printf "%-8s %-9s %12s %12s\n" mode config "ns/call" "vs absent"
 for mode in query launch; do
   base=""
-  for cfg in absent disabled enabled; do
+  for cfg in absent disabled learning replay; do
     m=$(for _ in $(seq "$runs"); do run_cfg $cfg $mode "$n_wall"; done | median)
     [ -z "$base" ] && base=$m
     printf "%-8s %-9s %12.1f %12s\n" $mode $cfg "$m" "$(awk -v a="$m" -v b="$base" 'BEGIN{printf "%+.1f ns", a-b}')"
@@ -53,16 +60,17 @@ if command -v valgrind >/dev/null; then
     case $1 in
       absent)   env "${drv_env[@]}" valgrind --tool=callgrind --callgrind-out-file=/dev/null "$bin" "$module" "$2" "$3" >/dev/null 2>"$out" ;;
       disabled) env "${drv_env[@]}" LD_PRELOAD="$shim" REPRISE=0 valgrind --tool=callgrind --callgrind-out-file=/dev/null "$bin" "$module" "$2" "$3" >/dev/null 2>"$out" ;;
-      enabled)  env "${drv_env[@]}" LD_PRELOAD="$shim" REPRISE=1 valgrind --tool=callgrind --callgrind-out-file=/dev/null "$bin" "$module" "$2" "$3" >/dev/null 2>"$out" ;;
+      learning) env "${drv_env[@]}" LD_PRELOAD="$shim" REPRISE=1 REPRISE_WARMUP=1000000 valgrind --tool=callgrind --callgrind-out-file=/dev/null "$bin" "$module" "$2" "$3" >/dev/null 2>"$out" ;;
+      replay)   env "${drv_env[@]}" LD_PRELOAD="$shim" REPRISE=1 valgrind --tool=callgrind --callgrind-out-file=/dev/null "$bin" "$module" "$2" "$3" >/dev/null 2>"$out" ;;
     esac
     awk '/Collected :/ {print $4}' "$out"
     rm -f "$out"
   }
   echo
   printf "%-8s %-9s %14s %14s\n" mode config "instr/call" "vs absent"
-  for mode in query; do
+  for mode in query launch; do
     base=""
-    for cfg in absent disabled enabled; do
+    for cfg in absent disabled learning replay; do
       a=$(ir $cfg $mode $n1)
       b=$(ir $cfg $mode $n2)
       per=$(awk -v a="$a" -v b="$b" -v n1="$n1" -v n2="$n2" 'BEGIN{printf "%.1f", (b-a)/(n2-n1)}')
