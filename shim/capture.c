@@ -34,6 +34,12 @@ void rp__seq_destroy(rp_seq *s)
         rp__aux.cuGraphExecDestroy(s->exec);
     if (cs)
         rp__lc_sealed_release(&cs->lc, &s->sealed);
+    if (s->held && s->det)
+        for (size_t i = 0; i < s->det->n; i++)
+            rp__op_free(&s->held[i]);
+    free(s->held);
+    free(s->nodes);
+    free(s->vmask);
     free(s->stage_of);
     free(s);
 }
@@ -46,7 +52,43 @@ static void log_failure_once(const char *what, CUresult rc)
                  what, (int)rc);
 }
 
-rp_seq *rp__capture(rp_ctxstate *cs, rp_det_entry *e)
+/* Set up what a sequence with volatile fields needs: its mask, the node of
+ * each op (filled in the window), and a copy of the values the executable
+ * will hold. Returns 0, or -1 when memory runs out. */
+static int volatile_setup(rp_seq *s, const rp_det_entry *e, const uint64_t *vmask)
+{
+    s->vmask = malloc(e->n * sizeof *s->vmask);
+    s->nodes = calloc(e->n, sizeof *s->nodes);
+    s->held = calloc(e->n, sizeof *s->held);
+    if (!s->vmask || !s->nodes || !s->held)
+        return -1;
+    memcpy(s->vmask, vmask, e->n * sizeof *s->vmask);
+    for (size_t i = 0; i < e->n; i++) {
+        if (rp__op_copy(&s->held[i], &e->ops[i]) != 0)
+            return -1;
+        free(s->held[i].data); /* payload: the staging holds it */
+        s->held[i].data = NULL;
+    }
+    return 0;
+}
+
+/* The node the op just issued into the window became: with one stream
+ * captured linearly, the capture's only dependency. */
+static CUresult node_of_last(rp_ctxstate *cs, CUgraphNode *out)
+{
+    CUstreamCaptureStatus st;
+    const CUgraphNode *deps = NULL;
+    size_t ndeps = 0;
+    CUresult rc = rp__aux.cuStreamGetCaptureInfo_v2(cs->priv, &st, NULL, NULL, &deps, &ndeps);
+    if (rc != CUDA_SUCCESS)
+        return rc;
+    if (st != CU_STREAM_CAPTURE_STATUS_ACTIVE || ndeps != 1 || !deps)
+        return CUDA_ERROR_NOT_SUPPORTED;
+    *out = deps[0];
+    return CUDA_SUCCESS;
+}
+
+rp_seq *rp__capture(rp_ctxstate *cs, rp_det_entry *e, const uint64_t *vmask)
 {
     for (size_t i = 0; i < e->n; i++)
         if (e->ops[i].ctx != cs->ctx)
@@ -78,6 +120,14 @@ rp_seq *rp__capture(rp_ctxstate *cs, rp_det_entry *e)
     }
     s->ctx = cs->ctx;
     s->cs = cs;
+    s->det = e;
+    if (vmask && volatile_setup(s, e, vmask) != 0) {
+        free(stage_of);
+        free(sizes);
+        rp__seq_destroy(s);
+        cs->st.bound_hits++;
+        return NULL;
+    }
     size_t nstage = 0;
     for (size_t i = 0; i < e->n; i++) {
         stage_of[i] = SIZE_MAX;
@@ -109,7 +159,10 @@ rp_seq *rp__capture(rp_ctxstate *cs, rp_det_entry *e)
     if (rc == CUDA_SUCCESS) {
         for (size_t i = 0; i < e->n; i++) {
             const void *staged = stage_of[i] != SIZE_MAX ? cs->win.staging[stage_of[i]].ptr : NULL;
-            rp__lc_note_issued(&cs->win, rp__rec_issue(cs, &e->ops[i], cs->priv, staged));
+            CUresult irc = rp__rec_issue(cs, &e->ops[i], cs->priv, staged);
+            if (irc == CUDA_SUCCESS && s->nodes)
+                irc = node_of_last(cs, &s->nodes[i]);
+            rp__lc_note_issued(&cs->win, irc);
         }
         rc = rp__lc_end(&cs->win, &s->sealed);
     }

@@ -35,22 +35,40 @@ void rp__det_fini(rp_detector *d)
     memset(d, 0, sizeof *d);
 }
 
-uint64_t rp__det_key(const rp_op *ops, size_t n)
+void rp__det_by_structure(rp_detector *d, unsigned int min_distinct)
+{
+    d->by_structure = 1;
+    d->min_distinct = min_distinct;
+}
+
+uint64_t rp__det_key(const rp_op *ops, size_t n, int structure)
 {
     uint64_t h = rp__hash_u64(RP_HASH_SEED, n);
     for (size_t i = 0; i < n; i++)
-        h = rp__hash_u64(h, ops[i].ckey);
+        h = rp__hash_u64(h, structure ? ops[i].skey : ops[i].ckey);
     return h ? h : 1; /* 0 marks a free slot */
 }
 
-static int same_segment(const rp_det_entry *e, const rp_op *ops, size_t n)
+static int same_segment(const rp_detector *d, const rp_det_entry *e, const rp_op *ops, size_t n)
 {
     if (e->n != n)
         return 0;
     for (size_t i = 0; i < n; i++)
-        if (!rp__op_same_content(&e->ops[i], &ops[i]))
+        if (d->by_structure ? !rp__op_same_structure(&e->ops[i], &ops[i])
+                            : !rp__op_same_content(&e->ops[i], &ops[i]))
             return 0;
     return 1;
+}
+
+/* Note the content of an occurrence in a by-structure entry. */
+static void note_content(rp_det_entry *e, const rp_op *ops, size_t n)
+{
+    uint64_t c = rp__det_key(ops, n, 0);
+    for (unsigned int i = 0; i < e->ndistinct; i++)
+        if (e->contents[i] == c)
+            return;
+    if (e->ndistinct < RP_DET_MAX_DISTINCT)
+        e->contents[e->ndistinct++] = c;
 }
 
 /* A slot for a new segment: a free one, else the least recently used one
@@ -83,12 +101,12 @@ rp_det_verdict rp__det_observe(rp_detector *d, const rp_op *ops, size_t n,
     if (!d->slots)
         return RP_DET_NO_MEMORY;
     d->clock++;
-    uint64_t key = rp__det_key(ops, n);
+    uint64_t key = rp__det_key(ops, n, d->by_structure);
     rp_det_entry *e = NULL;
     for (size_t i = 0; i < d->cap; i++) {
         if (d->slots[i].key != key)
             continue;
-        if (same_segment(&d->slots[i], ops, n)) {
+        if (same_segment(d, &d->slots[i], ops, n)) {
             e = &d->slots[i];
             break;
         }
@@ -114,10 +132,12 @@ rp_det_verdict rp__det_observe(rp_detector *d, const rp_op *ops, size_t n,
     }
     e->seen++;
     e->last_use = d->clock;
+    if (d->by_structure)
+        note_content(e, ops, n);
     *entry = e;
     if (e->state == RP_DET_CAPTURED)
         return RP_DET_HAS_GRAPH;
-    if (e->seen < d->warmup)
+    if (e->seen < d->warmup || (d->by_structure && e->ndistinct <= d->min_distinct))
         return RP_DET_WARMING;
     if (e->seen < e->retry_at)
         return RP_DET_BACKING_OFF;
@@ -144,4 +164,5 @@ void rp__det_forget_graph(rp_detector *d, rp_det_entry *e)
     e->state = RP_DET_COUNTING;
     e->seen = 0;
     e->retry_at = 0;
+    e->ndistinct = 0;
 }

@@ -14,6 +14,8 @@ typedef enum rp_det_state {
     RP_DET_CAPTURED,   /* a graph exists for it (the matcher owns the graph) */
 } rp_det_state;
 
+#define RP_DET_MAX_DISTINCT 16
+
 typedef struct rp_det_entry {
     uint64_t key;        /* 0: slot free */
     size_t n;
@@ -24,6 +26,10 @@ typedef struct rp_det_entry {
     rp_det_state state;
     uint64_t last_use;   /* detector clock, for LRU eviction */
     unsigned int id;     /* stable sequence id for stats */
+    /* By-structure tables only: the distinct contents seen (their segment
+     * content keys), up to RP_DET_MAX_DISTINCT. */
+    uint64_t contents[RP_DET_MAX_DISTINCT];
+    unsigned int ndistinct;
 } rp_det_entry;
 
 typedef enum rp_det_verdict {
@@ -37,6 +43,12 @@ typedef enum rp_det_verdict {
 } rp_det_verdict;
 
 typedef struct rp_detector {
+    /* 0: segments are the same when their content is (exact repeats).
+     * 1: when their structure is; a capture is asked for only once more
+     * than `min_distinct` different contents were seen (fewer alternating
+     * contents are left to the by-content table, one graph each). */
+    int by_structure;
+    unsigned int min_distinct;
     rp_det_entry *slots;
     size_t cap;
     unsigned int warmup;
@@ -52,8 +64,11 @@ typedef struct rp_detector {
 int rp__det_init(rp_detector *d, size_t cap, unsigned int warmup, size_t min_ops,
                  size_t max_ops);
 void rp__det_fini(rp_detector *d);
-/* The segment key of `n` ops (their content keys must be filled). */
-uint64_t rp__det_key(const rp_op *ops, size_t n);
+/* Make `d` a by-structure table (see rp_detector). */
+void rp__det_by_structure(rp_detector *d, unsigned int min_distinct);
+/* The segment key of `n` ops (their keys must be filled): by content, or by
+ * structure when `structure`. */
+uint64_t rp__det_key(const rp_op *ops, size_t n, int structure);
 /* Count one occurrence of the segment `ops[0..n)`. *entry receives its slot
  * (NULL for TOO_SHORT, TOO_LONG and NO_MEMORY). */
 rp_det_verdict rp__det_observe(rp_detector *d, const rp_op *ops, size_t n,

@@ -29,7 +29,7 @@
 #define MAX_STAGE_OP (4u << 20) /* a larger host-to-device copy runs eagerly */
 
 struct rp__aux rp__aux;
-struct rp__engine_config rp__eng_cfg = {2, 2, 4096, 256, 1024};
+struct rp__engine_config rp__eng_cfg = {2, 4, 64, 2, 4096, 256, 1024};
 
 /* Context states: append-only, published by `nctxs` (release), created
  * under ctxs_lock. */
@@ -86,9 +86,13 @@ static rp_ctxstate *ctxstate_of(CUcontext ctx)
         cs = &ctxs[n];
         memset(cs, 0, sizeof *cs);
         if (rp__det_init(&cs->det, rp__eng_cfg.table_size, rp__eng_cfg.warmup,
+                         rp__eng_cfg.min_ops, rp__eng_cfg.max_ops) != 0 ||
+            rp__det_init(&cs->sdet, rp__eng_cfg.table_size, rp__eng_cfg.warmup,
                          rp__eng_cfg.min_ops, rp__eng_cfg.max_ops) != 0) {
+            rp__det_fini(&cs->det);
             cs = NULL;
         } else {
+            rp__det_by_structure(&cs->sdet, rp__eng_cfg.max_variants);
             cs->ctx = ctx;
             pthread_mutex_init(&cs->lock, NULL);
             pthread_rwlock_init(&cs->gate, NULL);
@@ -245,6 +249,44 @@ static struct rp__seq_info retired[MAX_RETIRED];
 static size_t nretired;
 static pthread_mutex_t retired_lock = PTHREAD_MUTEX_INITIALIZER;
 
+/* Append " word" to the fixed buffer `b` unless it is there already (cut
+ * when full). */
+static void append(char *b, size_t size, const char *word)
+{
+    size_t n = strlen(b), w = strlen(word);
+    for (const char *p = b; (p = strstr(p, word)); p += w)
+        if ((p == b || p[-1] == ' ') && (p[w] == ' ' || p[w] == '\0'))
+            return;
+    if (n + 1 < size)
+        snprintf(b + n, size - n, "%s%s", n ? " " : "", word);
+}
+
+/* The volatile fields of a sequence, named for the report: a kernel's
+ * parameter as name#index, a copy's or memset's field as op<k>.<field>. */
+static void describe_volatile(const rp_seq *s, char *b, size_t size)
+{
+    b[0] = '\0';
+    for (size_t k = 0; s->vmask && k < s->det->n; k++) {
+        uint64_t m = s->vmask[k];
+        const rp_op *op = &s->det->ops[k];
+        char w[96];
+        for (unsigned int i = 0; m && i < 64; i++) {
+            if (!(m >> i & 1))
+                continue;
+            if (op->kind == RP_OP_KERNEL) {
+                snprintf(w, sizeof w, "%s#%u", rp__rec_kernel_name(s->cs, op), i);
+            } else {
+                uint64_t bit = 1ull << i;
+                const char *f = bit == RP_VOL_DST ? "dst"
+                                : bit == RP_VOL_HOST ? "host"
+                                : op->kind == RP_OP_MEMSET ? "value" : "src";
+                snprintf(w, sizeof w, "op%zu.%s", k, f);
+            }
+            append(b, size, w);
+        }
+    }
+}
+
 static void seq_info(const rp_seq *s, struct rp__seq_info *o)
 {
     o->id = s->id;
@@ -252,6 +294,7 @@ static void seq_info(const rp_seq *s, struct rp__seq_info *o)
     o->occurrences = s->det->seen + s->replays;
     o->replays = s->replays;
     o->divergences = s->divergences;
+    o->updates = s->updates;
     o->first_kernel[0] = '\0';
     o->div_op = s->div_op;
     o->div_why = s->div_why;
@@ -265,6 +308,18 @@ static void seq_info(const rp_seq *s, struct rp__seq_info *o)
                      rp__rec_kernel_name(s->cs, &s->det->ops[k]));
             break;
         }
+    }
+    describe_volatile(s, o->volatile_fields, sizeof o->volatile_fields);
+    o->variants = 1;
+    const rp_ctxstate *cs = s->cs;
+    for (size_t i = 0; i < cs->nseqs; i++) {
+        const rp_seq *t = cs->seqs[i];
+        if (t == s || t->det->n != s->det->n)
+            continue;
+        size_t k = 0;
+        while (k < s->det->n && rp__op_same_structure(&t->det->ops[k], &s->det->ops[k]))
+            k++;
+        o->variants += k == s->det->n;
     }
 }
 
@@ -314,6 +369,96 @@ static int make_room(rp_ctxstate *cs)
     return 0;
 }
 
+/* Capture detector entry `e` of table `d` (with volatile fields `vmask`, or
+ * NULL for an exact-content sequence). Returns 0, or -1 when a bound
+ * stopped it (the failure is counted either way). */
+static int capture_segment(rp_ctxstate *cs, rp_detector *d, rp_det_entry *e, const uint64_t *vmask)
+{
+    if (make_room(cs) != 0) {
+        cs->st.bound_hits++;
+        rp__det_capture_failed(d, e);
+        return -1;
+    }
+    pthread_rwlock_wrlock(&cs->gate);
+    rp_seq *s = atomic_load(&prog_captures) ? NULL : rp__capture(cs, e, vmask);
+    pthread_rwlock_unlock(&cs->gate);
+    if (!s) {
+        rp__det_capture_failed(d, e);
+        cs->st.capture_failures++;
+        return 0;
+    }
+    rp__det_captured(d, e);
+    s->last_use = cs->det.clock;
+    rp__seqs_add(cs, s);
+    cs->st.graphs_captured++;
+    if (vmask)
+        cs->st.volatile_captures++;
+    rp__debug("captured sequence %u: %zu ops, first kernel %s%s", s->id, e->n,
+              rp__rec_kernel_name(cs, &e->ops[0]), vmask ? ", with volatile arguments" : "");
+    if (!atomic_exchange(&exit_hook_armed, 1)) {
+        /* Registered after the driver's own exit handlers (cuInit has run by
+         * now), so it runs before them. */
+        atexit(exit_hook);
+    }
+    return 0;
+}
+
+/* The fields in which segment `ops` differs from the entry's first
+ * occurrence, op by op, into `mask`. Returns 1 if some field differs and
+ * every difference can be updated on a graph, else 0. */
+static int volatile_fields(rp_ctxstate *cs, const rp_det_entry *e, const rp_op *ops, uint64_t *mask)
+{
+    int any = 0;
+    for (size_t i = 0; i < e->n; i++) {
+        int ok;
+        mask[i] = rp__op_diff(&e->ops[i], &ops[i], rp__rec_layout(cs, &e->ops[i]), &ok);
+        if (!ok)
+            return 0;
+        any |= mask[i] != 0;
+    }
+    return any;
+}
+
+/* A segment whose exact content has not repeated: if its structure keeps
+ * repeating with more distinct contents than REPRISE_MAX_VARIANTS, capture
+ * it once with the differing fields volatile (updated before each replay);
+ * if that sequence exists already, the fields that differ now become
+ * volatile too, so that the next occurrence matches. */
+static void learn_volatile(rp_stream *st)
+{
+    rp_ctxstate *cs = st->cs;
+    rp_det_entry *e = NULL;
+    rp_det_verdict v = rp__det_observe(&cs->sdet, st->seg, st->nseg, &e);
+    if (v != RP_DET_CAPTURE && v != RP_DET_HAS_GRAPH)
+        return;
+    uint64_t *mask = calloc(e->n, sizeof *mask);
+    if (!mask) {
+        cs->st.bound_hits++;
+        return;
+    }
+    if (!volatile_fields(cs, e, st->seg, mask)) {
+        if (v == RP_DET_CAPTURE)
+            rp__det_capture_failed(&cs->sdet, e);
+    } else if (v == RP_DET_CAPTURE) {
+        capture_segment(cs, &cs->sdet, e, mask);
+    } else {
+        for (size_t i = 0; i < cs->nseqs; i++) {
+            rp_seq *s = cs->seqs[i];
+            if (s->det != e || !s->vmask)
+                continue;
+            for (size_t k = 0; k < e->n; k++) {
+                uint64_t add = mask[k] & ~s->vmask[k];
+                if (add) {
+                    s->vmask[k] |= add;
+                    s->widened++;
+                    cs->st.widenings++;
+                }
+            }
+        }
+    }
+    free(mask);
+}
+
 /* The segment of `st` ends: count it, and capture it if the detector asks. */
 static void observe(rp_stream *st)
 {
@@ -334,7 +479,8 @@ static void observe(rp_stream *st)
         rp__op_keys(&st->seg[i]);
     rp_det_entry *e = NULL;
     enum rp__eager_reason why = RP_EAGER_WARMING_UP;
-    switch (rp__det_observe(&cs->det, st->seg, st->nseg, &e)) {
+    rp_det_verdict verdict = rp__det_observe(&cs->det, st->seg, st->nseg, &e);
+    switch (verdict) {
     case RP_DET_TOO_SHORT:
         why = RP_EAGER_SHORT;
         break;
@@ -350,35 +496,13 @@ static void observe(rp_stream *st)
     case RP_DET_HAS_GRAPH:
         why = RP_EAGER_DIVERGED;
         break;
-    case RP_DET_CAPTURE: {
-        if (make_room(cs) != 0) {
-            cs->st.bound_hits++;
+    case RP_DET_CAPTURE:
+        if (capture_segment(cs, &cs->det, e, NULL) != 0)
             why = RP_EAGER_BOUND;
-            rp__det_capture_failed(&cs->det, e);
-            break;
-        }
-        pthread_rwlock_wrlock(&cs->gate);
-        rp_seq *s = atomic_load(&prog_captures) ? NULL : rp__capture(cs, e);
-        pthread_rwlock_unlock(&cs->gate);
-        if (s) {
-            rp__det_captured(&cs->det, e);
-            s->last_use = cs->det.clock;
-            rp__seqs_add(cs, s);
-            cs->st.graphs_captured++;
-            rp__debug("captured sequence %u: %zu ops, first kernel %s", s->id, e->n,
-                      rp__rec_kernel_name(cs, &e->ops[0]));
-            if (!atomic_exchange(&exit_hook_armed, 1)) {
-                /* Registered after the driver's own exit handlers (cuInit has
-                 * run by now), so it runs before them. */
-                atexit(exit_hook);
-            }
-        } else {
-            rp__det_capture_failed(&cs->det, e);
-            cs->st.capture_failures++;
-        }
         break;
     }
-    }
+    if (verdict == RP_DET_WARMING)
+        learn_volatile(st);
     count_eager(cs, why, rest);
     seg_clear(st);
 }
@@ -1170,6 +1294,8 @@ void rp__engine_install(struct rp__driver *core, const struct rp__driver *real)
 void rp__engine_setup(struct rp__driver *core, const struct rp__driver *real)
 {
     rp__eng_cfg.warmup = (unsigned int)rp__option(RP_OPTION_WARMUP).count;
+    rp__eng_cfg.max_variants = (unsigned int)rp__option(RP_OPTION_MAX_VARIANTS).count;
+    rp__eng_cfg.max_updates = rp__option(RP_OPTION_MAX_UPDATES).count;
     rp__eng_cfg.min_ops = rp__option(RP_OPTION_MIN_OPS).count;
     rp__eng_cfg.max_ops = rp__option(RP_OPTION_MAX_OPS).count;
     rp__eng_cfg.max_graphs = rp__option(RP_OPTION_MAX_GRAPHS).count;

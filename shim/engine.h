@@ -52,7 +52,16 @@
     X(cuMemHostAlloc, (void **p, size_t n, unsigned int flags))                              \
     X(cuMemFreeHost, (void *p))                                                              \
     X(cuStreamDestroy_v2, (CUstream s))                                                      \
-    X(cuGraphUpload, (CUgraphExec e, CUstream s))
+    X(cuGraphUpload, (CUgraphExec e, CUstream s))                                            \
+    X(cuStreamGetCaptureInfo_v2, (CUstream s, CUstreamCaptureStatus * st, cuuint64_t * id,   \
+                                  CUgraph * g, const CUgraphNode **deps, size_t *ndeps))     \
+    X(cuGraphExecKernelNodeSetParams_v2,                                                     \
+      (CUgraphExec e, CUgraphNode n, const CUDA_KERNEL_NODE_PARAMS_v2 *p))                   \
+    X(cuGraphExecMemcpyNodeSetParams,                                                        \
+      (CUgraphExec e, CUgraphNode n, const CUDA_MEMCPY3D *p, CUcontext c))                   \
+    X(cuGraphExecMemsetNodeSetParams,                                                        \
+      (CUgraphExec e, CUgraphNode n, const CUDA_MEMSET_NODE_PARAMS *p, CUcontext c))         \
+    X(cuGraphExecUpdate_v2, (CUgraphExec e, CUgraph g, CUgraphExecUpdateResultInfo * info))
 
 struct rp__aux {
 #define X(name, params) CUresult(CUDAAPI *name) params;
@@ -63,6 +72,8 @@ struct rp__aux {
 /* Engine settings, from the options table. */
 struct rp__engine_config {
     unsigned int warmup;   /* REPRISE_WARMUP */
+    unsigned int max_variants; /* REPRISE_MAX_VARIANTS */
+    size_t max_updates;    /* REPRISE_MAX_UPDATES */
     size_t min_ops;        /* REPRISE_MIN_OPS */
     size_t max_ops;        /* REPRISE_MAX_OPS */
     size_t max_graphs;     /* REPRISE_MAX_GRAPHS: sequences with a graph, in all */
@@ -102,6 +113,12 @@ typedef struct rp_seq {
     int broken;             /* its launch failed: no longer offered, dropped later */
     size_t div_op;          /* the last divergence: index of the op that differed */
     const char *div_why;    /* ... and why (NULL: none yet) */
+    /* Sequences with volatile fields (NULL vmask: an exact-content one). */
+    uint64_t *vmask;        /* per op: the fields updated before a replay */
+    CUgraphNode *nodes;     /* per op: its node in the captured graph */
+    rp_op *held;            /* per op: the values the executable holds now */
+    uint64_t updates;       /* node updates applied */
+    uint64_t widened;       /* fields found volatile after the capture */
 } rp_seq;
 
 #define RP_MAX_CANDIDATES 8
@@ -142,6 +159,11 @@ struct rp__engine_stats {
     uint64_t bound_hits;
     uint64_t capture_ns, instantiate_ns;
     uint64_t staging_bytes;
+    uint64_t volatile_captures;  /* sequences captured with volatile fields */
+    uint64_t updates;            /* node updates applied before replays */
+    uint64_t update_failures;    /* updates the driver refused (then eager) */
+    uint64_t too_many_updates;   /* replays skipped: more than REPRISE_MAX_UPDATES */
+    uint64_t widenings;          /* fields found volatile after a capture */
 };
 
 #define RP_MAX_STREAMS 128  /* per context */
@@ -159,7 +181,8 @@ typedef struct rp_ctxstate {
     size_t nstreams;        /* slots in use are all below this index */
     rp_seq **seqs;          /* sequences with a graph */
     size_t nseqs, capseqs;
-    rp_detector det;
+    rp_detector det;        /* by content: exact repeats, one graph each */
+    rp_detector sdet;       /* by structure: repeats whose arguments change */
     struct rp__engine_stats st;
     void *layouts;          /* recorder.c's parameter-layout cache */
 } rp_ctxstate;
@@ -185,6 +208,9 @@ struct rp__seq_info {
     size_t div_op;          /* last divergence, when div_why is not NULL */
     const char *div_why;
     char div_kernel[64];
+    uint64_t updates;       /* node updates applied before its replays */
+    unsigned int variants;  /* sequences with its structure (itself included) */
+    char volatile_fields[256]; /* "kernel#param op:field ..." ("" if exact) */
 };
 /* Captures the program began itself (left alone). */
 uint64_t rp__engine_program_captures(void);
@@ -204,6 +230,9 @@ int rp__rec_kernel(rp_ctxstate *cs, rp_op *op, CUfunction f, const unsigned int 
                    void **extra, enum rp__eager_reason *why);
 /* Re-issue a recorded kernel launch on `stream` through the real driver. */
 CUresult rp__rec_issue(rp_ctxstate *cs, const rp_op *op, CUstream stream, const void *staged);
+/* The parameter layout of a kernel record (NULL for other kinds, or if it
+ * cannot be read). Valid until rp__rec_reset of the context. */
+const rp_param_layout *rp__rec_layout(rp_ctxstate *cs, const rp_op *op);
 /* The kernel name of a record ("" if unknown); for stats. */
 const char *rp__rec_kernel_name(rp_ctxstate *cs, const rp_op *op);
 /* Is `host` pinned (page-locked) memory the driver knows? */
@@ -213,7 +242,7 @@ void rp__rec_reset(rp_ctxstate *cs);
 /* ---- capture.c ------------------------------------------------------------ */
 /* Capture the segment of detector entry `e` into a new sequence. Returns the
  * sequence, or NULL (the reason counted and logged once). */
-rp_seq *rp__capture(rp_ctxstate *cs, rp_det_entry *e);
+rp_seq *rp__capture(rp_ctxstate *cs, rp_det_entry *e, const uint64_t *vmask);
 void rp__seq_destroy(rp_seq *s);
 /* The lifecycle's view of the driver (filled once from the aux table). */
 extern rp_lc_driver rp__lc_drv;

@@ -133,3 +133,75 @@ void rp__op_free(rp_op *op)
     free(op->data);
     memset(op, 0, sizeof *op);
 }
+
+uint64_t rp__op_diff(const rp_op *a, const rp_op *b, const rp_param_layout *L, int *ok)
+{
+    uint64_t m = 0;
+    *ok = 1;
+    switch (a->kind) {
+    case RP_OP_KERNEL: {
+        if (!L || L->total != a->param_bytes) {
+            if (a->param_bytes && memcmp(a->params, b->params, a->param_bytes))
+                *ok = 0;
+            return 0;
+        }
+        /* Padding is zeroed by the recorder, so only parameters can differ. */
+        for (uint32_t i = 0; i < L->n; i++) {
+            if (!memcmp(a->params + L->off[i], b->params + L->off[i], L->size[i]))
+                continue;
+            if (i >= 64)
+                *ok = 0;
+            else
+                m |= 1ull << i;
+        }
+        return m;
+    }
+    case RP_OP_MEMSET:
+        if (a->dst != b->dst)
+            m |= RP_VOL_DST;
+        if (a->value != b->value)
+            m |= RP_VOL_VALUE;
+        return m;
+    case RP_OP_DTOH:
+        if (a->src != b->src)
+            m |= RP_VOL_SRC;
+        if (a->host != b->host)
+            m |= RP_VOL_HOST;
+        return m;
+    default:
+        if (a->dst != b->dst)
+            m |= RP_VOL_DST;
+        if (a->src != b->src)
+            m |= RP_VOL_SRC;
+        return m;
+    }
+}
+
+int rp__op_match_masked(const rp_op *a, const rp_op *b, uint64_t mask, const rp_param_layout *L)
+{
+    if (!mask)
+        return rp__op_same_content(a, b);
+    if (a->skey != b->skey || !rp__op_same_structure(a, b))
+        return 0;
+    switch (a->kind) {
+    case RP_OP_KERNEL:
+        if (!L || L->total != a->param_bytes)
+            return 0; /* NEVER: a kernel with a mask was recorded with its layout */
+        for (uint32_t i = 0; i < L->n; i++) {
+            if (i < 64 && (mask >> i & 1))
+                continue;
+            if (memcmp(a->params + L->off[i], b->params + L->off[i], L->size[i]))
+                return 0;
+        }
+        return 1;
+    case RP_OP_MEMSET:
+        return ((mask & RP_VOL_DST) || a->dst == b->dst) &&
+               ((mask & RP_VOL_VALUE) || a->value == b->value);
+    case RP_OP_DTOH:
+        return ((mask & RP_VOL_SRC) || a->src == b->src) &&
+               ((mask & RP_VOL_HOST) || a->host == b->host);
+    default:
+        return ((mask & RP_VOL_DST) || a->dst == b->dst) &&
+               ((mask & RP_VOL_SRC) || a->src == b->src);
+    }
+}

@@ -52,6 +52,22 @@ typedef struct rp_op {
     uint64_t skey, ckey;
 } rp_op;
 
+/* A kernel's parameter layout (cuFuncGetParamInfo): parameter i lies at
+ * off[i], size[i] in the packed buffer. */
+#define RP_MAX_PARAMS 128
+typedef struct rp_param_layout {
+    uint32_t n, total;
+    uint32_t off[RP_MAX_PARAMS], size[RP_MAX_PARAMS];
+} rp_param_layout;
+
+/* Volatile fields of a record, as a bit mask: for a kernel, bit i is
+ * parameter i (parameters 64 and up cannot be volatile); for a copy, the
+ * two bits below; for a memset, the destination and the value. */
+#define RP_VOL_DST 1ull
+#define RP_VOL_SRC 2ull   /* DtoD: source; DtoH: source; HtoD: unused */
+#define RP_VOL_HOST 4ull  /* DtoH: the pinned destination */
+#define RP_VOL_VALUE 2ull /* memset */
+
 /* 64-bit hash of `n` bytes, continuing from `h` (start with RP_HASH_SEED). */
 #define RP_HASH_SEED 0x9e3779b97f4a7c15ull
 uint64_t rp__hash_bytes(uint64_t h, const void *p, size_t n);
@@ -65,6 +81,15 @@ int rp__op_same_structure(const rp_op *a, const rp_op *b);
 /* 1 when a graph captured from `a` computes exactly what `b` asks for:
  * same structure, same parameter bytes, same addresses and values. */
 int rp__op_same_content(const rp_op *a, const rp_op *b);
+/* The fields in which two records of the same structure differ, as a
+ * volatile mask (`L`: the kernel's layout, for kernels). Returns 0 when they
+ * are equal, and sets *ok to 0 when they differ somewhere a mask cannot say
+ * (a parameter beyond the 64th, or padding). */
+uint64_t rp__op_diff(const rp_op *a, const rp_op *b, const rp_param_layout *L, int *ok);
+/* 1 when `b` may stand in `a`'s place with the fields in `mask` updated:
+ * same structure and every field outside the mask exactly equal. */
+int rp__op_match_masked(const rp_op *a, const rp_op *b, uint64_t mask, const rp_param_layout *L);
+
 /* Deep copy of `src` into `dst` (params and data duplicated). Returns 0, or
  * -1 on allocation failure with `dst` zeroed (nothing to free). */
 int rp__op_copy(rp_op *dst, const rp_op *src);

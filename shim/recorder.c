@@ -13,15 +13,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define RP_MAX_PARAMS 128
 #define LAYOUT_SLOTS 1024 /* a power of two */
 #define KERNEL_SLOTS 1024
 
 typedef struct layout {
     const void *handle;   /* NULL: free slot */
     int ok;               /* 0: the layout cannot be read */
-    uint32_t n, total;
-    uint32_t off[RP_MAX_PARAMS], size[RP_MAX_PARAMS];
+    rp_param_layout p;
     char name[64];
 } layout;
 
@@ -85,11 +83,11 @@ static void read_layout(layout *L, const void *f, int kernel)
             break;
         if (rc != CUDA_SUCCESS || i >= RP_MAX_PARAMS || off + size > (1u << 16))
             return;
-        L->off[i] = (uint32_t)off;
-        L->size[i] = (uint32_t)size;
-        if (off + size > L->total)
-            L->total = (uint32_t)(off + size);
-        L->n = (uint32_t)i + 1;
+        L->p.off[i] = (uint32_t)off;
+        L->p.size[i] = (uint32_t)size;
+        if (off + size > L->p.total)
+            L->p.total = (uint32_t)(off + size);
+        L->p.n = (uint32_t)i + 1;
     }
     const char *name = NULL;
     if (kernel && rp__aux.cuKernelGetName)
@@ -163,24 +161,24 @@ int rp__rec_kernel(rp_ctxstate *cs, rp_op *op, CUfunction f, const unsigned int 
                 return -1;
             }
         }
-        if (!buf || bufsize != L->total) {
+        if (!buf || bufsize != L->p.total) {
             *why = RP_EAGER_NOT_CAPTURABLE;
             return -1;
         }
-    } else if (L->n && !kernelParams) {
+    } else if (L->p.n && !kernelParams) {
         *why = RP_EAGER_NOT_CAPTURABLE;
         return -1;
     }
     uint8_t *params = NULL;
-    if (L->total) {
-        params = calloc(1, L->total);
+    if (L->p.total) {
+        params = calloc(1, L->p.total);
         if (!params) {
             *why = RP_EAGER_BOUND;
             return -1;
         }
-        for (uint32_t i = 0; i < L->n; i++) {
-            const void *src = buf ? (const uint8_t *)buf + L->off[i] : kernelParams[i];
-            memcpy(params + L->off[i], src, L->size[i]);
+        for (uint32_t i = 0; i < L->p.n; i++) {
+            const void *src = buf ? (const uint8_t *)buf + L->p.off[i] : kernelParams[i];
+            memcpy(params + L->p.off[i], src, L->p.size[i]);
         }
     }
     memset(op, 0, sizeof *op);
@@ -190,9 +188,17 @@ int rp__rec_kernel(rp_ctxstate *cs, rp_op *op, CUfunction f, const unsigned int 
     memcpy(op->grid, grid, sizeof op->grid);
     memcpy(op->block, block, sizeof op->block);
     op->shmem = shmem;
-    op->param_bytes = L->total;
+    op->param_bytes = L->p.total;
     op->params = params;
     return 0;
+}
+
+const rp_param_layout *rp__rec_layout(rp_ctxstate *cs, const rp_op *op)
+{
+    if (op->kind != RP_OP_KERNEL)
+        return NULL;
+    layout *L = layout_of(cs, op->func, (op->flags & RP_OPF_KERNEL_HANDLE) != 0);
+    return L && L->ok ? &L->p : NULL;
 }
 
 const char *rp__rec_kernel_name(rp_ctxstate *cs, const rp_op *op)
@@ -222,11 +228,11 @@ CUresult rp__rec_issue(rp_ctxstate *cs, const rp_op *op, CUstream stream, const 
         layout *L = layout_of(cs, op->func, (op->flags & RP_OPF_KERNEL_HANDLE) != 0);
         if (!L || !L->ok)
             return CUDA_ERROR_INVALID_HANDLE; /* NEVER: recorded with a layout */
-        for (uint32_t i = 0; i < L->n; i++)
-            ptrs[i] = op->params + L->off[i];
+        for (uint32_t i = 0; i < L->p.n; i++)
+            ptrs[i] = op->params + L->p.off[i];
         return rp__aux.cuLaunchKernel(op->func, op->grid[0], op->grid[1], op->grid[2],
                                       op->block[0], op->block[1], op->block[2], op->shmem,
-                                      stream, L->n ? ptrs : NULL, NULL);
+                                      stream, L->p.n ? ptrs : NULL, NULL);
     }
     case RP_OP_HTOD:
         return rp__aux.cuMemcpyHtoDAsync_v2(op->dst, staged, op->bytes, stream);

@@ -28,8 +28,10 @@ void rp__seqs_add(rp_ctxstate *cs, rp_seq *s)
 
 void rp__seqs_drop_all(rp_ctxstate *cs)
 {
-    for (size_t i = 0; i < cs->nseqs; i++) {
+    /* Report lines first: each counts its variants among all the others. */
+    for (size_t i = 0; i < cs->nseqs; i++)
         rp__seq_retire(cs->seqs[i]);
+    for (size_t i = 0; i < cs->nseqs; i++) {
         rp__det_forget_graph(&cs->det, cs->seqs[i]->det);
         rp__seq_destroy(cs->seqs[i]);
         cs->st.graphs_dropped++;
@@ -77,6 +79,112 @@ static void diverged(rp_seq *s, size_t at, const char *why)
     s->div_why = why;
 }
 
+/* Whether op `k` of sequence `s` can stand for `op`: exactly equal, or
+ * equal outside the fields declared volatile. */
+static int seq_match(const rp_seq *s, size_t k, const rp_op *op)
+{
+    const rp_op *want = &s->det->ops[k];
+    if (!s->vmask || !s->vmask[k])
+        return rp__op_same_content(want, op);
+    return rp__op_match_masked(want, op, s->vmask[k], rp__rec_layout(s->cs, want));
+}
+
+/* Set op `k`'s node of the executable to the values of `op` (same structure,
+ * volatile fields changed). Returns the driver's answer. */
+static CUresult update_node(rp_seq *s, size_t k, const rp_op *op)
+{
+    rp_ctxstate *cs = s->cs;
+    switch (op->kind) {
+    case RP_OP_KERNEL: {
+        const rp_param_layout *L = rp__rec_layout(cs, op);
+        void *ptrs[RP_MAX_PARAMS];
+        if (!L)
+            return CUDA_ERROR_INVALID_VALUE; /* NEVER: a volatile kernel has a layout */
+        for (uint32_t i = 0; i < L->n; i++)
+            ptrs[i] = op->params + L->off[i];
+        CUDA_KERNEL_NODE_PARAMS_v2 p;
+        memset(&p, 0, sizeof p);
+        if (op->flags & RP_OPF_KERNEL_HANDLE) {
+            p.kern = (CUkernel)op->func;
+            p.ctx = cs->ctx;
+        } else {
+            p.func = op->func;
+        }
+        p.gridDimX = op->grid[0], p.gridDimY = op->grid[1], p.gridDimZ = op->grid[2];
+        p.blockDimX = op->block[0], p.blockDimY = op->block[1], p.blockDimZ = op->block[2];
+        p.sharedMemBytes = op->shmem;
+        p.kernelParams = L->n ? ptrs : NULL;
+        return rp__aux.cuGraphExecKernelNodeSetParams_v2(s->exec, s->nodes[k], &p);
+    }
+    case RP_OP_MEMSET: {
+        CUDA_MEMSET_NODE_PARAMS p;
+        memset(&p, 0, sizeof p);
+        p.dst = op->dst;
+        p.value = op->value;
+        p.elementSize = op->elem;
+        p.width = op->bytes;
+        p.height = 1;
+        return rp__aux.cuGraphExecMemsetNodeSetParams(s->exec, s->nodes[k], &p, cs->ctx);
+    }
+    default: {
+        CUDA_MEMCPY3D p;
+        memset(&p, 0, sizeof p);
+        p.WidthInBytes = op->bytes;
+        p.Height = 1;
+        p.Depth = 1;
+        if (op->kind == RP_OP_HTOD) {
+            p.srcMemoryType = CU_MEMORYTYPE_HOST;
+            p.srcHost = s->sealed.staging[s->stage_of[k]].ptr;
+        } else {
+            p.srcMemoryType = CU_MEMORYTYPE_DEVICE;
+            p.srcDevice = op->src;
+        }
+        if (op->kind == RP_OP_DTOH) {
+            p.dstMemoryType = CU_MEMORYTYPE_HOST;
+            p.dstHost = op->host;
+        } else {
+            p.dstMemoryType = CU_MEMORYTYPE_DEVICE;
+            p.dstDevice = op->dst;
+        }
+        return rp__aux.cuGraphExecMemcpyNodeSetParams(s->exec, s->nodes[k], &p, cs->ctx);
+    }
+    }
+}
+
+/* Bring the executable's volatile fields to this occurrence's values: only
+ * the nodes whose values differ from what the executable holds now. Returns
+ * CUDA_SUCCESS, the driver's error (the executable may then hold a mix: the
+ * sequence is dropped by the caller), or CUDA_ERROR_NOT_READY when more
+ * than REPRISE_MAX_UPDATES nodes would change (nothing updated: eager is
+ * cheaper). */
+static CUresult apply_updates(rp_stream *st, rp_seq *s)
+{
+    size_t n = s->det->n, need = 0;
+    for (size_t k = 0; k < n; k++)
+        if (s->vmask[k] && !rp__op_same_content(&s->held[k], &st->def[k]))
+            need++;
+    if (need > rp__eng_cfg.max_updates)
+        return CUDA_ERROR_NOT_READY;
+    for (size_t k = 0; k < n && need; k++) {
+        rp_op *h = &s->held[k];
+        const rp_op *op = &st->def[k];
+        if (!s->vmask[k] || rp__op_same_content(h, op))
+            continue;
+        CUresult rc = update_node(s, k, op);
+        if (rc != CUDA_SUCCESS) {
+            st->cs->st.update_failures++;
+            return rc;
+        }
+        if (op->param_bytes)
+            memcpy(h->params, op->params, op->param_bytes);
+        h->dst = op->dst, h->src = op->src, h->host = op->host, h->value = op->value;
+        h->ckey = op->ckey;
+        s->updates++;
+        st->cs->st.updates++;
+    }
+    return CUDA_SUCCESS;
+}
+
 /* Launch `s` in place of the first s->det->n deferred ops. The staging the
  * graph reads is refilled with this occurrence's bytes, after the previous
  * launch of the graph has finished reading it. Returns the driver's error
@@ -94,6 +202,11 @@ static CUresult replay(rp_stream *st, rp_seq *s)
         for (size_t i = 0; i < n; i++)
             if (s->stage_of[i] != SIZE_MAX)
                 memcpy(s->sealed.staging[s->stage_of[i]].ptr, st->def[i].data, st->def[i].bytes);
+    }
+    if (s->vmask) {
+        CUresult rc = apply_updates(st, s);
+        if (rc != CUDA_SUCCESS)
+            return rc;
     }
     CUresult rc = (st->def[0].flags & RP_OPF_PTSZ)
                       ? rp__aux.cuGraphLaunch_ptsz(s->exec, st->handle)
@@ -122,6 +235,8 @@ CUresult rp__match_resolve(rp_stream *st)
         if (rc == CUDA_SUCCESS) {
             done = c->det->n;
             rp__seg_cut(st);
+        } else if (rc == CUDA_ERROR_NOT_READY) {
+            cs->st.too_many_updates++; /* the graph stays: next time may need fewer */
         } else {
             /* A replay runs every recorded op or none: the ops go eagerly
              * below, and the graph is not offered again. */
@@ -170,7 +285,7 @@ static void narrow(rp_stream *st, const rp_op *op)
         if (s->det->n <= st->ndef) /* NEVER: complete candidates left the list */
             continue;
         const rp_op *want = &s->det->ops[st->ndef];
-        if (!s->broken && rp__op_same_content(want, op))
+        if (!s->broken && seq_match(s, st->ndef, op))
             st->cand[k++] = s;
         else if (!s->broken)
             diverged(s, st->ndef, rp__op_same_structure(want, op)
@@ -186,7 +301,9 @@ static void note_complete(rp_stream *st)
     for (size_t i = 0; i < st->ncand; i++) {
         rp_seq *s = st->cand[i];
         if (s->det->n == st->ndef) {
-            if (!st->complete || st->complete->det->n < s->det->n)
+            /* The longest wins; between equals, an exact one (no updates). */
+            if (!st->complete || st->complete->det->n < s->det->n ||
+                (st->complete->vmask && !s->vmask))
                 st->complete = s;
         } else {
             st->cand[k++] = s;
@@ -211,7 +328,7 @@ int rp__match_offer(rp_stream *st, rp_op *op, CUresult *err)
         st->ncand = 0;
         for (size_t i = 0; i < st->cs->nseqs && st->ncand < RP_MAX_CANDIDATES; i++) {
             rp_seq *s = st->cs->seqs[i];
-            if (!s->broken && s->ctx == op->ctx && rp__op_same_content(&s->det->ops[0], op))
+            if (!s->broken && s->ctx == op->ctx && seq_match(s, 0, op))
                 st->cand[st->ncand++] = s;
         }
         if (st->ncand == 0)

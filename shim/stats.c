@@ -109,7 +109,7 @@ static void out_key_u64(struct out *o, const char *sep, const char *key, uint64_
     out_u64(o, v);
 }
 
-static void out_share(struct out *o, const char *sep, const char *key, uint64_t part,
+static void out_ratio(struct out *o, const char *sep, const char *key, uint64_t part,
                       uint64_t whole)
 {
     char tmp[32];
@@ -149,7 +149,7 @@ static void write_counters(struct out *o, const struct rp__engine_stats *e, uint
     out_str(o, "}");
     out_key_u64(o, sep, "ops_total", seen);
     out_key_u64(o, sep, "ops_replayed", e->ops_replayed);
-    out_share(o, sep, "replayed_share", e->ops_replayed, seen);
+    out_ratio(o, sep, "replayed_share", e->ops_replayed, seen);
     out_key_u64(o, sep, "ops_eager_total", eager);
     out_str(o, sep);
     out_str(o, "\"ops_eager\": {");
@@ -171,6 +171,12 @@ static void write_counters(struct out *o, const struct rp__engine_stats *e, uint
     out_key_u64(o, sep, "capture_us", e->capture_ns / 1000);
     out_key_u64(o, sep, "instantiate_us", e->instantiate_ns / 1000);
     out_key_u64(o, sep, "staging_bytes", e->staging_bytes);
+    out_key_u64(o, sep, "volatile_captures", e->volatile_captures);
+    out_key_u64(o, sep, "updates", e->updates);
+    out_ratio(o, sep, "updates_per_replay", e->updates, e->replays);
+    out_key_u64(o, sep, "update_failures", e->update_failures);
+    out_key_u64(o, sep, "too_many_updates", e->too_many_updates);
+    out_key_u64(o, sep, "widenings", e->widenings);
 }
 
 static void add_counters(struct rp__engine_stats *sum, const struct rp__engine_stats *e)
@@ -199,7 +205,7 @@ static void write_engine(struct out *o)
     }
     out_key_u64(o, ",\n  ", "ops", ops_total(&sum));
     out_key_u64(o, ",\n  ", "replayed_ops", sum.ops_replayed);
-    out_share(o, ",\n  ", "replayed_share", sum.ops_replayed, ops_total(&sum));
+    out_ratio(o, ",\n  ", "replayed_share", sum.ops_replayed, ops_total(&sum));
     out_str(o, ",\n  \"engine\": {\n");
     write_counters(o, &sum, sum_ev, "    ");
     out_key_u64(o, ",\n    ", "program_captures", rp__engine_program_captures());
@@ -223,6 +229,10 @@ static void write_engine(struct out *o)
         out_key_u64(o, ", ", "occurrences", seqs[i].occurrences);
         out_key_u64(o, ", ", "replays", seqs[i].replays);
         out_key_u64(o, ", ", "divergences", seqs[i].divergences);
+        out_key_u64(o, ", ", "updates", seqs[i].updates);
+        out_key_u64(o, ", ", "variants", seqs[i].variants);
+        out_str(o, ", \"volatile\": ");
+        out_json_str(o, seqs[i].volatile_fields);
         if (seqs[i].div_why) {
             out_key_u64(o, ", \"last_divergence\": {", "op", seqs[i].div_op);
             out_str(o, ", \"kernel\": ");
