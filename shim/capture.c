@@ -88,7 +88,7 @@ static CUresult node_of_last(rp_ctxstate *cs, CUgraphNode *out)
     return CUDA_SUCCESS;
 }
 
-rp_seq *rp__capture(rp_ctxstate *cs, rp_det_entry *e, const uint64_t *vmask)
+rp_seq *rp__capture(rp_ctxstate *cs, rp_det_entry *e, const uint64_t *vmask, rp_seq *reuse)
 {
     for (size_t i = 0; i < e->n; i++)
         if (e->ops[i].ctx != cs->ctx)
@@ -175,7 +175,26 @@ rp_seq *rp__capture(rp_ctxstate *cs, rp_det_entry *e, const uint64_t *vmask)
         rp__seq_destroy(s);
         return NULL;
     }
-    rc = rp__aux.cuGraphInstantiateWithFlags(&s->exec, s->sealed.graph, 0);
+    rc = CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE;
+    if (reuse && reuse->exec) {
+        /* The shape changed for good: an update of the old executable is
+         * cheaper than a new one, where the driver accepts it. */
+        CUgraphExecUpdateResultInfo info;
+        memset(&info, 0, sizeof info);
+        rc = rp__aux.cuGraphExecUpdate_v2(reuse->exec, s->sealed.graph, &info);
+        if (rc == CUDA_SUCCESS) {
+            s->exec = reuse->exec;
+            reuse->exec = NULL;
+            cs->st.exec_updates++;
+        } else {
+            cs->st.exec_update_refused++;
+        }
+    }
+    if (rc != CUDA_SUCCESS) {
+        rc = rp__aux.cuGraphInstantiateWithFlags(&s->exec, s->sealed.graph, 0);
+        if (rc == CUDA_SUCCESS)
+            cs->st.instantiates++;
+    }
     if (rc != CUDA_SUCCESS)
         s->exec = NULL;
     else

@@ -336,6 +336,44 @@ void rp__seq_retire(const rp_seq *s)
 
 /* ---- segments, detection, capture ---------------------------------------- */
 
+static int seq_in_use(const rp_ctxstate *cs, const rp_seq *s)
+{
+    for (size_t k = 0; k < cs->nstreams; k++) {
+        const rp_stream *st = &cs->streams[k];
+        if (!st->used || !st->ndef)
+            continue;
+        if (st->complete == s)
+            return 1;
+        for (size_t c = 0; c < st->ncand; c++)
+            if (st->cand[c] == s)
+                return 1;
+    }
+    return 0;
+}
+
+/* Drop sequence number `i` of the context (its report line is kept). With
+ * `wasted`, it was replaced or evicted before it paid off: its stream backs
+ * off (the warmup of its next captures doubles). */
+static void drop_seq(rp_ctxstate *cs, size_t i, int wasted)
+{
+    rp_seq *s = cs->seqs[i];
+    cs->seqs[i] = cs->seqs[--cs->nseqs];
+    rp__seq_retire(s);
+    if (wasted && s->replays < 2) {
+        for (size_t k = 0; k < cs->nstreams; k++) {
+            rp_stream *st = &cs->streams[k];
+            if (st->used && st->handle == s->det->ops[0].stream && st->churn < 10) {
+                st->churn++;
+                cs->st.backoffs++;
+                break;
+            }
+        }
+    }
+    rp__det_forget_graph(&cs->det, s->det);
+    rp__seq_destroy(s);
+    cs->st.graphs_dropped++;
+}
+
 /* Make room for one more graph in the context: drop the least recently used
  * sequence that no stream is matching against. Returns 0, or -1 when every
  * sequence is in use (the capture is skipped: a bound hit). */
@@ -345,28 +383,44 @@ static int make_room(rp_ctxstate *cs)
         return 0;
     size_t victim = SIZE_MAX;
     for (size_t i = 0; i < cs->nseqs; i++) {
-        int in_use = 0;
-        for (size_t k = 0; k < cs->nstreams && !in_use; k++) {
-            rp_stream *st = &cs->streams[k];
-            if (!st->used || !st->ndef)
-                continue;
-            if (st->complete == cs->seqs[i])
-                in_use = 1;
-            for (size_t c = 0; c < st->ncand; c++)
-                in_use |= st->cand[c] == cs->seqs[i];
-        }
-        if (!in_use && (victim == SIZE_MAX || cs->seqs[i]->last_use < cs->seqs[victim]->last_use))
+        if (!seq_in_use(cs, cs->seqs[i]) && (victim == SIZE_MAX || cs->seqs[i]->last_use < cs->seqs[victim]->last_use))
             victim = i;
     }
     if (victim == SIZE_MAX)
         return -1;
-    rp_seq *s = cs->seqs[victim];
-    cs->seqs[victim] = cs->seqs[--cs->nseqs];
-    rp__seq_retire(s);
-    rp__det_forget_graph(&cs->det, s->det);
-    rp__seq_destroy(s);
-    cs->st.graphs_dropped++;
+    cs->st.evictions++;
+    drop_seq(cs, victim, 1);
     return 0;
+}
+
+/* A stream whose captures keep being replaced before they pay off backs
+ * off: its segments need warmup x 2^churn occurrences before a capture. */
+static int backing_off(const rp_stream *st, const rp_det_entry *e)
+{
+    return st->churn && e->seen < ((uint64_t)rp__eng_cfg.warmup << st->churn);
+}
+
+/* An executable the new capture of `e` may take over: a sequence of the
+ * same stream with the same number and kinds of ops, not being matched, and
+ * not replayed for longer than a new shape takes to be learnt (so it is not
+ * a variant still in use). NULL if none. */
+static rp_seq *reusable(rp_ctxstate *cs, const rp_det_entry *e)
+{
+    uint64_t stale = (uint64_t)rp__eng_cfg.warmup + rp__eng_cfg.max_variants;
+    stale = stale > 1 ? stale - 1 : 1;
+    for (size_t i = 0; i < cs->nseqs; i++) {
+        rp_seq *s = cs->seqs[i];
+        const rp_det_entry *o = s->det;
+        if (o == e || o->n != e->n || o->ops[0].stream != e->ops[0].stream || !s->exec ||
+            s->broken || cs->det.clock - s->last_use < stale || seq_in_use(cs, s))
+            continue;
+        size_t k = 0;
+        while (k < e->n && o->ops[k].kind == e->ops[k].kind)
+            k++;
+        if (k == e->n)
+            return s;
+    }
+    return NULL;
 }
 
 /* Capture detector entry `e` of table `d` (with volatile fields `vmask`, or
@@ -374,14 +428,23 @@ static int make_room(rp_ctxstate *cs)
  * stopped it (the failure is counted either way). */
 static int capture_segment(rp_ctxstate *cs, rp_detector *d, rp_det_entry *e, const uint64_t *vmask)
 {
-    if (make_room(cs) != 0) {
+    rp_seq *reuse = reusable(cs, e);
+    if (!reuse && make_room(cs) != 0) {
         cs->st.bound_hits++;
         rp__det_capture_failed(d, e);
         return -1;
     }
     pthread_rwlock_wrlock(&cs->gate);
-    rp_seq *s = atomic_load(&prog_captures) ? NULL : rp__capture(cs, e, vmask);
+    rp_seq *s = atomic_load(&prog_captures) ? NULL : rp__capture(cs, e, vmask, reuse);
     pthread_rwlock_unlock(&cs->gate);
+    if (reuse && !reuse->exec) {
+        /* Its executable now runs the new sequence. */
+        for (size_t i = 0; i < cs->nseqs; i++)
+            if (cs->seqs[i] == reuse) {
+                drop_seq(cs, i, 1);
+                break;
+            }
+    }
     if (!s) {
         rp__det_capture_failed(d, e);
         cs->st.capture_failures++;
@@ -497,7 +560,9 @@ static void observe(rp_stream *st)
         why = RP_EAGER_DIVERGED;
         break;
     case RP_DET_CAPTURE:
-        if (capture_segment(cs, &cs->det, e, NULL) != 0)
+        if (backing_off(st, e))
+            why = RP_EAGER_CAPTURE_FAILED;
+        else if (capture_segment(cs, &cs->det, e, NULL) != 0)
             why = RP_EAGER_BOUND;
         break;
     }

@@ -142,6 +142,7 @@ typedef struct rp_stream {
     rp_seq *cand[RP_MAX_CANDIDATES];
     size_t ncand;
     rp_seq *complete;       /* longest candidate fully matched so far */
+    unsigned int churn;     /* back-off level: warmup x 2^churn for new captures */
 } rp_stream;
 
 /* Only uint64_t members: the report sums contexts member by member. */
@@ -164,6 +165,11 @@ struct rp__engine_stats {
     uint64_t update_failures;    /* updates the driver refused (then eager) */
     uint64_t too_many_updates;   /* replays skipped: more than REPRISE_MAX_UPDATES */
     uint64_t widenings;          /* fields found volatile after a capture */
+    uint64_t instantiates;       /* executables instantiated */
+    uint64_t exec_updates;       /* executables updated to a new graph instead */
+    uint64_t exec_update_refused;/* updates refused by the driver (then instantiated) */
+    uint64_t backoffs;           /* times a stream's warmup was lengthened (churn) */
+    uint64_t evictions;          /* graphs dropped to stay within REPRISE_MAX_GRAPHS */
 };
 
 #define RP_MAX_STREAMS 128  /* per context */
@@ -242,7 +248,11 @@ void rp__rec_reset(rp_ctxstate *cs);
 /* ---- capture.c ------------------------------------------------------------ */
 /* Capture the segment of detector entry `e` into a new sequence. Returns the
  * sequence, or NULL (the reason counted and logged once). */
-rp_seq *rp__capture(rp_ctxstate *cs, rp_det_entry *e, const uint64_t *vmask);
+/* `reuse`, when not NULL, is a sequence whose executable may be updated
+ * to the new graph (cuGraphExecUpdate_v2) instead of instantiating a new
+ * one; on success its executable moves to the new sequence (reuse->exec
+ * becomes NULL) and the caller drops `reuse`. */
+rp_seq *rp__capture(rp_ctxstate *cs, rp_det_entry *e, const uint64_t *vmask, rp_seq *reuse);
 void rp__seq_destroy(rp_seq *s);
 /* The lifecycle's view of the driver (filled once from the aux table). */
 extern rp_lc_driver rp__lc_drv;
