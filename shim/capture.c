@@ -32,8 +32,11 @@ void rp__seq_destroy(rp_seq *s)
         rp__aux.cuEventDestroy_v2(s->done);
     if (s->exec)
         rp__aux.cuGraphExecDestroy(s->exec);
-    if (cs)
+    if (cs) {
+        for (size_t i = 0; i < s->sealed.nstaging; i++)
+            cs->st.staging_live_bytes -= s->sealed.staging[i].bytes;
         rp__lc_sealed_release(&cs->lc, &s->sealed);
+    }
     if (s->held && s->det)
         for (size_t i = 0; i < s->det->n; i++)
             rp__op_free(&s->held[i]);
@@ -115,7 +118,7 @@ rp_seq *rp__capture(rp_ctxstate *cs, rp_det_entry *e, const uint64_t *vmask, rp_
         free(s);
         free(stage_of);
         free(sizes);
-        cs->st.bound_hits++;
+        rp__bound_hit(cs, RP_BOUND_MEMORY);
         return NULL;
     }
     s->ctx = cs->ctx;
@@ -125,7 +128,7 @@ rp_seq *rp__capture(rp_ctxstate *cs, rp_det_entry *e, const uint64_t *vmask, rp_
         free(stage_of);
         free(sizes);
         rp__seq_destroy(s);
-        cs->st.bound_hits++;
+        rp__bound_hit(cs, RP_BOUND_MEMORY);
         return NULL;
     }
     size_t nstage = 0;
@@ -207,8 +210,10 @@ rp_seq *rp__capture(rp_ctxstate *cs, rp_det_entry *e, const uint64_t *vmask, rp_
         rp__seq_destroy(s);
         return NULL;
     }
-    for (size_t i = 0; i < s->sealed.nstaging; i++)
+    for (size_t i = 0; i < s->sealed.nstaging; i++) {
         cs->st.staging_bytes += s->sealed.staging[i].bytes;
+        cs->st.staging_live_bytes += s->sealed.staging[i].bytes;
+    }
     s->det = e;
     s->ctx = cs->ctx;
     s->id = e->id;

@@ -29,14 +29,13 @@
 #define MAX_STAGE_OP (4u << 20) /* a larger host-to-device copy runs eagerly */
 
 struct rp__aux rp__aux;
-struct rp__engine_config rp__eng_cfg = {2, 4, 64, 2, 4096, 256, 1024};
+struct rp__engine_config rp__eng_cfg = {2, 4, 64, 2, 4096, 256, 64u << 20, 1u << 20, 1024};
 
 /* Context states: append-only, published by `nctxs` (release), created
  * under ctxs_lock. */
 static rp_ctxstate ctxs[MAX_CTX];
 static _Atomic size_t nctxs;
 static pthread_mutex_t ctxs_lock = PTHREAD_MUTEX_INITIALIZER;
-static uint64_t ctx_bound_hits; /* calls on contexts beyond MAX_CTX (under ctxs_lock) */
 
 /* Captures the program itself has open: while any is, the engine steps
  * aside entirely (DESIGN.md §2.5). */
@@ -102,7 +101,7 @@ static rp_ctxstate *ctxstate_of(CUcontext ctx)
         }
     }
     if (!cs)
-        ctx_bound_hits++;
+        rp__bound_hit(NULL, RP_BOUND_CONTEXTS);
     pthread_mutex_unlock(&ctxs_lock);
     return cs;
 }
@@ -168,7 +167,7 @@ static rp_stream *stream_of(rp_ctxstate *cs, CUstream s, int ptsz)
     if (!free_slot && cs->nstreams < RP_MAX_STREAMS)
         free_slot = &cs->streams[cs->nstreams++];
     if (!free_slot) {
-        cs->st.bound_hits++;
+        rp__bound_hit(cs, RP_BOUND_STREAMS);
         return NULL;
     }
     unsigned int flags = 0;
@@ -192,6 +191,26 @@ static int ordered(const rp_stream *a, const rp_stream *b)
     if (a == b)
         return 1;
     return (a->legacy && b->blocking) || (b->legacy && a->blocking);
+}
+
+void rp__bound_hit(rp_ctxstate *cs, enum rp__bound b)
+{
+    static const char *const what[RP_BOUND_COUNT] = {
+        [RP_BOUND_OPS] = "a segment is longer than REPRISE_MAX_OPS; it is not captured",
+        [RP_BOUND_GRAPHS] = "REPRISE_MAX_GRAPHS graphs are all in use; a sequence stays eager",
+        [RP_BOUND_STAGING] = "REPRISE_MAX_STAGING is reached; a sequence with host-to-device copies stays eager",
+        [RP_BOUND_SEQ_BYTES] = "a segment carries more than REPRISE_MAX_SEQ_BYTES of parameters; it is not learnt",
+        [RP_BOUND_UPDATES] = "a replay would update more than REPRISE_MAX_UPDATES nodes; it ran eagerly",
+        [RP_BOUND_STREAMS] = "more than 128 streams in a context; the others' work runs eagerly",
+        [RP_BOUND_CONTEXTS] = "more than 16 contexts; the others' work runs eagerly",
+        [RP_BOUND_TABLE] = "the kernel parameter-layout table is full; other kernels run eagerly",
+        [RP_BOUND_MEMORY] = "out of memory in the engine; the work concerned runs eagerly",
+    };
+    static _Atomic unsigned char logged[RP_BOUND_COUNT];
+    if (cs)
+        cs->st.bound_hits++;
+    if (!atomic_exchange(&logged[b], 1))
+        rp__info("bound hit: %s (counted in the report's bound_hits)", what[b]);
 }
 
 static void count_eager(rp_ctxstate *cs, enum rp__eager_reason why, uint64_t n)
@@ -430,7 +449,16 @@ static int capture_segment(rp_ctxstate *cs, rp_detector *d, rp_det_entry *e, con
 {
     rp_seq *reuse = reusable(cs, e);
     if (!reuse && make_room(cs) != 0) {
-        cs->st.bound_hits++;
+        rp__bound_hit(cs, RP_BOUND_GRAPHS);
+        rp__det_capture_failed(d, e);
+        return -1;
+    }
+    uint64_t staging = 0;
+    for (size_t i = 0; i < e->n; i++)
+        if (e->ops[i].kind == RP_OP_HTOD)
+            staging += e->ops[i].bytes;
+    if (staging && cs->st.staging_live_bytes + staging > rp__eng_cfg.max_staging) {
+        rp__bound_hit(cs, RP_BOUND_STAGING);
         rp__det_capture_failed(d, e);
         return -1;
     }
@@ -496,7 +524,7 @@ static void learn_volatile(rp_stream *st)
         return;
     uint64_t *mask = calloc(e->n, sizeof *mask);
     if (!mask) {
-        cs->st.bound_hits++;
+        rp__bound_hit(cs, RP_BOUND_MEMORY);
         return;
     }
     if (!volatile_fields(cs, e, st->seg, mask)) {
@@ -533,7 +561,11 @@ static void observe(rp_stream *st)
     cs->st.segments++;
     uint64_t diverged = st->seg_diverged, rest = st->nseg - st->seg_diverged;
     count_eager(cs, RP_EAGER_DIVERGED, diverged);
-    if (st->seg_overflow) {
+    uint64_t param_bytes = 0;
+    for (size_t i = 0; i < st->nseg; i++)
+        param_bytes += st->seg[i].param_bytes;
+    if (st->seg_overflow || param_bytes > rp__eng_cfg.max_seq_bytes) {
+        rp__bound_hit(cs, st->seg_overflow ? RP_BOUND_OPS : RP_BOUND_SEQ_BYTES);
         count_eager(cs, RP_EAGER_BOUND, rest);
         seg_clear(st);
         return;
@@ -548,7 +580,11 @@ static void observe(rp_stream *st)
         why = RP_EAGER_SHORT;
         break;
     case RP_DET_TOO_LONG:
+        rp__bound_hit(cs, RP_BOUND_OPS);
+        why = RP_EAGER_BOUND;
+        break;
     case RP_DET_NO_MEMORY:
+        rp__bound_hit(cs, RP_BOUND_MEMORY);
         why = RP_EAGER_BOUND;
         break;
     case RP_DET_WARMING:
@@ -1364,6 +1400,8 @@ void rp__engine_setup(struct rp__driver *core, const struct rp__driver *real)
     rp__eng_cfg.min_ops = rp__option(RP_OPTION_MIN_OPS).count;
     rp__eng_cfg.max_ops = rp__option(RP_OPTION_MAX_OPS).count;
     rp__eng_cfg.max_graphs = rp__option(RP_OPTION_MAX_GRAPHS).count;
+    rp__eng_cfg.max_staging = rp__option(RP_OPTION_MAX_STAGING).count;
+    rp__eng_cfg.max_seq_bytes = rp__option(RP_OPTION_MAX_SEQ_BYTES).count;
     rp__eng_cfg.table_size = rp__option(RP_OPTION_TABLE).count;
     rp__engine_install(core, real);
 }

@@ -76,9 +76,20 @@ struct rp__engine_config {
     size_t max_updates;    /* REPRISE_MAX_UPDATES */
     size_t min_ops;        /* REPRISE_MIN_OPS */
     size_t max_ops;        /* REPRISE_MAX_OPS */
-    size_t max_graphs;     /* REPRISE_MAX_GRAPHS: sequences with a graph, in all */
+    size_t max_graphs;     /* REPRISE_MAX_GRAPHS: sequences with a graph, per context */
+    uint64_t max_staging;  /* REPRISE_MAX_STAGING: live staging bytes per context */
+    uint64_t max_seq_bytes;/* REPRISE_MAX_SEQ_BYTES: parameter bytes per sequence */
     size_t table_size;     /* detector slots */
 };
+
+/* The bounds; hitting one is counted (bound_hits) and logged once. */
+enum rp__bound {
+    RP_BOUND_OPS, RP_BOUND_GRAPHS, RP_BOUND_STAGING, RP_BOUND_SEQ_BYTES, RP_BOUND_UPDATES,
+    RP_BOUND_STREAMS, RP_BOUND_CONTEXTS, RP_BOUND_TABLE, RP_BOUND_MEMORY, RP_BOUND_COUNT
+};
+/* Count a bound hit in `cs` (may be NULL) and say so once per bound. */
+struct rp_ctxstate;
+void rp__bound_hit(struct rp_ctxstate *cs, enum rp__bound b);
 
 /* Why an op ran eagerly (stats). */
 enum rp__eager_reason {
@@ -170,6 +181,7 @@ struct rp__engine_stats {
     uint64_t exec_update_refused;/* updates refused by the driver (then instantiated) */
     uint64_t backoffs;           /* times a stream's warmup was lengthened (churn) */
     uint64_t evictions;          /* graphs dropped to stay within REPRISE_MAX_GRAPHS */
+    uint64_t staging_live_bytes; /* staging held by live graphs now */
 };
 
 #define RP_MAX_STREAMS 128  /* per context */

@@ -42,6 +42,10 @@ enum rp_option_kind {
       "keep up to N graphs for contents that alternate; past N, one graph updated per replay", 0, 64) \
     X(MAX_UPDATES, "REPRISE_MAX_UPDATES", RP_OPT_COUNT, "64", "--max-updates", "N",     \
       "run a sequence eagerly when a replay would update more than N graph nodes", 0, 1048576) \
+    X(MAX_STAGING, "REPRISE_MAX_STAGING", RP_OPT_COUNT, "64M", "--max-staging", "BYTES", \
+      "pinned staging for host-to-device copies in graphs, per context", 0, 1ull << 40) \
+    X(MAX_SEQ_BYTES, "REPRISE_MAX_SEQ_BYTES", RP_OPT_COUNT, "1M", "--max-seq-bytes", "BYTES", \
+      "kernel parameter bytes kept per sequence; a longer one is not learnt", 0, 1ull << 32) \
     X(TABLE, "REPRISE_TABLE", RP_OPT_COUNT, "1024", "--table", "N",                     \
       "slots of the table that counts sequences seen (least recently used evicted)", 16, 1048576)
 

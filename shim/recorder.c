@@ -104,7 +104,7 @@ static layout *layout_of(rp_ctxstate *cs, const void *f, int kernel)
     if (!cs->layouts) {
         cs->layouts = calloc(LAYOUT_SLOTS, sizeof(layout));
         if (!cs->layouts) {
-            cs->st.bound_hits++;
+            rp__bound_hit(cs, RP_BOUND_MEMORY);
             return NULL;
         }
     }
@@ -124,7 +124,7 @@ static layout *layout_of(rp_ctxstate *cs, const void *f, int kernel)
         }
         i = (i + 1) & (LAYOUT_SLOTS - 1);
     }
-    cs->st.bound_hits++;
+    rp__bound_hit(cs, RP_BOUND_TABLE);
     return NULL;
 }
 

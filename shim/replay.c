@@ -17,7 +17,7 @@ void rp__seqs_add(rp_ctxstate *cs, rp_seq *s)
         if (!n) { /* NEVER in practice: the sequence is dropped, work stays eager */
             rp__det_forget_graph(&cs->det, s->det);
             rp__seq_destroy(s);
-            cs->st.bound_hits++;
+            rp__bound_hit(cs, RP_BOUND_MEMORY);
             return;
         }
         cs->seqs = n;
@@ -163,8 +163,10 @@ static CUresult apply_updates(rp_stream *st, rp_seq *s)
     for (size_t k = 0; k < n; k++)
         if (s->vmask[k] && !rp__op_same_content(&s->held[k], &st->def[k]))
             need++;
-    if (need > rp__eng_cfg.max_updates)
+    if (need > rp__eng_cfg.max_updates) {
+        rp__bound_hit(st->cs, RP_BOUND_UPDATES);
         return CUDA_ERROR_NOT_READY;
+    }
     for (size_t k = 0; k < n && need; k++) {
         rp_op *h = &s->held[k];
         const rp_op *op = &st->def[k];
@@ -340,7 +342,7 @@ int rp__match_offer(rp_stream *st, rp_op *op, CUresult *err)
         CUresult rc = rp__match_resolve(st);
         if (*err == CUDA_SUCCESS)
             *err = rc;
-        st->cs->st.bound_hits++;
+        rp__bound_hit(st->cs, RP_BOUND_MEMORY);
         return 0;
     }
     note_complete(st);

@@ -182,6 +182,7 @@ static void write_counters(struct out *o, const struct rp__engine_stats *e, uint
     out_key_u64(o, sep, "exec_update_refused", e->exec_update_refused);
     out_key_u64(o, sep, "evictions", e->evictions);
     out_key_u64(o, sep, "backoffs", e->backoffs);
+    out_key_u64(o, sep, "staging_live_bytes", e->staging_live_bytes);
 }
 
 static void add_counters(struct rp__engine_stats *sum, const struct rp__engine_stats *e)
