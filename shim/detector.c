@@ -144,10 +144,18 @@ rp_det_verdict rp__det_observe(rp_detector *d, const rp_op *ops, size_t n,
     return RP_DET_CAPTURE;
 }
 
+/* The failure count is kept: a capture that works but whose graph then
+ * fails (and is dropped) must back off further each time. It is cleared by
+ * rp__det_paid_off once the graph has proved itself. */
 void rp__det_captured(rp_detector *d, rp_det_entry *e)
 {
     (void)d;
     e->state = RP_DET_CAPTURED;
+}
+
+void rp__det_paid_off(rp_detector *d, rp_det_entry *e)
+{
+    (void)d;
     e->failures = 0;
 }
 

@@ -550,6 +550,22 @@ static void learn_volatile(rp_stream *st)
     free(mask);
 }
 
+/* Sequences whose launch or update failed are dropped once no stream is
+ * matching against them; their segment backs off before it is tried again. */
+static void sweep_broken(rp_ctxstate *cs)
+{
+    for (size_t i = 0; i < cs->nseqs;) {
+        rp_seq *s = cs->seqs[i];
+        if (!s->broken || seq_in_use(cs, s)) {
+            i++;
+            continue;
+        }
+        rp_det_entry *e = s->det;
+        drop_seq(cs, i, 0);
+        rp__det_capture_failed(&cs->det, e);
+    }
+}
+
 /* The segment of `st` ends: count it, and capture it if the detector asks. */
 static void observe(rp_stream *st)
 {
@@ -606,6 +622,7 @@ static void observe(rp_stream *st)
         learn_volatile(st);
     count_eager(cs, why, rest);
     seg_clear(st);
+    sweep_broken(cs);
 }
 
 void rp__seg_cut(rp_stream *st)
@@ -649,20 +666,7 @@ static CUresult resolve_all_locked(rp_ctxstate *cs)
         if (first == CUDA_SUCCESS)
             first = rc;
     }
-    /* Sequences whose launch failed are dropped once nobody matches them. */
-    for (size_t i = 0; i < cs->nseqs;) {
-        if (cs->seqs[i]->broken) {
-            rp_seq *s = cs->seqs[i];
-            cs->seqs[i] = cs->seqs[--cs->nseqs];
-            rp__seq_retire(s);
-            rp__det_forget_graph(&cs->det, s->det);
-            rp__det_capture_failed(&cs->det, s->det);
-            rp__seq_destroy(s);
-            cs->st.graphs_dropped++;
-        } else {
-            i++;
-        }
-    }
+    sweep_broken(cs);
     return first;
 }
 

@@ -218,8 +218,10 @@ static CUresult replay(rp_stream *st, rp_seq *s)
     if (s->sealed.nstaging && rp__aux.cuEventRecord(s->done, st->handle) == CUDA_SUCCESS)
         s->done_pending = 1;
     s->replays++;
-    if (s->replays >= 4)
+    if (s->replays == 4) {
         st->churn = 0; /* it paid off: the stream has stabilised */
+        rp__det_paid_off(NULL, s->det);
+    }
     s->last_use = st->cs->det.clock;
     st->cs->st.replays++;
     st->cs->st.ops_replayed += n;

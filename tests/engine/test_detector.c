@@ -177,6 +177,33 @@ static void a_failed_capture_is_retried_after_exponentially_more_occurrences(voi
     assert_int_equal(rp__det_observe(&det, ops, 2, &e), RP_DET_CAPTURE);
 }
 
+/* A capture that succeeds but whose graph then fails and is dropped must
+ * not restart the back-off from scratch, or a flapping sequence would be
+ * recaptured every few occurrences for ever; paying off clears it. */
+static void a_graph_that_keeps_failing_backs_off_further_each_time(void **state)
+{
+    (void)state;
+    rp_op ops[2];
+    rp_det_entry *e;
+    segment(ops, 2, 0);
+    rp__det_observe(&det, ops, 2, &e);
+    assert_int_equal(rp__det_observe(&det, ops, 2, &e), RP_DET_CAPTURE);
+    uint64_t waits[3];
+    for (int round = 0; round < 3; round++) {
+        rp__det_captured(&det, e);
+        rp__det_forget_graph(&det, e); /* its graph failed and was dropped */
+        rp__det_capture_failed(&det, e);
+        uint64_t n = 0;
+        while (rp__det_observe(&det, ops, 2, &e) != RP_DET_CAPTURE)
+            n++;
+        waits[round] = n;
+    }
+    assert_true(waits[1] > waits[0]);
+    assert_true(waits[2] > waits[1]);
+    rp__det_paid_off(&det, e);
+    assert_int_equal(e->failures, 0);
+}
+
 /* The table is bounded: a new segment evicts the least recently used one
  * that has no graph, and counts the eviction; graphs' entries stay. */
 static void a_full_table_evicts_the_least_recently_used_segment_without_a_graph(void **state)
@@ -213,6 +240,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(only_identical_content_counts_toward_warmup, setup, teardown),
         cmocka_unit_test_setup_teardown(segments_shorter_than_min_or_longer_than_max_are_skipped, setup, teardown),
         cmocka_unit_test_setup_teardown(a_failed_capture_is_retried_after_exponentially_more_occurrences, setup, teardown),
+        cmocka_unit_test_setup_teardown(a_graph_that_keeps_failing_backs_off_further_each_time, setup, teardown),
         cmocka_unit_test_setup_teardown(a_full_table_evicts_the_least_recently_used_segment_without_a_graph, setup, teardown),
     };
     return cmocka_run_group_tests_name("detector", tests, NULL, NULL);
