@@ -91,6 +91,14 @@ static CUresult node_of_last(rp_ctxstate *cs, CUgraphNode *out)
     return CUDA_SUCCESS;
 }
 
+CUstream rp__private_stream(rp_ctxstate *cs)
+{
+    if (!cs->priv && rp__aux.cuStreamCreate(&cs->priv, CU_STREAM_NON_BLOCKING) != CUDA_SUCCESS)
+        cs->priv = NULL;
+    cs->win.stream = cs->priv;
+    return cs->priv;
+}
+
 rp_seq *rp__capture(rp_ctxstate *cs, rp_det_entry *e, const uint64_t *vmask, rp_seq *reuse)
 {
     for (size_t i = 0; i < e->n; i++)
@@ -102,14 +110,9 @@ rp_seq *rp__capture(rp_ctxstate *cs, rp_det_entry *e, const uint64_t *vmask, rp_
         return NULL;
     }
     uint64_t t0 = now_ns();
-    if (!cs->priv) {
-        CUresult rc = rp__aux.cuStreamCreate(&cs->priv, CU_STREAM_NON_BLOCKING);
-        if (rc != CUDA_SUCCESS) {
-            cs->priv = NULL;
-            log_failure_once("private stream creation", rc);
-            return NULL;
-        }
-        cs->win.stream = cs->priv;
+    if (!rp__private_stream(cs)) {
+        log_failure_once("private stream creation", CUDA_ERROR_OUT_OF_MEMORY);
+        return NULL;
     }
     rp_seq *s = calloc(1, sizeof *s);
     size_t *stage_of = calloc(e->n, sizeof *stage_of);

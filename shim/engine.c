@@ -161,8 +161,13 @@ static rp_stream *stream_of(rp_ctxstate *cs, CUstream s, int ptsz)
                 free_slot = st;
             continue;
         }
-        if (st->handle == h && (!perthread || pthread_equal(st->tid, self)))
+        if (st->handle == h && (!perthread || pthread_equal(st->tid, self))) {
+            /* The owner is back: if another thread resolved its deferred
+             * work, its stream first waits for it. */
+            if (st->must_wait)
+                rp__stream_rejoin(st);
             return st;
+        }
     }
     if (!free_slot && cs->nstreams < RP_MAX_STREAMS)
         free_slot = &cs->streams[cs->nstreams++];
@@ -216,6 +221,24 @@ void rp__bound_hit(rp_ctxstate *cs, enum rp__bound b)
 static void count_eager(rp_ctxstate *cs, enum rp__eager_reason why, uint64_t n)
 {
     cs->st.ops_eager[why] += n;
+}
+
+static void seg_clear(rp_stream *st);
+
+/* Release a stream's state (its deferred work was resolved or is being
+ * abandoned with its context). */
+static void stream_free(rp_stream *st)
+{
+    seg_clear(st);
+    for (size_t i = 0; i < st->ndef; i++)
+        rp__op_free(&st->def[i]);
+    free(st->seg);
+    free(st->def);
+    if (st->start_ev)
+        rp__aux.cuEventDestroy_v2(st->start_ev);
+    if (st->handoff_ev)
+        rp__aux.cuEventDestroy_v2(st->handoff_ev);
+    memset(st, 0, sizeof *st);
 }
 
 static void seg_clear(rp_stream *st)
@@ -658,6 +681,9 @@ static CUresult end_ordered(rp_stream *st, int self)
 static CUresult resolve_all_locked(rp_ctxstate *cs)
 {
     CUresult first = CUDA_SUCCESS;
+    for (size_t i = 0; i < cs->nstreams; i++)
+        if (cs->streams[i].used && cs->streams[i].must_wait)
+            rp__stream_rejoin(&cs->streams[i]); /* only the owner's own */
     for (size_t i = 0; i < cs->nstreams; i++) {
         rp_stream *o = &cs->streams[i];
         if (!o->used || (!o->nseg && !o->ndef))
@@ -698,12 +724,8 @@ static void forget_all_locked(rp_ctxstate *cs, int ctx_dies)
     resolve_all_locked(cs);
     rp__seqs_drop_all(cs);
     rp__rec_reset(cs);
-    for (size_t i = 0; i < cs->nstreams; i++) {
-        seg_clear(&cs->streams[i]);
-        free(cs->streams[i].seg);
-        free(cs->streams[i].def);
-        memset(&cs->streams[i], 0, sizeof cs->streams[i]);
-    }
+    for (size_t i = 0; i < cs->nstreams; i++)
+        stream_free(&cs->streams[i]);
     cs->nstreams = 0;
     if (ctx_dies && cs->priv) {
         rp__aux.cuStreamDestroy_v2(cs->priv);
@@ -1127,9 +1149,7 @@ static CUresult stream_destroy(CUstream s, CUresult (*real)(CUstream))
         rp_stream *st = &cs->streams[i];
         if (st->used && st->handle == s) {
             pre = end_ordered(st, 1);
-            free(st->seg);
-            free(st->def);
-            memset(st, 0, sizeof *st);
+            stream_free(st);
         }
     }
     CUresult rc = real(s);

@@ -61,7 +61,10 @@
       (CUgraphExec e, CUgraphNode n, const CUDA_MEMCPY3D *p, CUcontext c))                   \
     X(cuGraphExecMemsetNodeSetParams,                                                        \
       (CUgraphExec e, CUgraphNode n, const CUDA_MEMSET_NODE_PARAMS *p, CUcontext c))         \
-    X(cuGraphExecUpdate_v2, (CUgraphExec e, CUgraph g, CUgraphExecUpdateResultInfo * info))
+    X(cuGraphExecUpdate_v2, (CUgraphExec e, CUgraph g, CUgraphExecUpdateResultInfo * info)) \
+    X(cuStreamWaitEvent, (CUstream s, CUevent e, unsigned int flags))                        \
+    X(cuCtxPushCurrent_v2, (CUcontext c))                                                    \
+    X(cuCtxPopCurrent_v2, (CUcontext * c))
 
 struct rp__aux {
 #define X(name, params) CUresult(CUDAAPI *name) params;
@@ -154,6 +157,13 @@ typedef struct rp_stream {
     size_t ncand;
     rp_seq *complete;       /* longest candidate fully matched so far */
     unsigned int churn;     /* back-off level: warmup x 2^churn for new captures */
+    /* The per-thread stream of another thread cannot be named from here:
+     * its deferred work, resolved by another thread, goes to the context's
+     * private stream after `start_ev` (recorded on the owner's stream when
+     * the deferral began), and the owner's stream then waits for
+     * `handoff_ev` before its next operation. */
+    CUevent start_ev, handoff_ev;
+    int start_recorded, must_wait;
 } rp_stream;
 
 /* Only uint64_t members: the report sums contexts member by member. */
@@ -275,8 +285,15 @@ extern rp_lc_driver rp__lc_drv;
  * eagerly now (anything deferred before it was resolved first). */
 int rp__match_offer(rp_stream *st, rp_op *op, CUresult *err);
 /* Resolve what is deferred on `st`: replay a complete match, flush the
- * rest eagerly in order. Returns the first error of a flushed call. */
+ * rest eagerly in order. Returns the first error of a flushed call. Any
+ * thread may call it (see rp_stream on the per-thread stream). */
 CUresult rp__match_resolve(rp_stream *st);
+/* The owner of a per-thread stream is about to use it: if another thread
+ * resolved its deferred work, make the stream wait for that work first. */
+CUresult rp__stream_rejoin(rp_stream *st);
+/* The context's private stream, created on first use (NULL if it cannot
+ * be). */
+CUstream rp__private_stream(rp_ctxstate *cs);
 /* Add a sequence to its context's list (which owns it from now on). */
 void rp__seqs_add(rp_ctxstate *cs, rp_seq *s);
 /* Destroy every sequence of the context (their report lines are kept). */

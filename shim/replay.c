@@ -39,10 +39,54 @@ void rp__seqs_drop_all(rp_ctxstate *cs)
     cs->nseqs = 0;
 }
 
-/* Issue one recorded op eagerly on its own stream (a flush). */
-static CUresult issue_eager(rp_ctxstate *cs, const rp_op *op)
+/* Issue one recorded op eagerly on `target` (a flush). */
+static CUresult issue_eager(rp_ctxstate *cs, const rp_op *op, CUstream target)
 {
-    return rp__rec_issue(cs, op, op->stream, op->data);
+    return rp__rec_issue(cs, op, target, op->data);
+}
+
+static int is_foreign_per_thread(const rp_stream *st)
+{
+    return st->handle == CU_STREAM_PER_THREAD && !pthread_equal(st->tid, pthread_self());
+}
+
+/* Where this thread can issue `st`'s deferred work: its own stream, or for
+ * another thread's per-thread stream the private stream, made to wait for
+ * what the owner had issued before the deferral began. NULL: nowhere (the
+ * work stays deferred until its owner's next call). */
+static CUstream resolve_target(rp_stream *st)
+{
+    if (!is_foreign_per_thread(st))
+        return st->handle;
+    CUstream p = rp__private_stream(st->cs);
+    if (!p || !st->start_recorded || !st->handoff_ev ||
+        rp__aux.cuStreamWaitEvent(p, st->start_ev, 0) != CUDA_SUCCESS)
+        return NULL;
+    return p;
+}
+
+CUresult rp__stream_rejoin(rp_stream *st)
+{
+    if (!st->must_wait || is_foreign_per_thread(st))
+        return CUDA_SUCCESS;
+    st->must_wait = 0;
+    return rp__aux.cuStreamWaitEvent(st->handle, st->handoff_ev, 0);
+}
+
+/* At the start of a deferral on a per-thread stream, mark the point another
+ * thread's resolution must wait for (see rp_stream). */
+static void mark_start(rp_stream *st)
+{
+    if (st->handle != CU_STREAM_PER_THREAD)
+        return;
+    st->start_recorded = 0;
+    if (!st->start_ev && rp__aux.cuEventCreate(&st->start_ev, CU_EVENT_DISABLE_TIMING) != CUDA_SUCCESS)
+        st->start_ev = NULL;
+    if (!st->handoff_ev &&
+        rp__aux.cuEventCreate(&st->handoff_ev, CU_EVENT_DISABLE_TIMING) != CUDA_SUCCESS)
+        st->handoff_ev = NULL;
+    if (st->start_ev && rp__aux.cuEventRecord(st->start_ev, st->handle) == CUDA_SUCCESS)
+        st->start_recorded = 1;
 }
 
 /* Keep the record of a deferred op, with the bytes of a host-to-device copy
@@ -191,7 +235,7 @@ static CUresult apply_updates(rp_stream *st, rp_seq *s)
  * graph reads is refilled with this occurrence's bytes, after the previous
  * launch of the graph has finished reading it. Returns the driver's error
  * (nothing launched) or CUDA_SUCCESS. */
-static CUresult replay(rp_stream *st, rp_seq *s)
+static CUresult replay(rp_stream *st, rp_seq *s, CUstream target)
 {
     size_t n = s->det->n;
     if (s->sealed.nstaging) {
@@ -210,12 +254,12 @@ static CUresult replay(rp_stream *st, rp_seq *s)
         if (rc != CUDA_SUCCESS)
             return rc;
     }
-    CUresult rc = (st->def[0].flags & RP_OPF_PTSZ)
-                      ? rp__aux.cuGraphLaunch_ptsz(s->exec, st->handle)
-                      : rp__aux.cuGraphLaunch(s->exec, st->handle);
+    CUresult rc = (st->def[0].flags & RP_OPF_PTSZ) && target == st->handle
+                      ? rp__aux.cuGraphLaunch_ptsz(s->exec, target)
+                      : rp__aux.cuGraphLaunch(s->exec, target);
     if (rc != CUDA_SUCCESS)
         return rc;
-    if (s->sealed.nstaging && rp__aux.cuEventRecord(s->done, st->handle) == CUDA_SUCCESS)
+    if (s->sealed.nstaging && rp__aux.cuEventRecord(s->done, target) == CUDA_SUCCESS)
         s->done_pending = 1;
     s->replays++;
     if (s->replays == 4) {
@@ -233,11 +277,18 @@ CUresult rp__match_resolve(rp_stream *st)
     if (st->ndef == 0)
         return CUDA_SUCCESS;
     rp_ctxstate *cs = st->cs;
+    CUstream target = resolve_target(st);
+    if (!target)
+        return CUDA_SUCCESS; /* NEVER in practice: left to the owner's next call */
+    /* The legacy stream is per context: issue in the stream's context. */
+    CUcontext cur = NULL;
+    int pushed = st->legacy && rp__aux.cuCtxGetCurrent(&cur) == CUDA_SUCCESS && cur != cs->ctx &&
+                 rp__aux.cuCtxPushCurrent_v2(cs->ctx) == CUDA_SUCCESS;
     CUresult first = CUDA_SUCCESS;
     size_t done = 0;
     rp_seq *c = st->complete;
     if (c) {
-        CUresult rc = replay(st, c);
+        CUresult rc = replay(st, c, target);
         if (rc == CUDA_SUCCESS) {
             done = c->det->n;
             rp__seg_cut(st);
@@ -264,7 +315,7 @@ CUresult rp__match_resolve(rp_stream *st)
     for (size_t i = 0; i < done; i++)
         rp__op_free(&st->def[i]);
     for (size_t i = done; i < st->ndef; i++) {
-        CUresult rc = issue_eager(cs, &st->def[i]);
+        CUresult rc = issue_eager(cs, &st->def[i], target);
         if (rc != CUDA_SUCCESS && first == CUDA_SUCCESS)
             first = rc;
         if (rc == CUDA_SUCCESS) {
@@ -274,6 +325,12 @@ CUresult rp__match_resolve(rp_stream *st)
         } else {
             rp__op_free(&st->def[i]);
         }
+    }
+    if (target != st->handle && rp__aux.cuEventRecord(st->handoff_ev, target) == CUDA_SUCCESS)
+        st->must_wait = 1;
+    if (pushed) {
+        CUcontext popped;
+        rp__aux.cuCtxPopCurrent_v2(&popped);
     }
     st->ndef = 0;
     st->ncand = 0;
@@ -340,6 +397,8 @@ int rp__match_offer(rp_stream *st, rp_op *op, CUresult *err)
         if (st->ncand == 0)
             return 0;
     }
+    if (st->ndef == 0)
+        mark_start(st);
     if (defer_push(st, op) != 0) {
         CUresult rc = rp__match_resolve(st);
         if (*err == CUDA_SUCCESS)
