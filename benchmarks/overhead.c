@@ -6,23 +6,14 @@
  *               cuStreamSynchronize every 64 launches
  *       query   N cuStreamQuery calls on an idle stream (the cheapest
  *               interposed call: what remains is the wrapper and the driver) */
+#include "bench.h"
+
 #include <cuda.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
-#define CHECK(call)                                                           \
-    do {                                                                      \
-        CUresult rc_ = (call);                                                \
-        if (rc_ != CUDA_SUCCESS) {                                            \
-            const char *n_ = NULL;                                            \
-            cuGetErrorName(rc_, &n_);                                         \
-            fprintf(stderr, "error: %s failed: %d %s\n", #call, (int)rc_,     \
-                    n_ ? n_ : "?");                                           \
-            exit(1);                                                          \
-        }                                                                     \
-    } while (0)
 
 static double now_ns(void)
 {

@@ -18,15 +18,7 @@ gpu=${2:-}
 runs=${RUNS:-7}
 n_wall=${N_WALL:-200000}
 bin=$build/benchmarks/overhead
-shim=$(cd "$build/lib" && pwd)/libreprise.so
-if [ "$gpu" = "--gpu" ]; then
-  module=$build/benchmarks/benchkernels.cubin
-  drv_env=()
-else
-  module=$build/benchmarks/libbenchkernels.so
-  drv=$(cd "$build/cpudriver" && pwd)
-  drv_env=(LD_LIBRARY_PATH="$drv${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" REPRISE_DRIVER="$drv/libcuda.so.1")
-fi
+. "$(dirname "$0")/common.sh"
 
 run_cfg() { # run_cfg CONFIG MODE N -> prints ns per call
   local cfg=$1 mode=$2 n=$3
@@ -38,7 +30,6 @@ run_cfg() { # run_cfg CONFIG MODE N -> prints ns per call
   esac | awk '{print $3}'
 }
 
-median() { sort -g | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
 
 echo "# reprise overhead: $(date -u +%Y-%m-%dT%H:%MZ), $(uname -m), $(nproc) cores, driver: ${gpu:-cpu}"
 printf "%-8s %-9s %12s %12s\n" mode config "ns/call" "vs absent"

@@ -4,19 +4,13 @@
  * K kernel nodes first), then synchronizes. Prints ns per iteration;
  * benchmarks/updates.sh runs it with and without the shim for a range of K.
  *   updates MODULE N K ITERS */
+#include "bench.h"
+
 #include <cuda.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
 
-#define CHECK(call)                                                                 \
-    do {                                                                            \
-        CUresult rc_ = (call);                                                      \
-        if (rc_ != CUDA_SUCCESS) {                                                  \
-            fprintf(stderr, "error: %s failed: %d\n", #call, (int)rc_);             \
-            exit(1);                                                                \
-        }                                                                           \
-    } while (0)
 
 int main(int argc, char **argv)
 {

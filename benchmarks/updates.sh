@@ -14,16 +14,7 @@ n=${N:-64}
 iters=${ITERS:-2000}
 runs=${RUNS:-5}
 bin=$build/benchmarks/updates
-shim=$(cd "$build/lib" && pwd)/libreprise.so
-if [ "$gpu" = "--gpu" ]; then
-  module=$build/benchmarks/benchkernels.cubin
-  drv_env=()
-else
-  module=$build/benchmarks/libbenchkernels.so
-  drv=$(cd "$build/cpudriver" && pwd)
-  drv_env=(LD_LIBRARY_PATH="$drv${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" REPRISE_DRIVER="$drv/libcuda.so.1")
-fi
-median() { sort -g | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
+. "$(dirname "$0")/common.sh"
 run() { # run CONFIG K ITERS -> ns per iteration
   case $1 in
     eager)  env "${drv_env[@]}" "$bin" "$module" "$n" "$2" "$3" ;;
