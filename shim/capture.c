@@ -99,6 +99,30 @@ CUstream rp__private_stream(rp_ctxstate *cs)
     return cs->priv;
 }
 
+/* Count a sealed graph's nodes by type into the context's counters. */
+static void count_nodes(rp_ctxstate *cs, CUgraph g)
+{
+    CUgraphNode nodes[256];
+    size_t n = sizeof nodes / sizeof nodes[0];
+    if (rp__aux.cuGraphGetNodes(g, nodes, &n) != CUDA_SUCCESS)
+        return;
+    if (n > sizeof nodes / sizeof nodes[0])
+        n = sizeof nodes / sizeof nodes[0]; /* counted up to 256 nodes a graph */
+    for (size_t i = 0; i < n; i++) {
+        CUgraphNodeType t;
+        if (rp__aux.cuGraphNodeGetType(nodes[i], &t) != CUDA_SUCCESS)
+            continue;
+        if (t == CU_GRAPH_NODE_TYPE_KERNEL)
+            cs->st.nodes_kernel++;
+        else if (t == CU_GRAPH_NODE_TYPE_MEMCPY)
+            cs->st.nodes_memcpy++;
+        else if (t == CU_GRAPH_NODE_TYPE_MEMSET)
+            cs->st.nodes_memset++;
+        else
+            cs->st.nodes_other++;
+    }
+}
+
 rp_seq *rp__capture(rp_ctxstate *cs, rp_det_entry *e, const uint64_t *vmask, rp_seq *reuse)
 {
     for (size_t i = 0; i < e->n; i++)
@@ -213,6 +237,7 @@ rp_seq *rp__capture(rp_ctxstate *cs, rp_det_entry *e, const uint64_t *vmask, rp_
         rp__seq_destroy(s);
         return NULL;
     }
+    count_nodes(cs, s->sealed.graph);
     for (size_t i = 0; i < s->sealed.nstaging; i++) {
         cs->st.staging_bytes += s->sealed.staging[i].bytes;
         cs->st.staging_live_bytes += s->sealed.staging[i].bytes;

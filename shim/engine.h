@@ -192,6 +192,7 @@ struct rp__engine_stats {
     uint64_t backoffs;           /* times a stream's warmup was lengthened (churn) */
     uint64_t evictions;          /* graphs dropped to stay within REPRISE_MAX_GRAPHS */
     uint64_t staging_live_bytes; /* staging held by live graphs now */
+    uint64_t nodes_kernel, nodes_memcpy, nodes_memset, nodes_other; /* in captured graphs */
 };
 
 #define RP_MAX_STREAMS 128  /* per context */

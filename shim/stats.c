@@ -183,6 +183,12 @@ static void write_counters(struct out *o, const struct rp__engine_stats *e, uint
     out_key_u64(o, sep, "evictions", e->evictions);
     out_key_u64(o, sep, "backoffs", e->backoffs);
     out_key_u64(o, sep, "staging_live_bytes", e->staging_live_bytes);
+    out_str(o, sep);
+    out_key_u64(o, "\"graph_nodes\": {", "kernel", e->nodes_kernel);
+    out_key_u64(o, ", ", "memcpy", e->nodes_memcpy);
+    out_key_u64(o, ", ", "memset", e->nodes_memset);
+    out_key_u64(o, ", ", "other", e->nodes_other);
+    out_str(o, "}");
 }
 
 static void add_counters(struct rp__engine_stats *sum, const struct rp__engine_stats *e)
