@@ -138,6 +138,14 @@ rp_seq *rp__capture(rp_ctxstate *cs, rp_det_entry *e, const uint64_t *vmask, rp_
         log_failure_once("private stream creation", CUDA_ERROR_OUT_OF_MEMORY);
         return NULL;
     }
+    if (cs->win.open) {
+        /* An earlier window the driver would not close: try again now. */
+        rp__lc_abort(&cs->win);
+        if (cs->win.open) {
+            log_failure_once("closing an earlier capture", CUDA_ERROR_ILLEGAL_STATE);
+            return NULL;
+        }
+    }
     rp_seq *s = calloc(1, sizeof *s);
     size_t *stage_of = calloc(e->n, sizeof *stage_of);
     size_t *sizes = calloc(e->n, sizeof *sizes);
@@ -185,7 +193,10 @@ rp_seq *rp__capture(rp_ctxstate *cs, rp_det_entry *e, const uint64_t *vmask, rp_
         if (stage_of[i] != SIZE_MAX && e->ops[i].data)
             memcpy(cs->win.staging[stage_of[i]].ptr, e->ops[i].data, e->ops[i].bytes);
 
-    rc = rp__lc_begin(&cs->win, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL);
+    /* Relaxed: the window makes no unsafe call, and in relaxed mode a window
+     * the driver would not let us close cannot make the program's own
+     * allocations fail. */
+    rc = rp__lc_begin(&cs->win, CU_STREAM_CAPTURE_MODE_RELAXED);
     if (rc == CUDA_SUCCESS) {
         for (size_t i = 0; i < e->n; i++) {
             const void *staged = stage_of[i] != SIZE_MAX ? cs->win.staging[stage_of[i]].ptr : NULL;

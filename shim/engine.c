@@ -872,6 +872,7 @@ static CUresult launch(CUfunction f, unsigned int gx, unsigned int gy, unsigned 
         unlock(cs);
         return first_error(pre, LAUNCH_REAL());
     }
+    op.entry = ptsz ? RP_E_cuLaunchKernel_ptsz : RP_E_cuLaunchKernel;
     rp_stream *st;
     CUresult pre;
     if (capturable_locked(cs, s, ptsz, &op, &st, &pre))
@@ -921,6 +922,7 @@ static CUresult launch_ex(const CUlaunchConfig *c, CUfunction f, void **kp, void
         unlock(cs);
         return first_error(pre, real(c, f, kp, extra));
     }
+    op.entry = ptsz ? RP_E_cuLaunchKernelEx_ptsz : RP_E_cuLaunchKernelEx;
     rp_stream *st;
     CUresult pre;
     if (capturable_locked(cs, c->hStream, ptsz, &op, &st, &pre))
@@ -949,7 +951,8 @@ static CUresult htod_async(CUdeviceptr d, const void *h, size_t n, CUstream s, i
         return real(d, h, n, s);
     if (n == 0 || n > MAX_STAGE_OP || !h)
         return first_error(not_capturable(s, ptsz), real(d, h, n, s));
-    rp_op op = {.kind = RP_OP_HTOD, .dst = d, .host = (void *)h, .bytes = n};
+    rp_op op = {.kind = RP_OP_HTOD, .dst = d, .host = (void *)h, .bytes = n,
+                .entry = ptsz ? RP_E_cuMemcpyHtoDAsync_v2_ptsz : RP_E_cuMemcpyHtoDAsync_v2};
     rp_ctxstate *cs;
     rp_stream *st;
     CUresult pre;
@@ -983,7 +986,8 @@ static CUresult dtoh_async(void *h, CUdeviceptr d, size_t n, CUstream s, int pts
         CUresult pre = boundary_global();
         return first_error(pre, real(h, d, n, s));
     }
-    rp_op op = {.kind = RP_OP_DTOH, .host = h, .src = d, .bytes = n};
+    rp_op op = {.kind = RP_OP_DTOH, .host = h, .src = d, .bytes = n,
+                .entry = ptsz ? RP_E_cuMemcpyDtoHAsync_v2_ptsz : RP_E_cuMemcpyDtoHAsync_v2};
     rp_ctxstate *cs;
     rp_stream *st;
     CUresult pre;
@@ -1014,7 +1018,9 @@ static CUresult dtod_common(CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream
         return DTOD_REAL();
     if (n == 0)
         return first_error(not_capturable(s, ptsz), DTOD_REAL());
-    rp_op op = {.kind = RP_OP_DTOD, .dst = dst, .src = src, .bytes = n};
+    rp_op op = {.kind = RP_OP_DTOD, .dst = dst, .src = src, .bytes = n,
+                .entry = real_sync ? (ptsz ? RP_E_cuMemcpyDtoD_v2_ptds : RP_E_cuMemcpyDtoD_v2)
+                                   : (ptsz ? RP_E_cuMemcpyDtoDAsync_v2_ptsz : RP_E_cuMemcpyDtoDAsync_v2)};
     rp_ctxstate *cs;
     rp_stream *st;
     CUresult pre;
@@ -1050,7 +1056,7 @@ static CUresult CUDAAPI eng_cuMemcpyDtoD_v2_ptds(CUdeviceptr d, CUdeviceptr s_, 
 static CUresult memset_common(CUdeviceptr d, unsigned int v, size_t n, unsigned int elem,
                               CUstream s, int ptsz, CUresult (*issue)(CUdeviceptr, unsigned int,
                                                                        size_t, CUstream, void *),
-                              void *real)
+                              void *real, enum rp__entry entry)
 {
     if (stepping_aside())
         return issue(d, v, n, s, real);
@@ -1059,7 +1065,8 @@ static CUresult memset_common(CUdeviceptr d, unsigned int v, size_t n, unsigned 
                           CUDA_SUCCESS && type == CU_MEMORYTYPE_DEVICE;
     if (!device)
         return first_error(boundary_global(), issue(d, v, n, s, real));
-    rp_op op = {.kind = RP_OP_MEMSET, .dst = d, .value = v, .bytes = n, .elem = elem};
+    rp_op op = {.kind = RP_OP_MEMSET, .dst = d, .value = v, .bytes = n, .elem = elem,
+                .entry = (uint16_t)entry};
     rp_ctxstate *cs;
     rp_stream *st;
     CUresult pre;
@@ -1083,24 +1090,26 @@ static CUresult memset_common(CUdeviceptr d, unsigned int v, size_t n, unsigned 
     static CUresult CUDAAPI eng_cuMemsetD##bits##_v2(CUdeviceptr d, type v, size_t n)           \
     {                                                                                           \
         return memset_common(d, v, n, bits / 8, NULL, 0, issue_sync_##bits,                     \
-                             (void *)R.cuMemsetD##bits##_v2);                                   \
+                             (void *)R.cuMemsetD##bits##_v2, RP_E_cuMemsetD##bits##_v2);        \
     }                                                                                           \
     static CUresult CUDAAPI eng_cuMemsetD##bits##_v2_ptds(CUdeviceptr d, type v, size_t n)      \
     {                                                                                           \
         return memset_common(d, v, n, bits / 8, NULL, 1, issue_sync_##bits,                     \
-                             (void *)R.cuMemsetD##bits##_v2_ptds);                              \
+                             (void *)R.cuMemsetD##bits##_v2_ptds,                               \
+                             RP_E_cuMemsetD##bits##_v2_ptds);                                   \
     }                                                                                           \
     static CUresult CUDAAPI eng_cuMemsetD##bits##Async(CUdeviceptr d, type v, size_t n,         \
                                                        CUstream s)                              \
     {                                                                                           \
         return memset_common(d, v, n, bits / 8, s, 0, issue_async_##bits,                       \
-                             (void *)R.cuMemsetD##bits##Async);                                 \
+                             (void *)R.cuMemsetD##bits##Async, RP_E_cuMemsetD##bits##Async);    \
     }                                                                                           \
     static CUresult CUDAAPI eng_cuMemsetD##bits##Async_ptsz(CUdeviceptr d, type v, size_t n,    \
                                                             CUstream s)                         \
     {                                                                                           \
         return memset_common(d, v, n, bits / 8, s, 1, issue_async_##bits,                       \
-                             (void *)R.cuMemsetD##bits##Async_ptsz);                            \
+                             (void *)R.cuMemsetD##bits##Async_ptsz,                             \
+                             RP_E_cuMemsetD##bits##Async_ptsz);                                 \
     }
 MEMSET_PAIR(8, unsigned char)
 MEMSET_PAIR(16, unsigned short)

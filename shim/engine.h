@@ -64,7 +64,8 @@
     X(cuGraphExecUpdate_v2, (CUgraphExec e, CUgraph g, CUgraphExecUpdateResultInfo * info)) \
     X(cuStreamWaitEvent, (CUstream s, CUevent e, unsigned int flags))                        \
     X(cuCtxPushCurrent_v2, (CUcontext c))                                                    \
-    X(cuCtxPopCurrent_v2, (CUcontext * c))
+    X(cuCtxPopCurrent_v2, (CUcontext * c))                                                   \
+    X(cuStreamSynchronize, (CUstream s))
 
 struct rp__aux {
 #define X(name, params) CUresult(CUDAAPI *name) params;
@@ -257,6 +258,9 @@ void rp__rec_note_kernel(CUkernel k);
 int rp__rec_kernel(rp_ctxstate *cs, rp_op *op, CUfunction f, const unsigned int grid[3],
                    const unsigned int block[3], unsigned int shmem, void **kernelParams,
                    void **extra, enum rp__eager_reason *why);
+/* Re-issue a record exactly as the program issued it: the same entry
+ * point (sync or async form, _ptsz/_ptds variant), on its own stream. */
+CUresult rp__rec_issue_as_called(rp_ctxstate *cs, const rp_op *op);
 /* Re-issue a recorded kernel launch on `stream` through the real driver. */
 CUresult rp__rec_issue(rp_ctxstate *cs, const rp_op *op, CUstream stream, const void *staged);
 /* The parameter layout of a kernel record (NULL for other kinds, or if it

@@ -85,9 +85,10 @@ static void window_close_driver(rp_lc_window *w)
     CUresult rc = w->ctx->drv->end_capture(w->stream, &g);
     if (g)
         w->ctx->drv->graph_destroy(g);
-    /* A wrong-thread refusal leaves the capture open; the owner's abort
-     * closes it later. Anything else closed it. */
-    if (rc != CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD)
+    /* Closed unless the driver refused the end (a wrong thread, or a
+     * failure that left it open): then a later abort tries again. */
+    if (rc == CUDA_SUCCESS || rc == CUDA_ERROR_ILLEGAL_STATE ||
+        rc == CUDA_ERROR_STREAM_CAPTURE_INVALIDATED)
         w->open = 0;
 }
 
@@ -205,17 +206,21 @@ CUresult rp__lc_end(rp_lc_window *w, rp_lc_sealed *out)
 
     CUgraph g = NULL;
     CUresult rc = drv->end_capture(w->stream, &g);
-    if (rc != CUDA_SUCCESS && rc != CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD) {
+    int still_open = rc == CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD;
+    if (rc != CUDA_SUCCESS && !still_open) {
         /* A failed end may have left the capture open; a stream left in
          * capture mode would break the program's next cuCtxSynchronize. One
-         * more end closes it (or answers "not capturing", which is fine). */
+         * more end closes it, or answers "not capturing" (it was closed).
+         * If that fails too the window stays marked open, and the next
+         * prepare refuses until an abort manages to close it. */
         CUgraph g2 = NULL;
-        drv->end_capture(w->stream, &g2);
+        CUresult rc2 = drv->end_capture(w->stream, &g2);
         if (g2)
             drv->graph_destroy(g2);
+        still_open = rc2 != CUDA_SUCCESS && rc2 != CUDA_ERROR_ILLEGAL_STATE &&
+                     rc2 != CUDA_ERROR_STREAM_CAPTURE_INVALIDATED;
     }
-    if (rc != CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD)
-        w->open = 0;
+    w->open = still_open;
     recording_done(w->ctx);
 
     CUresult verdict = CUDA_SUCCESS;

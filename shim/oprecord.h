@@ -34,6 +34,8 @@ enum {
 typedef struct rp_op {
     rp_op_kind kind;
     uint32_t flags;
+    uint16_t entry;         /* the entry point the program called (enum rp__entry);
+                             * a flush re-issues through it, not part of the keys */
     CUcontext ctx;
     CUstream stream;        /* as the program named it */
     /* kernel */

@@ -250,6 +250,80 @@ CUresult rp__rec_issue(rp_ctxstate *cs, const rp_op *op, CUstream stream, const 
     return CUDA_ERROR_INVALID_VALUE; /* NEVER */
 }
 
+CUresult rp__rec_issue_as_called(rp_ctxstate *cs, const rp_op *op)
+{
+    const struct rp__driver *R = &rp__real;
+    CUstream s = op->stream;
+    switch ((enum rp__entry)op->entry) {
+    case RP_E_cuLaunchKernel:
+    case RP_E_cuLaunchKernel_ptsz:
+    case RP_E_cuLaunchKernelEx:
+    case RP_E_cuLaunchKernelEx_ptsz: {
+        void *ptrs[RP_MAX_PARAMS];
+        layout *L = layout_of(cs, op->func, (op->flags & RP_OPF_KERNEL_HANDLE) != 0);
+        if (!L || !L->ok)
+            return CUDA_ERROR_INVALID_HANDLE; /* NEVER: recorded with a layout */
+        for (uint32_t i = 0; i < L->p.n; i++)
+            ptrs[i] = op->params + L->p.off[i];
+        void **kp = L->p.n ? ptrs : NULL;
+        if (op->entry == RP_E_cuLaunchKernel || op->entry == RP_E_cuLaunchKernel_ptsz)
+            return (op->entry == RP_E_cuLaunchKernel ? R->cuLaunchKernel : R->cuLaunchKernel_ptsz)(
+                op->func, op->grid[0], op->grid[1], op->grid[2], op->block[0], op->block[1],
+                op->block[2], op->shmem, s, kp, NULL);
+        CUlaunchConfig c;
+        memset(&c, 0, sizeof c);
+        c.gridDimX = op->grid[0], c.gridDimY = op->grid[1], c.gridDimZ = op->grid[2];
+        c.blockDimX = op->block[0], c.blockDimY = op->block[1], c.blockDimZ = op->block[2];
+        c.sharedMemBytes = op->shmem;
+        c.hStream = s;
+        return (op->entry == RP_E_cuLaunchKernelEx ? R->cuLaunchKernelEx : R->cuLaunchKernelEx_ptsz)(
+            &c, op->func, kp, NULL);
+    }
+    case RP_E_cuMemcpyHtoDAsync_v2:
+        return R->cuMemcpyHtoDAsync_v2(op->dst, op->data, op->bytes, s);
+    case RP_E_cuMemcpyHtoDAsync_v2_ptsz:
+        return R->cuMemcpyHtoDAsync_v2_ptsz(op->dst, op->data, op->bytes, s);
+    case RP_E_cuMemcpyDtoHAsync_v2:
+        return R->cuMemcpyDtoHAsync_v2(op->host, op->src, op->bytes, s);
+    case RP_E_cuMemcpyDtoHAsync_v2_ptsz:
+        return R->cuMemcpyDtoHAsync_v2_ptsz(op->host, op->src, op->bytes, s);
+    case RP_E_cuMemcpyDtoDAsync_v2:
+        return R->cuMemcpyDtoDAsync_v2(op->dst, op->src, op->bytes, s);
+    case RP_E_cuMemcpyDtoDAsync_v2_ptsz:
+        return R->cuMemcpyDtoDAsync_v2_ptsz(op->dst, op->src, op->bytes, s);
+    case RP_E_cuMemcpyDtoD_v2:
+        return R->cuMemcpyDtoD_v2(op->dst, op->src, op->bytes);
+    case RP_E_cuMemcpyDtoD_v2_ptds:
+        return R->cuMemcpyDtoD_v2_ptds(op->dst, op->src, op->bytes);
+    case RP_E_cuMemsetD8_v2:
+        return R->cuMemsetD8_v2(op->dst, (unsigned char)op->value, op->bytes);
+    case RP_E_cuMemsetD8_v2_ptds:
+        return R->cuMemsetD8_v2_ptds(op->dst, (unsigned char)op->value, op->bytes);
+    case RP_E_cuMemsetD16_v2:
+        return R->cuMemsetD16_v2(op->dst, (unsigned short)op->value, op->bytes);
+    case RP_E_cuMemsetD16_v2_ptds:
+        return R->cuMemsetD16_v2_ptds(op->dst, (unsigned short)op->value, op->bytes);
+    case RP_E_cuMemsetD32_v2:
+        return R->cuMemsetD32_v2(op->dst, op->value, op->bytes);
+    case RP_E_cuMemsetD32_v2_ptds:
+        return R->cuMemsetD32_v2_ptds(op->dst, op->value, op->bytes);
+    case RP_E_cuMemsetD8Async:
+        return R->cuMemsetD8Async(op->dst, (unsigned char)op->value, op->bytes, s);
+    case RP_E_cuMemsetD8Async_ptsz:
+        return R->cuMemsetD8Async_ptsz(op->dst, (unsigned char)op->value, op->bytes, s);
+    case RP_E_cuMemsetD16Async:
+        return R->cuMemsetD16Async(op->dst, (unsigned short)op->value, op->bytes, s);
+    case RP_E_cuMemsetD16Async_ptsz:
+        return R->cuMemsetD16Async_ptsz(op->dst, (unsigned short)op->value, op->bytes, s);
+    case RP_E_cuMemsetD32Async:
+        return R->cuMemsetD32Async(op->dst, op->value, op->bytes, s);
+    case RP_E_cuMemsetD32Async_ptsz:
+        return R->cuMemsetD32Async_ptsz(op->dst, op->value, op->bytes, s);
+    default: /* NEVER: every capturable entry is listed above */
+        return rp__rec_issue(cs, op, s, op->data);
+    }
+}
+
 int rp__rec_is_pinned(const void *host)
 {
     unsigned int type = 0;

@@ -39,9 +39,12 @@ void rp__seqs_drop_all(rp_ctxstate *cs)
     cs->nseqs = 0;
 }
 
-/* Issue one recorded op eagerly on `target` (a flush). */
+/* Issue one recorded op eagerly (a flush): as the program called it when
+ * its own stream is the target, else the async form on `target`. */
 static CUresult issue_eager(rp_ctxstate *cs, const rp_op *op, CUstream target)
 {
+    if (target == op->stream)
+        return rp__rec_issue_as_called(cs, op);
     return rp__rec_issue(cs, op, target, op->data);
 }
 
@@ -59,9 +62,12 @@ static CUstream resolve_target(rp_stream *st)
     if (!is_foreign_per_thread(st))
         return st->handle;
     CUstream p = rp__private_stream(st->cs);
-    if (!p || !st->start_recorded || !st->handoff_ev ||
-        rp__aux.cuStreamWaitEvent(p, st->start_ev, 0) != CUDA_SUCCESS)
-        return NULL;
+    if (!p || !st->start_recorded)
+        return NULL; /* NEVER: a per-thread stream defers only after mark_start */
+    /* If the device-side wait cannot be set up, the host waits instead:
+     * slower, same order. */
+    if (rp__aux.cuStreamWaitEvent(p, st->start_ev, 0) != CUDA_SUCCESS)
+        rp__aux.cuEventSynchronize(st->start_ev);
     return p;
 }
 
@@ -70,23 +76,30 @@ CUresult rp__stream_rejoin(rp_stream *st)
     if (!st->must_wait || is_foreign_per_thread(st))
         return CUDA_SUCCESS;
     st->must_wait = 0;
-    return rp__aux.cuStreamWaitEvent(st->handle, st->handoff_ev, 0);
+    CUresult rc = rp__aux.cuStreamWaitEvent(st->handle, st->handoff_ev, 0);
+    if (rc != CUDA_SUCCESS)
+        rc = rp__aux.cuEventSynchronize(st->handoff_ev);
+    return rc;
 }
 
 /* At the start of a deferral on a per-thread stream, mark the point another
- * thread's resolution must wait for (see rp_stream). */
-static void mark_start(rp_stream *st)
+ * thread's resolution must wait for (see rp_stream). Returns 0, or -1 when
+ * the mark cannot be made: then the stream must not defer, since another
+ * thread could not resolve its work. */
+static int mark_start(rp_stream *st)
 {
     if (st->handle != CU_STREAM_PER_THREAD)
-        return;
+        return 0;
     st->start_recorded = 0;
     if (!st->start_ev && rp__aux.cuEventCreate(&st->start_ev, CU_EVENT_DISABLE_TIMING) != CUDA_SUCCESS)
         st->start_ev = NULL;
     if (!st->handoff_ev &&
         rp__aux.cuEventCreate(&st->handoff_ev, CU_EVENT_DISABLE_TIMING) != CUDA_SUCCESS)
         st->handoff_ev = NULL;
-    if (st->start_ev && rp__aux.cuEventRecord(st->start_ev, st->handle) == CUDA_SUCCESS)
+    if (st->start_ev && st->handoff_ev &&
+        rp__aux.cuEventRecord(st->start_ev, st->handle) == CUDA_SUCCESS)
         st->start_recorded = 1;
+    return st->start_recorded ? 0 : -1;
 }
 
 /* Keep the record of a deferred op, with the bytes of a host-to-device copy
@@ -326,8 +339,15 @@ CUresult rp__match_resolve(rp_stream *st)
             rp__op_free(&st->def[i]);
         }
     }
-    if (target != st->handle && rp__aux.cuEventRecord(st->handoff_ev, target) == CUDA_SUCCESS)
-        st->must_wait = 1;
+    if (target != st->handle) {
+        /* The owner's stream must not overtake this work: a device-side
+         * wait at its next call, or, if the mark cannot be made, the host
+         * waits for the work now. */
+        if (rp__aux.cuEventRecord(st->handoff_ev, target) == CUDA_SUCCESS)
+            st->must_wait = 1;
+        else
+            rp__aux.cuStreamSynchronize(target);
+    }
     if (pushed) {
         CUcontext popped;
         rp__aux.cuCtxPopCurrent_v2(&popped);
@@ -397,8 +417,10 @@ int rp__match_offer(rp_stream *st, rp_op *op, CUresult *err)
         if (st->ncand == 0)
             return 0;
     }
-    if (st->ndef == 0)
-        mark_start(st);
+    if (st->ndef == 0 && mark_start(st) != 0) {
+        st->ncand = 0;
+        return 0; /* eagerly: see mark_start */
+    }
     if (defer_push(st, op) != 0) {
         CUresult rc = rp__match_resolve(st);
         if (*err == CUDA_SUCCESS)

@@ -366,6 +366,26 @@ static void a_failed_end_does_not_leave_the_stream_in_capture_mode(void **state)
     assert_int_equal(ctx.recording, 0);
 }
 
+/* If the second end fails too, the window must stay marked open (the next
+ * prepare refuses), and a later abort that succeeds must close it. */
+static void a_window_the_driver_will_not_close_stays_open_until_an_abort_closes_it(void **state)
+{
+    (void)state;
+    rp_lc_sealed s = {0};
+    fk.end_fails_keeping_open = 2;
+    assert_int_equal(rp__lc_prepare(&win, two_copies, 2), CUDA_SUCCESS);
+    assert_int_equal(rp__lc_begin(&win, CU_STREAM_CAPTURE_MODE_RELAXED), CUDA_SUCCESS);
+    assert_int_equal(rp__lc_end(&win, &s), CUDA_ERROR_UNKNOWN);
+    assert_true(fk.capturing);
+    assert_true(win.open);
+    assert_int_equal(win.state, RP_LC_NO_CAPTURE);
+    assert_int_equal(rp__lc_prepare(&win, two_copies, 2), CUDA_ERROR_ILLEGAL_STATE);
+    rp__lc_abort(&win);
+    assert_false(fk.capturing);
+    assert_false(win.open);
+    assert_int_equal(rp__lc_prepare(&win, two_copies, 2), CUDA_SUCCESS);
+}
+
 /* A graph holding an allocation cannot be relaunched; sealing it would fail
  * on the second replay instead of at capture. */
 static void a_sealed_graph_with_memory_nodes_is_refused(void **state)
@@ -444,6 +464,7 @@ int main(void)
         T(an_abandoned_window_the_driver_kept_open_is_closed_by_abort),
         T(a_doomed_window_refuses_to_seal_and_keeps_its_first_failure),
         T(a_failed_end_does_not_leave_the_stream_in_capture_mode),
+        T(a_window_the_driver_will_not_close_stays_open_until_an_abort_closes_it),
         T(a_sealed_graph_with_memory_nodes_is_refused),
         T(while_any_stream_of_a_context_records_no_staging_is_allocated_or_freed),
         T(staging_lives_exactly_as_long_as_its_graph),
