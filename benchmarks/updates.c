@@ -37,7 +37,9 @@ int main(int argc, char **argv)
     CHECK(cuModuleGetFunction(&fn, mod, "tick"));
     CHECK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
     CHECK(cuMemAlloc(&word, sizeof(unsigned long long)));
-    CHECK(cuMemsetD8(word, 0, sizeof(unsigned long long)));
+    /* On the stream itself: a plain cuMemsetD8 runs on the legacy stream,
+     * which a non-blocking stream does not wait for. */
+    CHECK(cuMemsetD8Async(word, 0, sizeof(unsigned long long), s));
     unsigned long long one = 1, it_arg = 0;
     void *fixed_args[] = {&word, &one};
     void *moving_args[] = {&word, &it_arg};

@@ -550,7 +550,17 @@ static void learn_volatile(rp_stream *st)
         rp__bound_hit(cs, RP_BOUND_MEMORY);
         return;
     }
-    if (!volatile_fields(cs, e, st->seg, mask)) {
+    size_t nvol = 0;
+    int ok = volatile_fields(cs, e, st->seg, mask);
+    for (size_t k = 0; ok && k < e->n; k++)
+        nvol += mask[k] != 0;
+    if (ok && v == RP_DET_CAPTURE && nvol > rp__eng_cfg.max_updates) {
+        /* Every replay would update more nodes than allowed: a graph would
+         * never run. Not captured; retried after a back-off. */
+        rp__bound_hit(cs, RP_BOUND_UPDATES);
+        ok = 0;
+    }
+    if (!ok) {
         if (v == RP_DET_CAPTURE)
             rp__det_capture_failed(&cs->sdet, e);
     } else if (v == RP_DET_CAPTURE) {
@@ -560,6 +570,7 @@ static void learn_volatile(rp_stream *st)
             rp_seq *s = cs->seqs[i];
             if (s->det != e || !s->vmask)
                 continue;
+            size_t now_volatile = 0;
             for (size_t k = 0; k < e->n; k++) {
                 uint64_t add = mask[k] & ~s->vmask[k];
                 if (add) {
@@ -567,7 +578,10 @@ static void learn_volatile(rp_stream *st)
                     s->widened++;
                     cs->st.widenings++;
                 }
+                now_volatile += s->vmask[k] != 0;
             }
+            if (now_volatile > rp__eng_cfg.max_updates)
+                s->broken = 1; /* could never replay any more: dropped, backs off */
         }
     }
     free(mask);

@@ -134,6 +134,7 @@ typedef struct rp_seq {
     rp_op *held;            /* per op: the values the executable holds now */
     uint64_t updates;       /* node updates applied */
     uint64_t widened;       /* fields found volatile after the capture */
+    unsigned int too_many;  /* replays skipped in a row for too many updates */
 } rp_seq;
 
 #define RP_MAX_CANDIDATES 8

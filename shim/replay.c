@@ -275,6 +275,7 @@ static CUresult replay(rp_stream *st, rp_seq *s, CUstream target)
     if (s->sealed.nstaging && rp__aux.cuEventRecord(s->done, target) == CUDA_SUCCESS)
         s->done_pending = 1;
     s->replays++;
+    s->too_many = 0;
     if (s->replays == 4) {
         st->churn = 0; /* it paid off: the stream has stabilised */
         rp__det_paid_off(NULL, s->det);
@@ -306,7 +307,11 @@ CUresult rp__match_resolve(rp_stream *st)
             done = c->det->n;
             rp__seg_cut(st);
         } else if (rc == CUDA_ERROR_NOT_READY) {
-            cs->st.too_many_updates++; /* the graph stays: next time may need fewer */
+            /* The graph stays while next time may need fewer updates; when
+             * it keeps needing too many it goes, and its shape backs off. */
+            cs->st.too_many_updates++;
+            if (++c->too_many >= 3)
+                c->broken = 1;
         } else {
             /* A replay runs every recorded op or none: the ops go eagerly
              * below, and the graph is not offered again. */
