@@ -21,7 +21,7 @@ int rp__det_init(rp_detector *d, size_t cap, unsigned int warmup, size_t min_ops
 
 static void slot_clear(rp_det_entry *e)
 {
-    for (size_t i = 0; i < e->n; i++)
+    for (size_t i = 0; e->ops && i < e->n; i++)
         rp__op_free(&e->ops[i]);
     free(e->ops);
     memset(e, 0, sizeof *e);
@@ -53,11 +53,32 @@ static int same_segment(const rp_detector *d, const rp_det_entry *e, const rp_op
 {
     if (e->n != n)
         return 0;
+    if (!e->ops)
+        return 1; /* a by-content entry before its capture: the key decides */
     for (size_t i = 0; i < n; i++)
         if (d->by_structure ? !rp__op_same_structure(&e->ops[i], &ops[i])
                             : !rp__op_same_content(&e->ops[i], &ops[i]))
             return 0;
     return 1;
+}
+
+/* Keep a copy of the segment in the entry. Returns 0, or -1 (entry left
+ * without a copy) when memory runs out. */
+static int keep_copy(rp_det_entry *e, const rp_op *ops, size_t n)
+{
+    rp_op *c = calloc(n, sizeof *c);
+    if (!c)
+        return -1;
+    for (size_t i = 0; i < n; i++) {
+        if (rp__op_copy(&c[i], &ops[i]) != 0) {
+            for (size_t k = 0; k < i; k++)
+                rp__op_free(&c[k]);
+            free(c);
+            return -1;
+        }
+    }
+    e->ops = c;
+    return 0;
 }
 
 /* Note the content of an occurrence in a by-structure entry. */
@@ -116,16 +137,15 @@ rp_det_verdict rp__det_observe(rp_detector *d, const rp_op *ops, size_t n,
         e = slot_for_new(d);
         if (!e)
             return RP_DET_NO_MEMORY; /* every slot holds a graph: a bound hit */
-        e->ops = calloc(n, sizeof *e->ops);
-        if (!e->ops)
+        /* A by-content entry keeps only its key until it is captured: most
+         * contents are seen once, and copying every segment would make the
+         * learning of loops that never repeat cost a copy per op. Counting
+         * by key is safe: a collision can only make a capture come early,
+         * and the capture is of the segment the program just issued. A
+         * by-structure entry keeps its first occurrence, to tell later
+         * which fields differ. */
+        if (d->by_structure && keep_copy(e, ops, n) != 0)
             return RP_DET_NO_MEMORY;
-        for (size_t i = 0; i < n; i++) {
-            if (rp__op_copy(&e->ops[i], &ops[i]) != 0) {
-                e->n = i;
-                slot_clear(e);
-                return RP_DET_NO_MEMORY;
-            }
-        }
         e->n = n;
         e->key = key;
         e->id = ++d->next_id;
@@ -141,6 +161,8 @@ rp_det_verdict rp__det_observe(rp_detector *d, const rp_op *ops, size_t n,
         return RP_DET_WARMING;
     if (e->seen < e->retry_at)
         return RP_DET_BACKING_OFF;
+    if (!e->ops && keep_copy(e, ops, n) != 0)
+        return RP_DET_NO_MEMORY; /* the capture is made from this copy */
     return RP_DET_CAPTURE;
 }
 

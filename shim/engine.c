@@ -623,8 +623,7 @@ static void observe(rp_stream *st)
         seg_clear(st);
         return;
     }
-    for (size_t i = 0; i < st->nseg; i++)
-        rp__op_keys(&st->seg[i]);
+    /* The records' keys were computed when they were recorded. */
     rp_det_entry *e = NULL;
     enum rp__eager_reason why = RP_EAGER_WARMING_UP;
     rp_det_verdict verdict = rp__det_observe(&cs->det, st->seg, st->nseg, &e);

@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# suite.sh - the launch-bound benchmark, side by side in one run: for K tiny
+# kernels per iteration (10, 100, 1000), the per-iteration time and per-op
+# host time of the eager loop without the shim, with the shim disabled, with
+# reprise, and of the hand-written graph (the limit), plus the same loop with
+# a scalar that changes every iteration (without and with reprise). Ratios
+# are computed against the eager loop of the same run. Each figure is the
+# median over RUNS runs of the median iteration of ITERS iterations.
+# Usage: benchmarks/suite.sh [BUILD_DIR] [--gpu]
+set -euo pipefail
+build=${1:-build}
+gpu=${2:-}
+runs=${RUNS:-3}
+. "$(dirname "$0")/common.sh"
+bin=$build/benchmarks/launchloop
+
+one() { # one CONFIG MODE K ITERS -> ns per iteration
+  local cfg=$1 mode=$2 k=$3 iters=$4
+  case $cfg in
+    absent)   env "${drv_env[@]}" "$bin" "$module" "$k" "$iters" "$mode" ;;
+    disabled) env "${drv_env[@]}" LD_PRELOAD="$shim" REPRISE=0 "$bin" "$module" "$k" "$iters" "$mode" ;;
+    reprise)  env "${drv_env[@]}" LD_PRELOAD="$shim" REPRISE=1 "$bin" "$module" "$k" "$iters" "$mode" ;;
+  esac | sed -n 's/.*ns_per_iter=\([0-9.]*\).*/\1/p'
+}
+med() { for _ in $(seq "$runs"); do one "$@"; done | median; }
+
+echo "# reprise launch-bound suite: $(date -u +%Y-%m-%dT%H:%MZ), $(uname -m), $(nproc) cores, driver: ${gpu:-cpu}, median of $runs runs"
+printf "%5s  %-22s %12s %10s %9s\n" K configuration "us/iter" "ns/op" "vs eager"
+for k in 10 100 1000; do
+  iters=$(( k >= 1000 ? 200 : 1000 ))
+  eager=$(med absent eager "$k" "$iters")
+  for row in "absent eager eager" "disabled eager eager,_shim_disabled" "reprise eager reprise" \
+             "absent graph hand-written_graph" "absent scalars scalars_eager" "reprise scalars scalars_reprise"; do
+    set -- $row
+    if [ "$1 $2" = "absent eager" ]; then v=$eager; else v=$(med "$1" "$2" "$k" "$iters"); fi
+    printf "%5s  %-22s %12.1f %10.1f %9.2f\n" "$k" "${3//_/ }" "$(awk -v v="$v" 'BEGIN{print v/1000}')" \
+      "$(awk -v v="$v" -v k="$k" 'BEGIN{print v/k}')" "$(awk -v v="$v" -v e="$eager" 'BEGIN{print v/e}')"
+  done
+done
