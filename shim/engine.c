@@ -755,6 +755,10 @@ static inline int stepping_aside(void)
     return atomic_load_explicit(&prog_captures, memory_order_acquire) > 0;
 }
 
+/* The error of a flush forced before a call wins over the call's own
+ * (DESIGN.md §2.4). Callers compute `pre` in a statement of its own: the
+ * order in which C evaluates a call's arguments is unspecified, and the
+ * boundary must run before the call. */
 static inline CUresult first_error(CUresult pre, CUresult rc)
 {
     return pre != CUDA_SUCCESS ? pre : rc;
@@ -875,7 +879,11 @@ static CUresult launch(CUfunction f, unsigned int gx, unsigned int gy, unsigned 
         return LAUNCH_REAL();
     rp_ctxstate *cs = ctx_of_stream(s, ptsz);
     if (!cs)
-        return first_error(boundary_global(), LAUNCH_REAL());
+        {
+            /* The boundary first: C leaves the order of arguments open. */
+            CUresult pre_ = boundary_global();
+            return first_error(pre_, LAUNCH_REAL());
+        }
     rp_op op;
     enum rp__eager_reason why = RP_EAGER_NOT_CAPTURABLE;
     const unsigned int grid[3] = {gx, gy, gz}, block[3] = {bx, by, bz};
@@ -921,10 +929,18 @@ static CUresult launch_ex(const CUlaunchConfig *c, CUfunction f, void **kp, void
     if (!c || stepping_aside())
         return real(c, f, kp, extra);
     if (c->numAttrs != 0)
-        return first_error(not_capturable(c->hStream, ptsz), real(c, f, kp, extra));
+        {
+            /* The boundary first: C leaves the order of arguments open. */
+            CUresult pre_ = not_capturable(c->hStream, ptsz);
+            return first_error(pre_, real(c, f, kp, extra));
+        }
     rp_ctxstate *cs = ctx_of_stream(c->hStream, ptsz);
     if (!cs)
-        return first_error(boundary_global(), real(c, f, kp, extra));
+        {
+            /* The boundary first: C leaves the order of arguments open. */
+            CUresult pre_ = boundary_global();
+            return first_error(pre_, real(c, f, kp, extra));
+        }
     rp_op op;
     enum rp__eager_reason why = RP_EAGER_NOT_CAPTURABLE;
     const unsigned int grid[3] = {c->gridDimX, c->gridDimY, c->gridDimZ};
@@ -963,7 +979,11 @@ static CUresult htod_async(CUdeviceptr d, const void *h, size_t n, CUstream s, i
     if (stepping_aside())
         return real(d, h, n, s);
     if (n == 0 || n > MAX_STAGE_OP || !h)
-        return first_error(not_capturable(s, ptsz), real(d, h, n, s));
+        {
+            /* The boundary first: C leaves the order of arguments open. */
+            CUresult pre_ = not_capturable(s, ptsz);
+            return first_error(pre_, real(d, h, n, s));
+        }
     rp_op op = {.kind = RP_OP_HTOD, .dst = d, .host = (void *)h, .bytes = n,
                 .entry = ptsz ? RP_E_cuMemcpyHtoDAsync_v2_ptsz : RP_E_cuMemcpyHtoDAsync_v2};
     rp_ctxstate *cs;
@@ -1030,7 +1050,11 @@ static CUresult dtod_common(CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream
     if (stepping_aside())
         return DTOD_REAL();
     if (n == 0)
-        return first_error(not_capturable(s, ptsz), DTOD_REAL());
+        {
+            /* The boundary first: C leaves the order of arguments open. */
+            CUresult pre_ = not_capturable(s, ptsz);
+            return first_error(pre_, DTOD_REAL());
+        }
     rp_op op = {.kind = RP_OP_DTOD, .dst = dst, .src = src, .bytes = n,
                 .entry = real_sync ? (ptsz ? RP_E_cuMemcpyDtoD_v2_ptds : RP_E_cuMemcpyDtoD_v2)
                                    : (ptsz ? RP_E_cuMemcpyDtoDAsync_v2_ptsz : RP_E_cuMemcpyDtoDAsync_v2)};
@@ -1077,7 +1101,11 @@ static CUresult memset_common(CUdeviceptr d, unsigned int v, size_t n, unsigned 
     int device = n && rp__aux.cuPointerGetAttribute(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, d) ==
                           CUDA_SUCCESS && type == CU_MEMORYTYPE_DEVICE;
     if (!device)
-        return first_error(boundary_global(), issue(d, v, n, s, real));
+        {
+            /* The boundary first: C leaves the order of arguments open. */
+            CUresult pre_ = boundary_global();
+            return first_error(pre_, issue(d, v, n, s, real));
+        }
     rp_op op = {.kind = RP_OP_MEMSET, .dst = d, .value = v, .bytes = n, .elem = elem,
                 .entry = (uint16_t)entry};
     rp_ctxstate *cs;
@@ -1164,7 +1192,11 @@ static CUresult stream_destroy(CUstream s, CUresult (*real)(CUstream))
         return real(s);
     rp_ctxstate *cs = ctx_of_stream(s, 0);
     if (!cs)
-        return first_error(boundary_global(), real(s));
+        {
+            /* The boundary first: C leaves the order of arguments open. */
+            CUresult pre_ = boundary_global();
+            return first_error(pre_, real(s));
+        }
     lock(cs);
     CUresult pre = CUDA_SUCCESS;
     for (size_t i = 0; i < cs->nstreams; i++) {

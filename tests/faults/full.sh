@@ -13,7 +13,9 @@ for run in "heat 30" "stepper 40 1" "phases 60 20" "pingpong 40 2 3" "handoff 20
            "threads 20 3 steady" "runtime_like 30" "selfcapture 10" "pageable 10" "libkernel 20"; do
     set -- $run
     app=$1; shift
-    sh "$here/sweep.sh" "$build" 0 "$build/apps/$app" "$mod" "$@" | tail -n 1 || status=1
+    out=$(sh "$here/sweep.sh" "$build" 0 "$build/apps/$app" "$mod" "$@") || status=1
+    echo "$out" | grep -E '^FAIL' | head -n 5
+    echo "$out" | tail -n 1
 done
 echo "full fault sweep: $(date -u +%Y-%m-%d), $(( $(date +%s) - start )) s, exit $status"
 exit $status
