@@ -2,7 +2,10 @@
  * cudaMemcpyAsync plus cudaStreamSynchronize on a created stream. Built with
  * static and with shared cudart to check that the shim sees the runtime's
  * driver lookups; on the CPU driver it stops at cudart's private tables.
- * Usage: rtapi [ITERS] */
+ * Usage: rtapi [STEPS [ROUNDS]]   (STEPS launches per round, default 16;
+ * ROUNDS rounds, each ended by cudaStreamSynchronize, default 1: with more
+ * rounds the same launches repeat, which a replaying shim turns into graph
+ * launches on a GPU) */
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -30,6 +33,7 @@ __global__ void step(float *x, int n, float a, uint32_t iter)
 int main(int argc, char **argv)
 {
     int iters = argc > 1 ? std::atoi(argv[1]) : 16;
+    int rounds = argc > 2 ? std::atoi(argv[2]) : 1;
     const int n = 1000;
     float h[n];
     for (int i = 0; i < n; i++)
@@ -39,9 +43,13 @@ int main(int argc, char **argv)
     CK(cudaMalloc(&d, sizeof h));
     CK(cudaMemcpy(d, h, sizeof h, cudaMemcpyHostToDevice));
     CK(cudaStreamCreate(&s));
-    for (int it = 0; it < iters; it++) {
-        step<<<(n + 127) / 128, 128, 0, s>>>(d, n, 0.5f, (uint32_t)it);
-        CK(cudaGetLastError());
+    for (int r = 0; r < rounds; r++) {
+        for (int it = 0; it < iters; it++) {
+            step<<<(n + 127) / 128, 128, 0, s>>>(d, n, 0.5f, (uint32_t)it);
+            CK(cudaGetLastError());
+        }
+        if (r + 1 < rounds)
+            CK(cudaStreamSynchronize(s));
     }
     CK(cudaMemcpyAsync(h, d, sizeof h, cudaMemcpyDeviceToHost, s));
     CK(cudaStreamSynchronize(s));

@@ -1,0 +1,154 @@
+#!/usr/bin/env bash
+# run.sh - the one prepared script for a GPU machine (an H200 with CUDA 13,
+# CMake and no internet), finishing within 8 minutes:
+#   1. builds everything (Release, kernels for sm_90, no cmocka needed);
+#   2. runs every test program on the real driver without and with the shim
+#      and compares the checksums, and compares both with the CPU driver's
+#      (the kernels are written to give the same bits on both);
+#   3. runs the runtime-API program (<<<>>>, static and shared cudart) under
+#      the shim and checks from the stats that its launches were replayed;
+#   4. runs the benchmarks (overhead, updates, the launch-bound suite);
+#   5. prints one table last.
+# Logs go to $OUT (or build-gpu/out). Exit status: 0 when every check
+# passed, 1 otherwise.
+#
+#   tests/gpu/run.sh          on the GPU
+#   tests/gpu/run.sh --cpu    dry run on the CPU driver (CI runs this): the
+#                             same steps, the runtime-API programs only
+#                             checked for their lookups, benchmarks shortened
+set -u
+cd "$(dirname "$0")/../.."
+mode=gpu
+[ "${1:-}" = "--cpu" ] && mode=cpu
+build=${BUILD:-build-gpu}
+out=${OUT:-$build/out}
+mkdir -p "$out"
+export PATH=/usr/local/cuda/bin:$PATH
+start=$(date +%s)
+fails=0
+table=$out/table.txt
+: >"$table"
+
+say() { echo "$*" | tee -a "$out/log.txt"; }
+row() { printf "%-52s %s\n" "$1" "$2" | tee -a "$table" >>"$out/log.txt"; }
+fail() { fails=$((fails + 1)); row "$1" "FAIL ${2:-}"; }
+elapsed() { echo $(( $(date +%s) - start )); }
+
+say "== reprise GPU script, mode $mode, $(date -u +%Y-%m-%dT%H:%MZ)"
+if [ "$mode" = gpu ]; then
+  nvidia-smi -L 2>&1 | tee -a "$out/log.txt" || { say "no GPU found: use --cpu"; exit 1; }
+fi
+
+# ---- 1. build -------------------------------------------------------------
+say "== build into $build"
+mkdir -p "$build"
+if ! cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DREPRISE_UNIT_TESTS=OFF \
+     >"$out/configure.log" 2>&1; then
+  say "configure failed"; tail -30 "$out/configure.log"; exit 1
+fi
+if ! cmake --build "$build" -j "$(nproc)" >"$out/build.log" 2>&1; then
+  say "build failed"; grep -E -A5 'error' "$out/build.log" | head -40; exit 1
+fi
+row "build ($(elapsed) s)" ok
+B=$(cd "$build" && pwd)
+shim=$B/lib/libreprise.so
+cpu_env=(LD_LIBRARY_PATH="$B/cpudriver")
+cpu_mod=$B/kernels/libtestkernels.so
+if [ "$mode" = gpu ]; then
+  run_env=()
+  mod=$B/kernels/testkernels.cubin
+  shim_env=(LD_PRELOAD="$shim" REPRISE=1)
+  [ -f "$mod" ] || { say "no cubin: nvcc did not build the kernels"; exit 1; }
+else
+  run_env=("${cpu_env[@]}")
+  mod=$cpu_mod
+  shim_env=(LD_PRELOAD="$shim" REPRISE=1 REPRISE_DRIVER="$B/cpudriver/libcuda.so.1")
+fi
+
+# ---- 2. every program: absent vs shim (vs CPU driver) ----------------------
+say "== test programs"
+num() { sed -n "s/.*\"$2\": *\([0-9.]*\).*/\1/p" "$1" | head -n 1; }
+for run in "kernelcheck 2" "heat 200" "pingpong 96" "pingpong 60 2 3" "stepper 200 1" \
+           "runtime_like 100" "threads 50 4 steady" "threads 50 4" "selfcapture 24" \
+           "pageable 16" "libkernel 40" "phases 120 40" "handoff 30"; do
+  set -- $run
+  app=$1; shift
+  name="$app $*"
+  a=$(env "${run_env[@]}" timeout 60 "$B/apps/$app" "$mod" "$@" 2>&1); ra=$?
+  s=$(env "${run_env[@]}" "${shim_env[@]}" REPRISE_STATS="$out/stats-$app.json" \
+        timeout 60 "$B/apps/$app" "$mod" "$@" 2>&1); rs=$?
+  echo "$name absent: $a" >>"$out/log.txt"
+  echo "$name shim:   $s" >>"$out/log.txt"
+  if [ $ra -ne 0 ] || [ $rs -ne 0 ] || [ "$a" != "$s" ]; then
+    fail "$name: same output with the shim" "(exit $ra/$rs)"
+    continue
+  fi
+  share=$(num "$out/stats-$app.json" replayed_share)
+  extra=""
+  if [ "$mode" = gpu ]; then
+    c=$(env "${cpu_env[@]}" timeout 120 "$B/apps/$app" "$cpu_mod" "$@" 2>&1)
+    if [ "$c" = "$a" ]; then extra=", = CPU driver"; else extra=", differs from the CPU driver"; fi
+  fi
+  row "$name" "same, replayed ${share:-0}$extra"
+done
+
+# ---- 3. the runtime-API programs ----------------------------------------------
+say "== runtime API (cudart)"
+for kind in static shared; do
+  bin=$B/apps/rtapi_$kind
+  [ -x "$bin" ] || { row "rtapi_$kind" "not built (no nvcc)"; continue; }
+  st=$out/stats-rtapi_$kind.json
+  if [ "$mode" = gpu ]; then
+    a=$(timeout 60 "$bin" 16 50 2>&1); ra=$?
+    s=$(env "${shim_env[@]}" REPRISE_STATS="$st" timeout 60 "$bin" 16 50 2>&1); rs=$?
+    replays=$(num "$st" replays)
+    if [ $ra -ne 0 ] || [ $rs -ne 0 ] || [ "$a" != "$s" ]; then
+      fail "rtapi_$kind: same output with the shim" "(exit $ra/$rs)"
+    elif [ "${replays:-0}" -lt 40 ]; then
+      fail "rtapi_$kind: launches replayed" "(replays ${replays:-0} of 49 possible)"
+    else
+      row "rtapi_$kind" "same, $replays graph replays, replayed $(num "$st" replayed_share)"
+    fi
+  else
+    env "${shim_env[@]}" "${cpu_env[@]}" REPRISE_STATS="$st" timeout 60 "$bin" 16 50 \
+      >>"$out/log.txt" 2>&1
+    lookups=$(num "$st" lookups)
+    if grep -q '"cuLaunchKernel_ptsz"' "$st" 2>/dev/null && [ "${lookups:-0}" -gt 100 ]; then
+      row "rtapi_$kind (CPU: stops at cuGetExportTable)" "lookups $lookups, wrappers handed out"
+    else
+      fail "rtapi_$kind: lookups through the shim" "(lookups ${lookups:-0})"
+    fi
+  fi
+done
+
+# ---- 4. benchmarks ----------------------------------------------------------
+say "== benchmarks ($(elapsed) s so far)"
+gflag=""
+[ "$mode" = gpu ] && gflag=--gpu
+if [ "$mode" = gpu ]; then
+  RUNS=5 N_WALL=100000 benchmarks/overhead.sh "$build" $gflag >"$out/overhead.txt" 2>&1
+  RUNS=3 ITERS=1000 benchmarks/updates.sh "$build" $gflag >"$out/updates.txt" 2>&1
+  RUNS=3 benchmarks/suite.sh "$build" $gflag >"$out/suite.txt" 2>&1
+else
+  RUNS=1 N_WALL=2000 N1=200 N2=400 benchmarks/overhead.sh "$build" >"$out/overhead.txt" 2>&1
+  RUNS=1 ITERS=50 N=8 benchmarks/updates.sh "$build" >"$out/updates.txt" 2>&1
+  RUNS=1 benchmarks/suite.sh "$build" >"$out/suite.txt" 2>&1
+fi
+for b in overhead updates suite; do
+  if grep -q "reprise" "$out/$b.txt" && ! grep -q "error" "$out/$b.txt"; then
+    row "benchmark $b" "ok ($out/$b.txt)"
+  else
+    fail "benchmark $b" "(see $out/$b.txt)"
+  fi
+done
+
+# ---- 5. the table -----------------------------------------------------------
+echo
+echo "== reprise GPU script ($mode), $(elapsed) s, $fails failure(s)"
+cat "$table"
+echo
+for b in suite overhead updates; do
+  echo "-- $b"
+  cat "$out/$b.txt"
+done
+[ "$fails" -eq 0 ]
