@@ -37,3 +37,31 @@ for k in 10 100 1000; do
       "$(awk -v v="$v" -v k="$k" 'BEGIN{print v/k}')" "$(awk -v v="$v" -v e="$eager" 'BEGIN{print v/e}')"
   done
 done
+
+# Instructions per iteration under callgrind (I(2n) - I(n)) / n: repeatable
+# where wall time on a 2-core machine is not.
+if command -v valgrind >/dev/null && [ "${CALLGRIND:-1}" = 1 ]; then
+  ir() { # ir CONFIG MODE K ITERS -> total instructions
+    local out; out=$(mktemp)
+    case $1 in
+      absent)   env "${drv_env[@]}" valgrind --tool=callgrind --callgrind-out-file=/dev/null "$bin" "$module" "$3" "$4" "$2" >/dev/null 2>"$out" ;;
+      disabled) env "${drv_env[@]}" LD_PRELOAD="$shim" REPRISE=0 valgrind --tool=callgrind --callgrind-out-file=/dev/null "$bin" "$module" "$3" "$4" "$2" >/dev/null 2>"$out" ;;
+      reprise)  env "${drv_env[@]}" LD_PRELOAD="$shim" REPRISE=1 valgrind --tool=callgrind --callgrind-out-file=/dev/null "$bin" "$module" "$3" "$4" "$2" >/dev/null 2>"$out" ;;
+    esac
+    awk '/Collected :/ {print $4}' "$out"; rm -f "$out"
+  }
+  echo
+  printf "%5s  %-22s %14s %9s\n" K configuration "instr/iter" "vs eager"
+  for k in 10 100; do
+    n=$(( k >= 100 ? 40 : 200 ))
+    base=""
+    for row in "absent eager eager" "disabled eager eager,_shim_disabled" "reprise eager reprise" \
+               "absent graph hand-written_graph" "absent scalars scalars_eager" "reprise scalars scalars_reprise"; do
+      set -- $row
+      a=$(ir "$1" "$2" "$k" "$n"); b=$(ir "$1" "$2" "$k" $((2 * n)))
+      per=$(awk -v a="$a" -v b="$b" -v n="$n" 'BEGIN{printf "%.0f", (b-a)/n}')
+      [ -z "$base" ] && base=$per
+      printf "%5s  %-22s %14s %9.2f\n" "$k" "${3//_/ }" "$per" "$(awk -v p="$per" -v e="$base" 'BEGIN{print p/e}')"
+    done
+  done
+fi

@@ -102,6 +102,36 @@ int rp__op_same_content(const rp_op *a, const rp_op *b)
     }
 }
 
+/* A free block's first bytes link it to the next one. Blocks freed by
+ * another thread join that thread's list; none is ever returned to the
+ * system, so the lists are bounded by the peak number of live records. */
+static __thread __attribute__((tls_model("initial-exec"))) uint8_t *free_blocks;
+
+uint8_t *rp__params_alloc(size_t bytes)
+{
+    if (bytes > RP_PARAM_BLOCK)
+        return calloc(1, bytes);
+    uint8_t *p = free_blocks;
+    if (p) {
+        memcpy(&free_blocks, p, sizeof free_blocks);
+        memset(p, 0, RP_PARAM_BLOCK);
+        return p;
+    }
+    return calloc(1, RP_PARAM_BLOCK);
+}
+
+void rp__params_free(uint8_t *p, size_t bytes)
+{
+    if (!p)
+        return;
+    if (bytes > RP_PARAM_BLOCK) {
+        free(p);
+        return;
+    }
+    memcpy(p, &free_blocks, sizeof free_blocks);
+    free_blocks = p;
+}
+
 static uint8_t *dup_bytes(const uint8_t *p, size_t n)
 {
     if (!p || !n)
@@ -115,11 +145,16 @@ static uint8_t *dup_bytes(const uint8_t *p, size_t n)
 int rp__op_copy(rp_op *dst, const rp_op *src)
 {
     *dst = *src;
-    dst->params = dup_bytes(src->params, src->param_bytes);
+    dst->params = NULL;
+    if (src->params && src->param_bytes) {
+        dst->params = rp__params_alloc(src->param_bytes);
+        if (dst->params)
+            memcpy(dst->params, src->params, src->param_bytes);
+    }
     dst->data = src->kind == RP_OP_HTOD ? dup_bytes(src->data, src->bytes) : NULL;
     if ((src->params && src->param_bytes && !dst->params) ||
         (src->kind == RP_OP_HTOD && src->data && src->bytes && !dst->data)) {
-        free(dst->params);
+        rp__params_free(dst->params, src->param_bytes);
         free(dst->data);
         memset(dst, 0, sizeof *dst);
         return -1;
@@ -129,7 +164,7 @@ int rp__op_copy(rp_op *dst, const rp_op *src)
 
 void rp__op_free(rp_op *op)
 {
-    free(op->params);
+    rp__params_free(op->params, op->param_bytes);
     free(op->data);
     memset(op, 0, sizeof *op);
 }

@@ -92,6 +92,14 @@ uint64_t rp__op_diff(const rp_op *a, const rp_op *b, const rp_param_layout *L, i
  * same structure and every field outside the mask exactly equal. */
 int rp__op_match_masked(const rp_op *a, const rp_op *b, uint64_t mask, const rp_param_layout *L);
 
+/* Parameter buffers: blocks of up to RP_PARAM_BLOCK bytes come from a
+ * per-thread free list (a launch's parameters are allocated and freed on
+ * the hot path of every op), larger ones from malloc. rp__params_alloc
+ * returns zeroed memory or NULL; rp__params_free takes the same size. */
+#define RP_PARAM_BLOCK 128
+uint8_t *rp__params_alloc(size_t bytes);
+void rp__params_free(uint8_t *p, size_t bytes);
+
 /* Deep copy of `src` into `dst` (params and data duplicated). Returns 0, or
  * -1 on allocation failure with `dst` zeroed (nothing to free). */
 int rp__op_copy(rp_op *dst, const rp_op *src);

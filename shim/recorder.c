@@ -171,7 +171,7 @@ int rp__rec_kernel(rp_ctxstate *cs, rp_op *op, CUfunction f, const unsigned int 
     }
     uint8_t *params = NULL;
     if (L->p.total) {
-        params = calloc(1, L->p.total);
+        params = rp__params_alloc(L->p.total);
         if (!params) {
             *why = RP_EAGER_BOUND;
             return -1;

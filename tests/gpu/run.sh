@@ -132,7 +132,7 @@ if [ "$mode" = gpu ]; then
 else
   RUNS=1 N_WALL=2000 N1=200 N2=400 benchmarks/overhead.sh "$build" >"$out/overhead.txt" 2>&1
   RUNS=1 ITERS=50 N=8 benchmarks/updates.sh "$build" >"$out/updates.txt" 2>&1
-  RUNS=1 benchmarks/suite.sh "$build" >"$out/suite.txt" 2>&1
+  CALLGRIND=0 RUNS=1 benchmarks/suite.sh "$build" >"$out/suite.txt" 2>&1
 fi
 for b in overhead updates suite; do
   if grep -q "reprise" "$out/$b.txt" && ! grep -q "error" "$out/$b.txt"; then
