@@ -1,5 +1,5 @@
 /* bench.h - what the benchmark programs share: a check that stops the
- * program with the failing call's name and CUresult. */
+ * program with the failing call's name and CUresult, and their set-up. */
 #ifndef REPRISE_BENCH_H
 #define REPRISE_BENCH_H
 
@@ -18,5 +18,33 @@
             exit(1);                                                          \
         }                                                                     \
     } while (0)
+
+/* What every benchmark sets up: the primary context of device 0, the
+ * module and one kernel of it, and a non-blocking stream; and takes down. */
+typedef struct bench {
+    CUdevice dev;
+    CUcontext ctx;
+    CUmodule mod;
+    CUfunction fn;
+    CUstream s;
+} bench;
+
+static inline void bench_setup(bench *b, const char *module, const char *kernel)
+{
+    CHECK(cuInit(0));
+    CHECK(cuDeviceGet(&b->dev, 0));
+    CHECK(cuDevicePrimaryCtxRetain(&b->ctx, b->dev));
+    CHECK(cuCtxSetCurrent(b->ctx));
+    CHECK(cuModuleLoad(&b->mod, module));
+    CHECK(cuModuleGetFunction(&b->fn, b->mod, kernel));
+    CHECK(cuStreamCreate(&b->s, CU_STREAM_NON_BLOCKING));
+}
+
+static inline void bench_teardown(bench *b)
+{
+    CHECK(cuStreamDestroy(b->s));
+    CHECK(cuModuleUnload(b->mod));
+    CHECK(cuDevicePrimaryCtxRelease(b->dev));
+}
 
 #endif

@@ -34,18 +34,10 @@ int main(int argc, char **argv)
         fprintf(stderr, "overhead: bad mode or count\n");
         return 2;
     }
-    CUdevice dev;
-    CUcontext ctx;
-    CUmodule mod;
-    CUfunction fn;
-    CUstream s;
-    CHECK(cuInit(0));
-    CHECK(cuDeviceGet(&dev, 0));
-    CHECK(cuDevicePrimaryCtxRetain(&ctx, dev));
-    CHECK(cuCtxSetCurrent(ctx));
-    CHECK(cuModuleLoad(&mod, argv[1]));
-    CHECK(cuModuleGetFunction(&fn, mod, "empty"));
-    CHECK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+    bench b;
+    bench_setup(&b, argv[1], "empty");
+    CUfunction fn = b.fn;
+    CUstream s = b.s;
 
     double t0 = now_ns();
     if (!strcmp(mode, "launch")) {
@@ -63,8 +55,6 @@ int main(int argc, char **argv)
     double t1 = now_ns();
     printf("%s %ld %.1f\n", mode, n, (t1 - t0) / (double)n);
 
-    CHECK(cuStreamDestroy(s));
-    CHECK(cuModuleUnload(mod));
-    CHECK(cuDevicePrimaryCtxRelease(dev));
+    bench_teardown(&b);
     return 0;
 }

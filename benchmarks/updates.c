@@ -23,19 +23,11 @@ int main(int argc, char **argv)
         fprintf(stderr, "updates: need 1 <= N, 0 <= K <= N, ITERS >= 1\n");
         return 2;
     }
-    CUdevice dev;
-    CUcontext ctx;
-    CUmodule mod;
-    CUfunction fn;
-    CUstream s;
+    bench b;
     CUdeviceptr word;
-    CHECK(cuInit(0));
-    CHECK(cuDeviceGet(&dev, 0));
-    CHECK(cuDevicePrimaryCtxRetain(&ctx, dev));
-    CHECK(cuCtxSetCurrent(ctx));
-    CHECK(cuModuleLoad(&mod, argv[1]));
-    CHECK(cuModuleGetFunction(&fn, mod, "tick"));
-    CHECK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+    bench_setup(&b, argv[1], "tick");
+    CUfunction fn = b.fn;
+    CUstream s = b.s;
     CHECK(cuMemAlloc(&word, sizeof(unsigned long long)));
     /* On the stream itself: a plain cuMemsetD8 runs on the legacy stream,
      * which a non-blocking stream does not wait for. */
@@ -60,8 +52,6 @@ int main(int argc, char **argv)
     CHECK(cuMemcpyDtoH(&h, word, sizeof h));
     printf("updates n=%ld k=%ld ns_per_iter=%.0f word=%llu\n", n, k, ns / (double)iters, h);
     CHECK(cuMemFree(word));
-    CHECK(cuStreamDestroy(s));
-    CHECK(cuModuleUnload(mod));
-    CHECK(cuDevicePrimaryCtxRelease(dev));
+    bench_teardown(&b);
     return 0;
 }

@@ -259,6 +259,10 @@ void rp__rec_note_kernel(CUkernel k);
 int rp__rec_kernel(rp_ctxstate *cs, rp_op *op, CUfunction f, const unsigned int grid[3],
                    const unsigned int block[3], unsigned int shmem, void **kernelParams,
                    void **extra, enum rp__eager_reason *why);
+/* The kernelParams array of a kernel record: ptrs[i] points at parameter i
+ * in its packed bytes; *kp is ptrs, or NULL for a kernel without parameters.
+ * Returns 0, or -1 if the kernel's layout is unknown. */
+int rp__rec_param_ptrs(rp_ctxstate *cs, const rp_op *op, void **ptrs, void ***kp);
 /* Re-issue a record exactly as the program issued it: the same entry
  * point (sync or async form, _ptsz/_ptds variant), on its own stream. */
 CUresult rp__rec_issue_as_called(rp_ctxstate *cs, const rp_op *op);

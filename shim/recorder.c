@@ -215,6 +215,17 @@ const char *rp__rec_kernel_name(rp_ctxstate *cs, const rp_op *op)
     return "";
 }
 
+int rp__rec_param_ptrs(rp_ctxstate *cs, const rp_op *op, void **ptrs, void ***kp)
+{
+    layout *L = layout_of(cs, op->func, (op->flags & RP_OPF_KERNEL_HANDLE) != 0);
+    if (!L || !L->ok)
+        return -1;
+    for (uint32_t i = 0; i < L->p.n; i++)
+        ptrs[i] = op->params + L->p.off[i];
+    *kp = L->p.n ? ptrs : NULL;
+    return 0;
+}
+
 /* Re-issue `op` on `stream`. A kernel goes through kernelParams pointing
  * into the packed bytes; a host-to-device copy reads `staged` (the graph's
  * pinned staging inside a capture window; the record's own copy of the
@@ -224,15 +235,12 @@ CUresult rp__rec_issue(rp_ctxstate *cs, const rp_op *op, CUstream stream, const 
 {
     switch (op->kind) {
     case RP_OP_KERNEL: {
-        void *ptrs[RP_MAX_PARAMS];
-        layout *L = layout_of(cs, op->func, (op->flags & RP_OPF_KERNEL_HANDLE) != 0);
-        if (!L || !L->ok)
+        void *ptrs[RP_MAX_PARAMS], **kp;
+        if (rp__rec_param_ptrs(cs, op, ptrs, &kp) != 0)
             return CUDA_ERROR_INVALID_HANDLE; /* NEVER: recorded with a layout */
-        for (uint32_t i = 0; i < L->p.n; i++)
-            ptrs[i] = op->params + L->p.off[i];
         return rp__aux.cuLaunchKernel(op->func, op->grid[0], op->grid[1], op->grid[2],
                                       op->block[0], op->block[1], op->block[2], op->shmem,
-                                      stream, L->p.n ? ptrs : NULL, NULL);
+                                      stream, kp, NULL);
     }
     case RP_OP_HTOD:
         return rp__aux.cuMemcpyHtoDAsync_v2(op->dst, staged, op->bytes, stream);
@@ -259,13 +267,9 @@ CUresult rp__rec_issue_as_called(rp_ctxstate *cs, const rp_op *op)
     case RP_E_cuLaunchKernel_ptsz:
     case RP_E_cuLaunchKernelEx:
     case RP_E_cuLaunchKernelEx_ptsz: {
-        void *ptrs[RP_MAX_PARAMS];
-        layout *L = layout_of(cs, op->func, (op->flags & RP_OPF_KERNEL_HANDLE) != 0);
-        if (!L || !L->ok)
+        void *ptrs[RP_MAX_PARAMS], **kp;
+        if (rp__rec_param_ptrs(cs, op, ptrs, &kp) != 0)
             return CUDA_ERROR_INVALID_HANDLE; /* NEVER: recorded with a layout */
-        for (uint32_t i = 0; i < L->p.n; i++)
-            ptrs[i] = op->params + L->p.off[i];
-        void **kp = L->p.n ? ptrs : NULL;
         if (op->entry == RP_E_cuLaunchKernel || op->entry == RP_E_cuLaunchKernel_ptsz)
             return (op->entry == RP_E_cuLaunchKernel ? R->cuLaunchKernel : R->cuLaunchKernel_ptsz)(
                 op->func, op->grid[0], op->grid[1], op->grid[2], op->block[0], op->block[1],

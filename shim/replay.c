@@ -153,12 +153,9 @@ static CUresult update_node(rp_seq *s, size_t k, const rp_op *op)
     rp_ctxstate *cs = s->cs;
     switch (op->kind) {
     case RP_OP_KERNEL: {
-        const rp_param_layout *L = rp__rec_layout(cs, op);
-        void *ptrs[RP_MAX_PARAMS];
-        if (!L)
+        void *ptrs[RP_MAX_PARAMS], **kp;
+        if (rp__rec_param_ptrs(cs, op, ptrs, &kp) != 0)
             return CUDA_ERROR_INVALID_VALUE; /* NEVER: a volatile kernel has a layout */
-        for (uint32_t i = 0; i < L->n; i++)
-            ptrs[i] = op->params + L->off[i];
         CUDA_KERNEL_NODE_PARAMS_v2 p;
         memset(&p, 0, sizeof p);
         if (op->flags & RP_OPF_KERNEL_HANDLE) {
@@ -170,7 +167,7 @@ static CUresult update_node(rp_seq *s, size_t k, const rp_op *op)
         p.gridDimX = op->grid[0], p.gridDimY = op->grid[1], p.gridDimZ = op->grid[2];
         p.blockDimX = op->block[0], p.blockDimY = op->block[1], p.blockDimZ = op->block[2];
         p.sharedMemBytes = op->shmem;
-        p.kernelParams = L->n ? ptrs : NULL;
+        p.kernelParams = kp;
         return rp__aux.cuGraphExecKernelNodeSetParams_v2(s->exec, s->nodes[k], &p);
     }
     case RP_OP_MEMSET: {
