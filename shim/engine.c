@@ -59,6 +59,7 @@ const char *const rp__eager_reason_names[RP_EAGER_REASON_COUNT] = {
     [RP_EAGER_BOUND] = "bound_hit",
     [RP_EAGER_PROGRAM_CAPTURE] = "program_capturing",
     [RP_EAGER_NO_LAYOUT] = "no_param_layout",
+    [RP_EAGER_EXCLUDED] = "excluded_by_rule",
 };
 
 static inline void lock(rp_ctxstate *cs) { pthread_mutex_lock(&cs->lock); }
@@ -486,7 +487,9 @@ static int capture_segment(rp_ctxstate *cs, rp_detector *d, rp_det_entry *e, con
         return -1;
     }
     pthread_rwlock_wrlock(&cs->gate);
+    rp__nvtx_push("reprise: capture sequence %u (%zu ops)", e->id, e->n);
     rp_seq *s = atomic_load(&prog_captures) ? NULL : rp__capture(cs, e, vmask, reuse);
+    rp__nvtx_pop();
     pthread_rwlock_unlock(&cs->gate);
     if (reuse && !reuse->exec) {
         /* Its executable now runs the new sequence. */
@@ -800,6 +803,13 @@ static CUresult not_capturable(CUstream s, int ptsz)
     return rc;
 }
 
+static const char *kind_name(rp_op_kind k)
+{
+    static const char *const names[] = {"?", "kernel", "htod copy", "dtod copy", "dtoh copy",
+                                        "memset"};
+    return (unsigned int)k < sizeof names / sizeof names[0] ? names[k] : "?";
+}
+
 /* A capturable call whose record is `op` (kind fields set), with cs locked.
  * Returns 1 when the engine deferred it (*out is the call's result; cs is
  * unlocked), or 0 when the caller must now issue it eagerly, cs still
@@ -823,11 +833,15 @@ static int capturable_locked(rp_ctxstate *cs, CUstream s, int ptsz, rp_op *op,
     rp__op_keys(op);
     CUresult pre = end_ordered(st, 0);
     CUresult err = CUDA_SUCCESS;
+    rp_op_kind kind = op->kind; /* the record moves into the stream when deferred */
     if (rp__match_offer(st, op, &err)) {
+        rp__trace("%s on stream %p: deferred (%zu deferred now)", kind_name(kind),
+                  (void *)st->handle, st->ndef);
         unlock(cs);
         *out = first_error(pre, err);
         return 1;
     }
+    rp__trace("%s on stream %p: eager", kind_name(op->kind), (void *)st->handle);
     *out = first_error(pre, err);
     return 0;
 }

@@ -105,6 +105,7 @@ enum rp__eager_reason {
     RP_EAGER_BOUND,          /* a bound was hit (ops, graphs, table, memory) */
     RP_EAGER_PROGRAM_CAPTURE,/* the program was capturing itself */
     RP_EAGER_NO_LAYOUT,      /* the kernel's parameter layout cannot be read */
+    RP_EAGER_EXCLUDED,       /* the kernel is kept out by REPRISE_EXCLUDE/INCLUDE */
     RP_EAGER_REASON_COUNT
 };
 extern const char *const rp__eager_reason_names[RP_EAGER_REASON_COUNT];

@@ -99,4 +99,6 @@ __attribute__((destructor)) static void rp__fini(void)
     if (atomic_load_explicit(&rp__state, memory_order_acquire) != RP_INIT_READY)
         return;
     rp__stats_write_at_exit();
+    if (rp__enabled && rp__option(RP_OPTION_SUMMARY).b)
+        rp__summary_write(2);
 }

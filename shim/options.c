@@ -6,7 +6,9 @@
 #include "shim.h"
 
 #include <errno.h>
+#include <fnmatch.h>
 #include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -31,7 +33,7 @@ static union rp__option_value values[RP_OPTION_COUNT];
 static char paths[RP_OPTION_COUNT][PATH_MAX];
 static bool parsed;
 
-static const char *const level_names[] = {"error", "warn", "info", "debug"};
+static const char *const level_names[] = {"error", "warn", "info", "debug", "trace"};
 
 static bool parse_bool(const char *s, bool *out)
 {
@@ -130,6 +132,98 @@ static void read_env(int id)
                  descs[id].def[0] ? descs[id].def : "(unset)");
 }
 
+/* The option a config-file key names: the variable's name without the
+ * REPRISE_ prefix, in any case ("warmup", "max_ops"). -1 if none. */
+static int option_by_key(const char *key)
+{
+    for (int id = 0; id < RP_OPTION_COUNT; id++) {
+        const char *env = descs[id].env;
+        if (strncmp(env, "REPRISE_", 8) == 0 && strcasecmp(env + 8, key) == 0)
+            return id;
+    }
+    return -1;
+}
+
+static char *trim(char *s)
+{
+    while (*s == ' ' || *s == '\t')
+        s++;
+    size_t n = strlen(s);
+    while (n && (s[n - 1] == ' ' || s[n - 1] == '\t' || s[n - 1] == '\n' || s[n - 1] == '\r'))
+        s[--n] = '\0';
+    return s;
+}
+
+/* Append `glob` to the comma-separated list of option `id`. */
+static bool append_glob(int id, const char *glob)
+{
+    size_t n = strlen(paths[id]), g = strlen(glob);
+    if (n + g + 2 > sizeof paths[id])
+        return false;
+    if (n)
+        paths[id][n++] = ',';
+    memcpy(paths[id] + n, glob, g + 1);
+    values[id].path = paths[id];
+    return true;
+}
+
+/* Read the config file named by REPRISE_CONFIG: `key = value` lines, `#`
+ * starts a comment. A key is an option's variable without REPRISE_
+ * ("warmup = 3"); `exclude` and `include` may repeat and add to their list.
+ * The environment wins over the file: a key whose variable is set is
+ * skipped. Every problem is one line naming the file and the line, and the
+ * line is ignored (its option keeps its default); an unreadable file leaves
+ * every option at its default. */
+static void read_config(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        rp__error("cannot read the config file %s: %m; using the defaults", path);
+        return;
+    }
+    char buf[1024];
+    int line = 0;
+    while (fgets(buf, sizeof buf, f)) {
+        line++;
+        char *hash = strchr(buf, '#');
+        if (hash)
+            *hash = '\0';
+        char *s = trim(buf);
+        if (!*s)
+            continue;
+        char *eq = strchr(s, '=');
+        if (!eq) {
+            rp__error("%s:%d: malformed line (expected key = value); ignored", path, line);
+            continue;
+        }
+        *eq = '\0';
+        char *key = trim(s), *value = trim(eq + 1);
+        int id = option_by_key(key);
+        if (id < 0 || id == RP_OPTION_CONFIG) {
+            rp__error("%s:%d: unknown key '%s'; ignored", path, line, key);
+            continue;
+        }
+        const char *env = getenv(descs[id].env);
+        if (env && env[0])
+            continue; /* the environment wins */
+        if (!*value) {
+            rp__error("%s:%d: no value for '%s'; ignored", path, line, key);
+            continue;
+        }
+        if (id == RP_OPTION_EXCLUDE || id == RP_OPTION_INCLUDE) {
+            if (!append_glob(id, value))
+                rp__error("%s:%d: the %s list is too long; '%s' ignored", path, line, key, value);
+            continue;
+        }
+        if (!parse_one(id, value)) {
+            parse_one(id, descs[id].def);
+            rp__error("%s:%d: invalid value '%s' for %s; using the default %s", path, line,
+                      value, key, descs[id].def[0] ? descs[id].def : "(unset)");
+        }
+    }
+    fclose(f);
+}
+
 void rp__options_parse(void)
 {
     if (parsed)
@@ -141,9 +235,44 @@ void rp__options_parse(void)
     rp__log_level = values[RP_OPTION_LOG].level;
     read_env(RP_OPTION_LOG);
     rp__log_level = values[RP_OPTION_LOG].level;
+    read_env(RP_OPTION_CONFIG);
+    if (values[RP_OPTION_CONFIG].path[0]) {
+        read_config(values[RP_OPTION_CONFIG].path);
+        rp__log_level = values[RP_OPTION_LOG].level;
+    }
     for (int id = 0; id < RP_OPTION_COUNT; id++)
-        if (id != RP_OPTION_LOG)
+        if (id != RP_OPTION_LOG && id != RP_OPTION_CONFIG)
             read_env(id);
+}
+
+/* Whether `list` (comma-separated globs) has a glob matching `name`. */
+static bool any_glob(const char *list, const char *name)
+{
+    char glob[256];
+    while (*list) {
+        size_t n = strcspn(list, ",");
+        if (n < sizeof glob) {
+            memcpy(glob, list, n);
+            glob[n] = '\0';
+            if (fnmatch(trim(glob), name, 0) == 0)
+                return true;
+        }
+        list += n;
+        if (*list == ',')
+            list++;
+    }
+    return false;
+}
+
+bool rp__option_kernel_allowed(const char *name)
+{
+    const char *exclude = values[RP_OPTION_EXCLUDE].path;
+    const char *include = values[RP_OPTION_INCLUDE].path;
+    if (exclude && exclude[0] && any_glob(exclude, name))
+        return false;
+    if (include && include[0] && !any_glob(include, name))
+        return false;
+    return true;
 }
 
 union rp__option_value rp__option(enum rp__option_id id)

@@ -24,12 +24,22 @@ enum rp_option_kind {
 #define RP_OPTIONS(X)                                                                    \
     X(ENABLE, "REPRISE", RP_OPT_BOOL, "0", NULL, NULL,                                  \
       "activate reprise (unset or off: every call is forwarded untouched)", 0, 0)       \
+    X(CONFIG, "REPRISE_CONFIG", RP_OPT_PATH, "", "--config", "FILE",                    \
+      "read options from FILE (key = value lines); the environment wins", 0, 0)         \
     X(STATS, "REPRISE_STATS", RP_OPT_PATH, "", "--stats", "FILE",                       \
-      "write the JSON report to FILE at exit (%p: process id)", 0, 0)                   \
+      "write the JSON report to FILE at exit (%p pid, %h host, %r MPI/launcher rank)", 0, 0) \
+    X(SUMMARY, "REPRISE_SUMMARY", RP_OPT_BOOL, "0", "--summary", "0|1",                  \
+      "print a few lines on what reprise did at exit (on by default under `reprise`)", 0, 0) \
     X(LOG, "REPRISE_LOG", RP_OPT_LEVEL, "warn", "--log", "LEVEL",                       \
-      "log verbosity on stderr: error, warn, info or debug", 0, 0)                      \
+      "log verbosity on stderr: error, warn, info, debug, or trace (a line per op)", 0, 0) \
     X(DRIVER, "REPRISE_DRIVER", RP_OPT_PATH, "libcuda.so.1", "--driver", "PATH",        \
       "the CUDA driver library to forward to", 0, 0)                                    \
+    X(NVTX, "REPRISE_NVTX", RP_OPT_BOOL, "0", "--nvtx", "0|1",                           \
+      "mark captures, replays and flushes with NVTX ranges (Nsight Systems)", 0, 0)      \
+    X(EXCLUDE, "REPRISE_EXCLUDE", RP_OPT_PATH, "", "--exclude", "GLOBS",                \
+      "never capture kernels whose names match these comma-separated globs", 0, 0)      \
+    X(INCLUDE, "REPRISE_INCLUDE", RP_OPT_PATH, "", "--include", "GLOBS",                \
+      "capture only kernels whose names match these comma-separated globs", 0, 0)       \
     X(WARMUP, "REPRISE_WARMUP", RP_OPT_COUNT, "2", "--warmup", "N",                     \
       "capture a sequence once it has been seen N times with identical content", 1, 1000000) \
     X(MIN_OPS, "REPRISE_MIN_OPS", RP_OPT_COUNT, "2", "--min-ops", "N",                  \
@@ -57,6 +67,6 @@ enum rp__option_id {
 };
 
 /* Log levels, in increasing verbosity (REPRISE_LOG). */
-enum rp__log_level { RP_LOG_ERROR, RP_LOG_WARN, RP_LOG_INFO, RP_LOG_DEBUG };
+enum rp__log_level { RP_LOG_ERROR, RP_LOG_WARN, RP_LOG_INFO, RP_LOG_DEBUG, RP_LOG_TRACE };
 
 #endif /* RP_OPTIONS_H */

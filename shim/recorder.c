@@ -19,6 +19,7 @@
 typedef struct layout {
     const void *handle;   /* NULL: free slot */
     int ok;               /* 0: the layout cannot be read */
+    int excluded;         /* REPRISE_EXCLUDE / REPRISE_INCLUDE keep it out */
     rp_param_layout p;
     char name[64];
 } layout;
@@ -96,6 +97,9 @@ static void read_layout(layout *L, const void *f, int kernel)
         rp__aux.cuFuncGetName(&name, (CUfunction)f);
     if (name)
         snprintf(L->name, sizeof L->name, "%s", name);
+    L->excluded = !rp__option_kernel_allowed(L->name);
+    if (L->excluded)
+        rp__info("kernel %s is kept out of graphs by REPRISE_EXCLUDE/REPRISE_INCLUDE", L->name);
     L->ok = 1;
 }
 
@@ -140,6 +144,10 @@ int rp__rec_kernel(rp_ctxstate *cs, rp_op *op, CUfunction f, const unsigned int 
     }
     if (!L->ok) {
         *why = RP_EAGER_NO_LAYOUT;
+        return -1;
+    }
+    if (L->excluded) {
+        *why = RP_EAGER_EXCLUDED;
         return -1;
     }
     /* Exactly one of kernelParams/extra, as the driver demands; anything

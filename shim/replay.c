@@ -299,7 +299,11 @@ CUresult rp__match_resolve(rp_stream *st)
     size_t done = 0;
     rp_seq *c = st->complete;
     if (c) {
+        rp__trace("replay sequence %u (%zu ops) on stream %p", c->id, c->det->n,
+                  (void *)target);
+        rp__nvtx_push("reprise: replay sequence %u", c->id);
         CUresult rc = replay(st, c, target);
+        rp__nvtx_pop();
         if (rc == CUDA_SUCCESS) {
             done = c->det->n;
             rp__seg_cut(st);
@@ -329,6 +333,10 @@ CUresult rp__match_resolve(rp_stream *st)
     }
     for (size_t i = 0; i < done; i++)
         rp__op_free(&st->def[i]);
+    if (done < st->ndef) {
+        rp__trace("flush %zu deferred ops on stream %p", st->ndef - done, (void *)target);
+        rp__nvtx_push("reprise: flush %zu ops", st->ndef - done);
+    }
     for (size_t i = done; i < st->ndef; i++) {
         CUresult rc = issue_eager(cs, &st->def[i], target);
         if (rc != CUDA_SUCCESS && first == CUDA_SUCCESS)
@@ -341,6 +349,8 @@ CUresult rp__match_resolve(rp_stream *st)
             rp__op_free(&st->def[i]);
         }
     }
+    if (done < st->ndef)
+        rp__nvtx_pop();
     if (target != st->handle) {
         /* The owner's stream must not overtake this work: a device-side
          * wait at its next call, or, if the mark cannot be made, the host

@@ -190,8 +190,15 @@ void rp__options_parse(void);
 /* Forget the parsed values (unit tests). */
 void rp__options_reset(void);
 union rp__option_value rp__option(enum rp__option_id id);
+/* Whether a kernel of this name may be captured (REPRISE_EXCLUDE and
+ * REPRISE_INCLUDE globs, from the environment or the config file). */
+bool rp__option_kernel_allowed(const char *name);
 /* Print the version and every option's effective value (debug level). */
 void rp__options_log(void);
+
+/* ---- nvtx.c: ranges for Nsight Systems (REPRISE_NVTX) -------------------- */
+void rp__nvtx_push(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void rp__nvtx_pop(void);
 
 /* ---- log.c --------------------------------------------------------------- */
 
@@ -204,6 +211,13 @@ void rp__log(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3
 #define rp__warn(...) rp__log(RP_LOG_WARN, __VA_ARGS__)
 #define rp__info(...) rp__log(RP_LOG_INFO, __VA_ARGS__)
 #define rp__debug(...) rp__log(RP_LOG_DEBUG, __VA_ARGS__)
+/* A line per op: checked before the call, so that it costs one compare
+ * unless REPRISE_LOG=trace. */
+#define rp__trace(...)                                                          \
+    do {                                                                        \
+        if (RP_UNLIKELY(rp__log_level >= RP_LOG_TRACE))                         \
+            rp__log(RP_LOG_TRACE, __VA_ARGS__);                                 \
+    } while (0)
 
 /* ---- stats.c ------------------------------------------------------------- */
 
@@ -226,6 +240,8 @@ bool rp__stats_write_fd(int fd);
 /* Expand `%p` (pid) and `%%` in `pattern` into `out`.  Returns false, with
  * `out` unspecified, if the result does not fit. */
 bool rp__stats_path(const char *pattern, char *out, size_t size);
+/* Write the few-line summary (REPRISE_SUMMARY) to `fd`. */
+void rp__summary_write(int fd);
 /* Write the report to REPRISE_STATS, if set (called at exit). */
 void rp__stats_write_at_exit(void);
 

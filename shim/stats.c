@@ -314,14 +314,107 @@ bool rp__stats_write_fd(int fd)
     return o.ok;
 }
 
+/* Sum the engine's counters over every context. */
+static struct rp__engine_stats engine_totals(void)
+{
+    struct rp__engine_stats sum, one;
+    uint64_t ev;
+    memset(&sum, 0, sizeof sum);
+    for (size_t i = 0; rp__engine_stats_snapshot(i, &one, &ev); i++)
+        add_counters(&sum, &one);
+    return sum;
+}
+
+void rp__summary_write(int fd)
+{
+    static struct out o;
+    static struct rp__seq_info seqs[64];
+    char line[512];
+    o.fd = fd;
+    o.ok = true;
+    o.n = 0;
+    struct rp__engine_stats e = engine_totals();
+    uint64_t seen = ops_total(&e);
+    snprintf(line, sizeof line,
+             "reprise: %llu capturable ops, %llu replayed (%.1f%%) in %llu graph launches; "
+             "%llu graph%s captured, %llu updates applied\n",
+             (unsigned long long)seen, (unsigned long long)e.ops_replayed,
+             seen ? 100.0 * (double)e.ops_replayed / (double)seen : 0.0,
+             (unsigned long long)e.replays, (unsigned long long)e.graphs_captured,
+             e.graphs_captured == 1 ? "" : "s", (unsigned long long)e.updates);
+    out_str(&o, line);
+    /* The three largest reasons for eager ops. */
+    int top[3] = {-1, -1, -1};
+    for (int r = 0; r < RP_EAGER_REASON_COUNT; r++) {
+        if (!e.ops_eager[r])
+            continue;
+        for (int k = 0; k < 3; k++) {
+            if (top[k] < 0 || e.ops_eager[r] > e.ops_eager[top[k]]) {
+                for (int m = 2; m > k; m--)
+                    top[m] = top[m - 1];
+                top[k] = r;
+                break;
+            }
+        }
+    }
+    if (top[0] >= 0) {
+        out_str(&o, "reprise: ran eagerly:");
+        for (int k = 0; k < 3 && top[k] >= 0; k++) {
+            snprintf(line, sizeof line, "%s %llu %s", k ? "," : "",
+                     (unsigned long long)e.ops_eager[top[k]], rp__eager_reason_names[top[k]]);
+            out_str(&o, line);
+        }
+        out_str(&o, " (docs/stats.md says what each reason means)\n");
+    }
+    size_t n = rp__engine_seq_snapshot(seqs, sizeof seqs / sizeof seqs[0]);
+    for (int k = 0; k < 3 && n; k++) {
+        size_t best = 0;
+        for (size_t i = 1; i < n; i++)
+            if (seqs[i].replays > seqs[best].replays)
+                best = i;
+        if (!seqs[best].replays)
+            break;
+        snprintf(line, sizeof line,
+                 "reprise: sequence %u: %zu ops from %s, %llu of %llu occurrences replayed%s%s\n",
+                 seqs[best].id, seqs[best].ops,
+                 seqs[best].first_kernel[0] ? seqs[best].first_kernel : "a copy or memset",
+                 (unsigned long long)seqs[best].replays,
+                 (unsigned long long)seqs[best].occurrences,
+                 seqs[best].volatile_fields[0] ? ", updating " : "",
+                 seqs[best].volatile_fields);
+        out_str(&o, line);
+        seqs[best] = seqs[--n];
+    }
+    if (e.bound_hits) {
+        snprintf(line, sizeof line, "reprise: %llu bound hits (see the log at REPRISE_LOG=info)\n",
+                 (unsigned long long)e.bound_hits);
+        out_str(&o, line);
+    }
+    out_flush(&o);
+}
+
 bool rp__stats_path(const char *pattern, char *out, size_t size)
 {
     size_t n = 0;
     for (const char *p = pattern; *p; p++) {
-        char tmp[24];
+        char tmp[72];
         const char *piece = tmp;
         if (p[0] == '%' && p[1] == 'p') {
             snprintf(tmp, sizeof tmp, "%ld", (long)getpid());
+            p++;
+        } else if (p[0] == '%' && p[1] == 'h') {
+            if (gethostname(tmp, sizeof tmp) != 0)
+                snprintf(tmp, sizeof tmp, "unknown-host");
+            tmp[sizeof tmp - 1] = '\0';
+            p++;
+        } else if (p[0] == '%' && p[1] == 'r') {
+            /* The rank as MPI and the usual launchers give it; 0 alone. */
+            static const char *const vars[] = {"OMPI_COMM_WORLD_RANK", "PMI_RANK",
+                                               "SLURM_PROCID", "RANK"};
+            const char *r = NULL;
+            for (size_t k = 0; k < sizeof vars / sizeof vars[0] && !r; k++)
+                r = getenv(vars[k]);
+            snprintf(tmp, sizeof tmp, "%s", r && r[0] ? r : "0");
             p++;
         } else if (p[0] == '%' && p[1] == '%') {
             tmp[0] = '%', tmp[1] = 0;

@@ -47,7 +47,23 @@ static int clean_env(void **state)
     unsetenv("REPRISE_DRIVER");
     unsetenv("REPRISE_WARMUP");
     unsetenv("REPRISE_MAX_OPS");
+    unsetenv("REPRISE_MAX_GRAPHS");
+    unsetenv("REPRISE_CONFIG");
+    unsetenv("REPRISE_EXCLUDE");
+    unsetenv("REPRISE_INCLUDE");
     return 0;
+}
+
+/* Write `text` to a fresh config file and point REPRISE_CONFIG at it. */
+static void config(const char *text)
+{
+    static char path[] = "/tmp/reprise-test-XXXXXX";
+    strcpy(path, "/tmp/reprise-test-XXXXXX");
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+    close(fd);
+    setenv("REPRISE_CONFIG", path, 1);
 }
 
 static void unset_variables_give_the_documented_defaults(void **state)
@@ -117,6 +133,93 @@ static void counts_accept_a_suffix_and_refuse_values_outside_their_range(void **
     }
 }
 
+/* A config file sets options by key; the environment wins over it. */
+static void a_config_file_sets_options_and_the_environment_wins(void **state)
+{
+    (void)state;
+    config("# tuned for this app\nwarmup = 5\n  MAX_OPS=2K  # a comment\nmax_graphs = 7\n");
+    setenv("REPRISE_MAX_GRAPHS", "9", 1);
+    assert_string_equal(capture_stderr(parse), "");
+    assert_int_equal(rp__option(RP_OPTION_WARMUP).count, 5);
+    assert_int_equal(rp__option(RP_OPTION_MAX_OPS).count, 2048);
+    assert_int_equal(rp__option(RP_OPTION_MAX_GRAPHS).count, 9);
+}
+
+/* Each kind of config error is one line naming the file and line; the
+ * option concerned keeps its default and the rest of the file still
+ * applies. */
+static void config_errors_name_the_file_and_line_and_keep_the_defaults(void **state)
+{
+    (void)state;
+    config("warmup = 3\nbogus = 1\nmax_ops 5\nmax_graphs = lots\ntable =\n");
+    const char *path = getenv("REPRISE_CONFIG");
+    char want[1024];
+    snprintf(want, sizeof want,
+             "reprise: %s:2: unknown key 'bogus'; ignored\n"
+             "reprise: %s:3: malformed line (expected key = value); ignored\n"
+             "reprise: %s:4: invalid value 'lots' for max_graphs; using the default 256\n"
+             "reprise: %s:5: no value for 'table'; ignored\n",
+             path, path, path, path);
+    assert_string_equal(capture_stderr(parse), want);
+    assert_int_equal(rp__option(RP_OPTION_WARMUP).count, 3);
+    assert_int_equal(rp__option(RP_OPTION_MAX_OPS).count, 4096);
+    assert_int_equal(rp__option(RP_OPTION_MAX_GRAPHS).count, 256);
+}
+
+/* An unreadable config file is one error; every option keeps its default. */
+static void an_unreadable_config_file_leaves_the_defaults(void **state)
+{
+    (void)state;
+    setenv("REPRISE_CONFIG", "/nonexistent/reprise.conf", 1);
+    const char *err = capture_stderr(parse);
+    assert_non_null(strstr(err, "cannot read the config file /nonexistent/reprise.conf"));
+    assert_non_null(strstr(err, "using the defaults"));
+    assert_int_equal(rp__option(RP_OPTION_WARMUP).count, 2);
+}
+
+/* Kernel rules: excludes always win; with includes, only matches are
+ * captured; the file's lines add up, the environment replaces them. */
+static void kernel_rules_exclude_and_include_by_glob(void **state)
+{
+    (void)state;
+    config("exclude = attn_*\nexclude = *_backward\ninclude = gemm*, attn*, softmax\n");
+    parse();
+    assert_false(rp__option_kernel_allowed("attn_fwd"));
+    assert_false(rp__option_kernel_allowed("gemm_backward"));
+    assert_true(rp__option_kernel_allowed("gemm_f16"));
+    assert_true(rp__option_kernel_allowed("softmax"));
+    assert_false(rp__option_kernel_allowed("layernorm"));
+    setenv("REPRISE_EXCLUDE", "gemm*", 1);
+    parse();
+    assert_true(rp__option_kernel_allowed("attn_fwd"));
+    assert_false(rp__option_kernel_allowed("gemm_f16"));
+}
+
+/* %h and %r give each host and each rank of a job its own report. */
+static void stats_paths_expand_host_and_rank(void **state)
+{
+    (void)state;
+    char out[256], host[128];
+    gethostname(host, sizeof host);
+    host[sizeof host - 1] = '\0';
+    unsetenv("OMPI_COMM_WORLD_RANK");
+    unsetenv("PMI_RANK");
+    unsetenv("SLURM_PROCID");
+    unsetenv("RANK");
+    assert_true(rp__stats_path("s-%h-%r.json", out, sizeof out));
+    char want[256];
+    snprintf(want, sizeof want, "s-%s-0.json", host);
+    assert_string_equal(out, want);
+    setenv("SLURM_PROCID", "7", 1);
+    assert_true(rp__stats_path("r%r", out, sizeof out));
+    assert_string_equal(out, "r7");
+    setenv("OMPI_COMM_WORLD_RANK", "3", 1); /* MPI's own first */
+    assert_true(rp__stats_path("r%r", out, sizeof out));
+    assert_string_equal(out, "r3");
+    unsetenv("OMPI_COMM_WORLD_RANK");
+    unsetenv("SLURM_PROCID");
+}
+
 /* REPRISE_LOG=error silences the warning about another variable. */
 static void the_log_level_applies_to_warnings_about_other_options(void **state)
 {
@@ -173,6 +276,12 @@ int main(void)
         cmocka_unit_test_setup(the_log_level_applies_to_warnings_about_other_options, clean_env),
         cmocka_unit_test_setup(counts_accept_a_suffix_and_refuse_values_outside_their_range,
                                clean_env),
+        cmocka_unit_test_setup(a_config_file_sets_options_and_the_environment_wins, clean_env),
+        cmocka_unit_test_setup(config_errors_name_the_file_and_line_and_keep_the_defaults,
+                               clean_env),
+        cmocka_unit_test_setup(an_unreadable_config_file_leaves_the_defaults, clean_env),
+        cmocka_unit_test_setup(kernel_rules_exclude_and_include_by_glob, clean_env),
+        cmocka_unit_test_setup(stats_paths_expand_host_and_rank, clean_env),
         cmocka_unit_test_setup(debug_prints_the_version_and_every_effective_option, clean_env),
         cmocka_unit_test(a_log_line_is_prefixed_one_line_and_cut_to_the_buffer),
     };
