@@ -166,6 +166,27 @@ static void config_errors_name_the_file_and_line_and_keep_the_defaults(void **st
     assert_int_equal(rp__option(RP_OPTION_MAX_GRAPHS).count, 256);
 }
 
+/* The documented example (config/reprise.conf) holds every key at its
+ * default: it must parse without a word and change nothing. */
+static void the_example_config_parses_cleanly_and_holds_the_defaults(void **state)
+{
+    (void)state;
+    parse();
+    union rp__option_value before[RP_OPTION_COUNT];
+    for (int id = 0; id < RP_OPTION_COUNT; id++)
+        before[id] = rp__option(id);
+    setenv("REPRISE_CONFIG", REPRISE_EXAMPLE_CONFIG, 1);
+    assert_string_equal(capture_stderr(parse), "");
+    for (int id = 0; id < RP_OPTION_COUNT; id++)
+        if (id != RP_OPTION_CONFIG && id != RP_OPTION_STATS && id != RP_OPTION_DRIVER &&
+            id != RP_OPTION_EXCLUDE && id != RP_OPTION_INCLUDE)
+        {
+            union rp__option_value now = rp__option(id);
+            assert_memory_equal(&before[id], &now, sizeof now);
+        }
+    assert_string_equal(rp__option(RP_OPTION_DRIVER).path, "libcuda.so.1");
+}
+
 /* An unreadable config file is one error; every option keeps its default. */
 static void an_unreadable_config_file_leaves_the_defaults(void **state)
 {
@@ -280,6 +301,7 @@ int main(void)
         cmocka_unit_test_setup(config_errors_name_the_file_and_line_and_keep_the_defaults,
                                clean_env),
         cmocka_unit_test_setup(an_unreadable_config_file_leaves_the_defaults, clean_env),
+        cmocka_unit_test_setup(the_example_config_parses_cleanly_and_holds_the_defaults, clean_env),
         cmocka_unit_test_setup(kernel_rules_exclude_and_include_by_glob, clean_env),
         cmocka_unit_test_setup(stats_paths_expand_host_and_rank, clean_env),
         cmocka_unit_test_setup(debug_prints_the_version_and_every_effective_option, clean_env),
