@@ -274,6 +274,17 @@ bool rp__stats_write_fd(int fd)
     out_json_str(&o, REPRISE_VERSION);
     out_str(&o, ",\n  \"pid\": ");
     out_u64(&o, (uint64_t)getpid());
+    {
+        char host[256], rank[32];
+        if (gethostname(host, sizeof host) != 0)
+            host[0] = '\0';
+        host[sizeof host - 1] = '\0';
+        rp__stats_path("%r", rank, sizeof rank);
+        out_str(&o, ",\n  \"host\": ");
+        out_json_str(&o, host);
+        out_str(&o, ",\n  \"rank\": ");
+        out_json_str(&o, rank);
+    }
     out_str(&o, ",\n  \"enabled\": ");
     out_str(&o, rp__enabled ? "true" : "false");
     out_str(&o, ",\n  \"driver\": {\"path\": ");

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "options.h"
+#include "report.h"
 #include "reprise.h"
 
 struct cli_option {
@@ -36,7 +37,10 @@ static void usage(FILE *f)
 {
     fprintf(f,
             "usage: reprise [options] [--] program [args...]\n"
-            "Run program with libreprise.so preloaded and enabled (REPRISE=1).\n"
+            "       reprise report [--html OUT.html] STATS.json...\n"
+            "Run program with libreprise.so preloaded and enabled (REPRISE=1); or\n"
+            "summarise stats files (one per process or rank) as text and, with\n"
+            "--html, as a page with a chart.\n"
             "\n"
             "options:\n");
     for (size_t i = 0; i < N_OPTIONS; i++) {
@@ -90,6 +94,8 @@ static bool find_library(char *out, size_t size)
 
 int main(int argc, char **argv)
 {
+    if (argc > 1 && strcmp(argv[1], "report") == 0)
+        return rp_report_main(argc - 1, argv + 1);
     int i = 1;
     for (; i < argc; i++) {
         const char *arg = argv[i];
@@ -135,6 +141,8 @@ int main(int argc, char **argv)
     }
     if (i >= argc)
         return usage_error("no program to run%s", "");
+    /* Under the command, the summary is on unless asked otherwise. */
+    setenv("REPRISE_SUMMARY", "1", 0);
 
     char lib[PATH_MAX];
     if (!find_library(lib, sizeof lib)) {

@@ -1,0 +1,66 @@
+#!/bin/sh
+# report_check.sh - `reprise report`: two ranks' stats files give one line
+# per rank and the merged line, and --html writes a page that a real parser
+# accepts as HTML, whose SVG charts parse as XML; with chromium installed,
+# a screenshot of the page is taken (skipped with a message otherwise). The
+# page is XHTML, so xmllint parses it, inline SVG included, as XML.
+# usage: report_check.sh BUILD_DIR MODULE
+set -u
+build=$1 mod=$2
+work=${TMPDIR:-/tmp}/reprise-report.$$
+mkdir -p "$work" || exit 1
+trap 'rm -rf "$work"' EXIT INT TERM
+drv=$build/cpudriver
+asan=
+[ -n "${REPRISE_TEST_SANITIZED:-}" ] && asan="ASAN_OPTIONS=verify_asan_link_order=0:detect_leaks=0"
+for r in 0 1; do
+    # shellcheck disable=SC2086
+    env RANK=$r LD_LIBRARY_PATH="$drv" LD_PRELOAD="$build/lib/libreprise.so" REPRISE=1 \
+        REPRISE_DRIVER="$drv/libcuda.so.1" REPRISE_STATS="$work/stats-%r.json" $asan \
+        "$build/apps/stepper" "$mod" $((60 + 20 * r)) 1 >/dev/null || { echo "FAIL: stepper"; exit 1; }
+done
+[ -f "$work/stats-0.json" ] && [ -f "$work/stats-1.json" ] || { echo "FAIL: %r gave no per-rank files"; ls "$work"; exit 1; }
+out=$("$build/bin/reprise" report "$work/stats-0.json" "$work/stats-1.json" --html "$work/r.html") ||
+    { echo "FAIL: reprise report exited $?"; exit 1; }
+echo "$out"
+for want in '^rank 0 \(' '^rank 1 \(' '^all: [0-9]+ capturable ops, [0-9]+ replayed' '^ran eagerly:' \
+            'rng_fill#3'; do
+    echo "$out" | grep -Eq "$want" || { echo "FAIL: no line matching '$want'"; exit 1; }
+done
+# A file that is not a report is refused with a clear line and status 1.
+echo '{"version": 1, "engine": [' >"$work/bad.json"
+err=$("$build/bin/reprise" report "$work/bad.json" 2>&1) && { echo "FAIL: a bad file was accepted"; exit 1; }
+echo "$err" | grep -q "not a reprise stats file" || { echo "FAIL: unclear error: $err"; exit 1; }
+# The page: valid HTML, and every SVG valid XML.
+if command -v xmllint >/dev/null; then
+    xmllint --noout "$work/r.html" 2>"$work/html.err" || { cat "$work/html.err"; echo "FAIL: the page does not parse"; exit 1; }
+    [ -s "$work/html.err" ] && { cat "$work/html.err"; echo "FAIL: parser warnings"; exit 1; }
+    grep -q '<svg xmlns="http://www.w3.org/2000/svg"' "$work/r.html" || { echo "FAIL: no SVG chart"; exit 1; }
+    n=0
+    sed -n 's/.*\(<svg .*<\/svg>\).*/\1/p' "$work/r.html" >"$work/inline.svg"
+    awk '/<svg /{p=1} p{print} /<\/svg>/{if(p){exit}}' "$work/r.html" >"$work/first.svg"
+    for svg in "$work/first.svg"; do
+        xmllint --noout "$svg" || { echo "FAIL: SVG is not XML"; exit 1; }
+        n=$((n + 1))
+    done
+    while IFS= read -r line; do
+        printf '%s\n' "$line" >"$work/one.svg"
+        xmllint --noout "$work/one.svg" || { echo "FAIL: an inline SVG is not XML"; exit 1; }
+        n=$((n + 1))
+    done <"$work/inline.svg"
+    echo "ok: HTML and $n SVG charts parse"
+else
+    echo "skipped: xmllint is not installed (libxml2-utils)"
+fi
+for c in chromium chromium-browser google-chrome; do
+    if command -v "$c" >/dev/null; then
+        timeout 60 "$c" --headless --no-sandbox --disable-gpu --screenshot="$work/r.png" \
+            --window-size=1000,700 "file://$work/r.html" >/dev/null 2>&1
+        [ -s "$work/r.png" ] || { echo "FAIL: $c took no screenshot"; exit 1; }
+        [ -n "${REPORT_SCREENSHOT:-}" ] && cp "$work/r.png" "$REPORT_SCREENSHOT"
+        echo "ok: screenshot by $c"
+        exit 0
+    fi
+done
+echo "skipped: no chromium installed for the screenshot"
+exit 0
