@@ -33,17 +33,13 @@ fi
 stats=$build/demo-stats.json
 echo "== running heat ($iters iterations) on the $where"
 plain=$(env "${run_env[@]}" "$app" "$module" "$iters")
-shimmed=$(env "${run_env[@]}" "$build/bin/reprise" --stats "$stats" "${driver_opts[@]}" -- "$app" "$module" "$iters")
+shimmed=$(env "${run_env[@]}" "$build/bin/reprise" --summary 0 --stats "$stats" "${driver_opts[@]}" -- "$app" "$module" "$iters")
 echo "without reprise:"; echo "$plain" | sed 's/^/  /'
 echo "with reprise:"; echo "$shimmed" | sed 's/^/  /'
 if [ "$plain" != "$shimmed" ]; then
   echo "demo: the checksums differ: that is a bug in reprise" >&2
   exit 1
 fi
-echo "== identical results. What reprise did (from $stats):"
-num() { sed -n "s/.*\"$1\": *\([0-9.]*\).*/\1/p" "$stats" | head -n 1; }
-echo "  operations seen:      $(num ops_total)"
-echo "  replayed as graphs:   $(num ops_replayed) ($(awk -v s="$(num replayed_share)" 'BEGIN{printf "%.1f%%", 100*s}'))"
-echo "  graphs captured:      $(num graphs_captured), graph launches: $(num replays)"
-echo "  run eagerly:          $(num ops_eager_total) (warming up: $(num warming_up), diverged: $(num diverged), not capturable: $(num not_capturable))"
-echo "  the full report:      $stats (keys in docs/stats.md)"
+echo "== identical results. What reprise did (reprise report $stats):"
+"$build/bin/reprise" report --html "$build/demo-report.html" "$stats" | sed 's/^/  /'
+echo "== the same as a page: $build/demo-report.html; every key of $stats: docs/stats.md"
