@@ -338,6 +338,16 @@ static void seq_info(const rp_seq *s, struct rp__seq_info *o)
     o->replays = s->replays;
     o->divergences = s->divergences;
     o->updates = s->updates;
+    o->captured_at = s->captured_at;
+    o->first_kernels[0] = '\0';
+    for (size_t k = 0, named = 0; k < s->det->n && named < 3; k++) {
+        if (s->det->ops[k].kind != RP_OP_KERNEL)
+            continue;
+        size_t n = strlen(o->first_kernels);
+        snprintf(o->first_kernels + n, sizeof o->first_kernels - n, "%s%s", named ? "," : "",
+                 rp__rec_kernel_name(s->cs, &s->det->ops[k]));
+        named++;
+    }
     o->first_kernel[0] = '\0';
     o->div_op = s->div_op;
     o->div_why = s->div_why;
@@ -505,6 +515,7 @@ static int capture_segment(rp_ctxstate *cs, rp_detector *d, rp_det_entry *e, con
         return 0;
     }
     rp__det_captured(d, e);
+    s->captured_at = e->seen;
     s->last_use = cs->det.clock;
     rp__seqs_add(cs, s);
     cs->st.graphs_captured++;

@@ -136,6 +136,7 @@ typedef struct rp_seq {
     uint64_t updates;       /* node updates applied */
     uint64_t widened;       /* fields found volatile after the capture */
     unsigned int too_many;  /* replays skipped in a row for too many updates */
+    uint64_t captured_at;   /* the occurrence at which it was captured */
 } rp_seq;
 
 #define RP_MAX_CANDIDATES 8
@@ -241,6 +242,8 @@ struct rp__seq_info {
     const char *div_why;
     char div_kernel[64];
     uint64_t updates;       /* node updates applied before its replays */
+    uint64_t captured_at;   /* the occurrence at which it was captured */
+    char first_kernels[128];/* the names of its first (up to three) kernels */
     unsigned int variants;  /* sequences with its structure (itself included) */
     char volatile_fields[256]; /* "kernel#param op:field ..." ("" if exact) */
 };

@@ -238,8 +238,12 @@ static void write_engine(struct out *o)
         out_key_u64(o, ", ", "ops", seqs[i].ops);
         out_str(o, ", \"first_kernel\": ");
         out_json_str(o, seqs[i].first_kernel);
+        out_str(o, ", \"first_kernels\": ");
+        out_json_str(o, seqs[i].first_kernels);
         out_key_u64(o, ", ", "occurrences", seqs[i].occurrences);
+        out_key_u64(o, ", ", "captured_at", seqs[i].captured_at);
         out_key_u64(o, ", ", "replays", seqs[i].replays);
+        out_key_u64(o, ", ", "ops_replayed", seqs[i].replays * seqs[i].ops);
         out_key_u64(o, ", ", "divergences", seqs[i].divergences);
         out_key_u64(o, ", ", "updates", seqs[i].updates);
         out_key_u64(o, ", ", "variants", seqs[i].variants);
