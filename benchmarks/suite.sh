@@ -38,6 +38,21 @@ for k in 10 100 1000; do
   done
 done
 
+# Memory: peak resident set of the eager loop without and with reprise (one
+# captured graph of K ops), and the growth per captured op.
+rss() { # rss CONFIG K -> max RSS in KiB
+  case $1 in
+    absent)  env "${drv_env[@]}" "$bin" "$module" "$2" 50 eager ;;
+    reprise) env "${drv_env[@]}" LD_PRELOAD="$shim" REPRISE=1 "$bin" "$module" "$2" 50 eager ;;
+  esac | sed -n 's/.*maxrss_kb=\([0-9]*\).*/\1/p'
+}
+echo
+printf "%5s  %14s %14s %16s\n" K "absent KiB" "reprise KiB" "bytes per op"
+for k in 10 100 1000 4000; do
+  a=$(rss absent "$k"); r=$(rss reprise "$k")
+  printf "%5s  %14s %14s %16s\n" "$k" "$a" "$r" "$(awk -v a="$a" -v r="$r" -v k="$k" 'BEGIN{printf "%.0f", (r-a)*1024/k}')"
+done
+
 # Instructions per iteration under callgrind (I(2n) - I(n)) / n: repeatable
 # where wall time on a 2-core machine is not.
 if command -v valgrind >/dev/null && [ "${CALLGRIND:-1}" = 1 ]; then
