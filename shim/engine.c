@@ -521,8 +521,10 @@ static int capture_segment(rp_ctxstate *cs, rp_detector *d, rp_det_entry *e, con
     cs->st.graphs_captured++;
     if (vmask)
         cs->st.volatile_captures++;
-    rp__debug("captured sequence %u: %zu ops, first kernel %s%s", s->id, e->n,
-              rp__rec_kernel_name(cs, &e->ops[0]), vmask ? ", with volatile arguments" : "");
+    static _Atomic unsigned int captures_logged;
+    if (atomic_fetch_add(&captures_logged, 1) < 16)
+        rp__info("captured sequence %u: %zu ops, first kernel %s%s", s->id, e->n,
+                 rp__rec_kernel_name(cs, &e->ops[0]), vmask ? ", with volatile arguments" : "");
     if (!atomic_exchange(&exit_hook_armed, 1)) {
         /* Registered after the driver's own exit handlers (cuInit has run by
          * now), so it runs before them. */
@@ -612,6 +614,11 @@ static void sweep_broken(rp_ctxstate *cs)
             continue;
         }
         rp_det_entry *e = s->det;
+        static _Atomic unsigned int drops_logged;
+        if (atomic_fetch_add(&drops_logged, 1) < 8)
+            rp__info("sequence %u given up after %llu replays (a launch or update failed, or "
+                     "replays kept needing too many updates); it backs off before a new capture",
+                     s->id, (unsigned long long)s->replays);
         drop_seq(cs, i, 0);
         rp__det_capture_failed(&cs->det, e);
     }
