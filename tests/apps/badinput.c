@@ -1,0 +1,78 @@
+/* badinput - a program that misuses the driver API on purpose and prints
+ * the CUresult of each misuse: a NULL function, a zero grid, too many
+ * threads per block, too much shared memory, both kinds of parameter
+ * arguments at once, copies and memsets with NULL or unallocated addresses, a zero
+ * allocation, a free of memory never allocated; each also after the same
+ * launch succeeded often enough for a replaying shim to have captured it.
+ * With or without the shim the printed codes must be the same (only misuses
+ * the real driver also reports, never ones that would crash it).
+ * Usage: badinput MODULE ITERS */
+#include <cuda.h>
+
+#include "appcommon.h"
+
+static void report(const char *what, CUresult r)
+{
+    const char *name = NULL;
+    if (cuGetErrorName(r, &name) != CUDA_SUCCESS)
+        name = "?";
+    printf("%-44s %d %s\n", what, (int)r, name);
+}
+
+int main(int argc, char **argv)
+{
+    app_usage(argc, argv, "");
+    long iters = app_arg(argc, argv, 2, 8, 1, 1000000);
+    CUdevice dev;
+    CUcontext ctx;
+    CUmodule mod;
+    CUfunction f_axpy;
+    CUstream s;
+    CK(cuInit, (0));
+    CK(cuDeviceGet, (&dev, 0));
+    CK(cuDevicePrimaryCtxRetain, (&ctx, dev));
+    CK(cuCtxSetCurrent, (ctx));
+    CK(cuModuleLoad, (&mod, argv[1]));
+    CK(cuModuleGetFunction, (&f_axpy, mod, "axpy"));
+    CK(cuStreamCreate, (&s, CU_STREAM_NON_BLOCKING));
+    int32_t n = 256;
+    float a = 0.5f;
+    CUdeviceptr x, y;
+    CK(cuMemAlloc, (&x, n * sizeof(float)));
+    CK(cuMemAlloc, (&y, n * sizeof(float)));
+    CK(cuMemsetD32Async, (x, 0x3f800000u, (size_t)n, s));
+    CK(cuMemsetD32Async, (y, 0, (size_t)n, s));
+    void *args[] = { &y, &x, &a, &n };
+    float host[256] = {0};
+
+    for (long it = 0; it < iters; it++) {
+        /* A repeated sequence (captured by a replaying shim), then misuses. */
+        CK(cuLaunchKernel, (f_axpy, 2, 1, 1, 128, 1, 1, 0, s, args, NULL));
+        CK(cuLaunchKernel, (f_axpy, 2, 1, 1, 128, 1, 1, 0, s, args, NULL));
+        CK(cuStreamSynchronize, (s));
+    }
+    CK(cuLaunchKernel, (f_axpy, 2, 1, 1, 128, 1, 1, 0, s, args, NULL));
+    report("launch: NULL function", cuLaunchKernel(NULL, 2, 1, 1, 128, 1, 1, 0, s, args, NULL));
+    report("launch: zero grid", cuLaunchKernel(f_axpy, 0, 1, 1, 128, 1, 1, 0, s, args, NULL));
+    report("launch: 2048 threads per block",
+           cuLaunchKernel(f_axpy, 2, 1, 1, 2048, 1, 1, 0, s, args, NULL));
+    report("launch: 1 GiB of shared memory",
+           cuLaunchKernel(f_axpy, 2, 1, 1, 128, 1, 1, 1u << 30, s, args, NULL));
+    void *extra[] = { CU_LAUNCH_PARAM_END };
+    report("launch: both kernelParams and extra",
+           cuLaunchKernel(f_axpy, 2, 1, 1, 128, 1, 1, 0, s, args, extra));
+    report("copy: HtoD from NULL", cuMemcpyHtoDAsync(x, NULL, sizeof host, s));
+    report("copy: HtoD to address 0", cuMemcpyHtoDAsync(0, host, sizeof host, s));
+    report("copy: DtoD from address 0", cuMemcpyDtoDAsync(y, 0, sizeof host, s));
+    report("memset: address 0", cuMemsetD32Async(0, 0, 16, s));
+    report("alloc: zero bytes", cuMemAlloc(&x, 0));
+    CK(cuStreamSynchronize, (s));
+    CK(cuMemcpyDtoH, (host, y, sizeof host));
+    app_checksum("badinput-y", app_hash(0x626164ull, host, sizeof host));
+    CK(cuMemFree, (x));
+    CK(cuMemFree, (y));
+    CK(cuStreamDestroy, (s));
+    CK(cuModuleUnload, (mod));
+    CK(cuDevicePrimaryCtxRelease, (dev));
+    return 0;
+}
