@@ -279,9 +279,27 @@ void rp__seg_append(rp_stream *st, rp_op *op, enum rp__eager_reason pending)
     memset(op, 0, sizeof *op);
 }
 
+/* A forked child must not touch the parent's CUDA state (the driver does
+ * not survive fork): from the fork on, the child's wrappers only forward,
+ * and nothing deferred in the parent is resolved from the child. */
+static _Atomic int forked_child;
+
+static void in_forked_child(void)
+{
+    atomic_store(&forked_child, 1);
+    rp__enabled = false;
+}
+
+bool rp__engine_in_forked_child(void)
+{
+    return atomic_load(&forked_child) != 0;
+}
+
+/* At exit, work still deferred reaches the driver (DESIGN.md §2.2). */
 static void exit_hook(void)
 {
-    rp__engine_resolve_all();
+    if (!atomic_load(&forked_child))
+        rp__engine_resolve_all();
 }
 
 /* ---- report lines of sequences ------------------------------------------- */
@@ -1463,6 +1481,7 @@ void rp__engine_install(struct rp__driver *core, const struct rp__driver *real)
         rp__warn("the driver lacks entry points the capture engine needs; forwarding only");
         return;
     }
+    pthread_atfork(NULL, NULL, in_forked_child);
     rp__lc_drv.begin_capture = rp__aux.cuStreamBeginCapture_v2;
     rp__lc_drv.end_capture = rp__aux.cuStreamEndCapture;
     rp__lc_drv.graph_destroy = rp__aux.cuGraphDestroy;

@@ -98,6 +98,8 @@ __attribute__((destructor)) static void rp__fini(void)
 {
     if (atomic_load_explicit(&rp__state, memory_order_acquire) != RP_INIT_READY)
         return;
+    if (rp__engine_in_forked_child())
+        return;
     rp__stats_write_at_exit();
     if (rp__enabled && rp__option(RP_OPTION_SUMMARY).b)
         rp__summary_write(2);

@@ -111,6 +111,9 @@ void rp__core_build(struct rp__driver *core, const struct rp__driver *real);
 /* Install the capture engine (engine.c) into `core`, configured from the
  * options; on any problem it logs one line and leaves `core` forwarding. */
 void rp__engine_setup(struct rp__driver *core, const struct rp__driver *real);
+/* True in a child of fork() (after the engine was set up): the parent's
+ * report and deferred work are the parent's; the child writes neither. */
+bool rp__engine_in_forked_child(void);
 
 /* ---- route.c: names and pointers to wrappers ---------------------------- */
 
