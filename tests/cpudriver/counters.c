@@ -252,8 +252,38 @@ __attribute__((constructor)) static void cc_load(void)
     if (fs && *fs) cpucuda_faults_set(fs);
 }
 
-/* Only writes a file: never waits for workers, so exit cannot deadlock. */
+/* Work still queued at exit runs before the counters are written, as a real
+ * driver's context teardown lets it finish, so that what a program issued
+ * just before exit is counted. The wait is bounded (2 s), so that a worker
+ * stuck in a host function cannot hang the exit. */
+static void drain_for_exit(void)
+{
+    struct timespec deadline;
+    clock_gettime(CLOCK_REALTIME, &deadline);
+    deadline.tv_sec += 2;
+    cc__lock();
+    for (cc_ctx *c = cc__g.ctxs; c; c = c->next) {
+        if (!c->active)
+            continue;
+    restart:
+        for (cc_stream *st = c->streams; st; st = st->next_in_ctx) {
+            if (st->completed >= st->submitted)
+                continue;
+            cc__stream_ref(st);
+            int rc = pthread_cond_timedwait(&cc__g.progress, &cc__g.mu, &deadline);
+            cc__stream_unref(st);
+            if (rc != 0) {
+                cc__unlock();
+                return;
+            }
+            goto restart;
+        }
+    }
+    cc__unlock();
+}
+
 __attribute__((destructor)) static void cc_unload(void)
 {
+    drain_for_exit();
     write_stats();
 }
