@@ -32,7 +32,7 @@
 /* For code on dlsym's path before the name is known to be ours: a sanitizer
  * runtime looks up its interceptors with dlsym before its shadow memory
  * exists, and instrumented code would fault there. */
-#define RP_NO_SANITIZE __attribute__((no_sanitize("address", "undefined")))
+#define RP_NO_SANITIZE __attribute__((no_sanitize("address", "undefined", "thread")))
 #define RP_TLS __thread __attribute__((tls_model("initial-exec")))
 
 /* ---- the entry list (entries.h) ---------------------------------------- */
