@@ -1,6 +1,7 @@
 /* oprecord.c - keys, exact comparison and ownership of op records. */
 #include "oprecord.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -103,9 +104,31 @@ int rp__op_same_content(const rp_op *a, const rp_op *b)
 }
 
 /* A free block's first bytes link it to the next one. Blocks freed by
- * another thread join that thread's list; none is ever returned to the
- * system, so the lists are bounded by the peak number of live records. */
+ * another thread join that thread's list. A list holds at most
+ * FREE_BLOCKS_MAX blocks (the rest go back to malloc), and a thread's list
+ * is freed when the thread exits (a pthread key's destructor), so a program
+ * that keeps starting threads does not leak. */
+#define FREE_BLOCKS_MAX 512
 static __thread __attribute__((tls_model("initial-exec"))) uint8_t *free_blocks;
+static __thread __attribute__((tls_model("initial-exec"))) unsigned int nfree_blocks;
+static pthread_key_t exit_key;
+static pthread_once_t exit_key_once = PTHREAD_ONCE_INIT;
+
+static void free_list_at_exit(void *unused)
+{
+    (void)unused;
+    while (free_blocks) {
+        uint8_t *p = free_blocks;
+        memcpy(&free_blocks, p, sizeof free_blocks);
+        free(p);
+    }
+    nfree_blocks = 0;
+}
+
+static void make_exit_key(void)
+{
+    pthread_key_create(&exit_key, free_list_at_exit);
+}
 
 uint8_t *rp__params_alloc(size_t bytes)
 {
@@ -114,6 +137,7 @@ uint8_t *rp__params_alloc(size_t bytes)
     uint8_t *p = free_blocks;
     if (p) {
         memcpy(&free_blocks, p, sizeof free_blocks);
+        nfree_blocks--;
         memset(p, 0, RP_PARAM_BLOCK);
         return p;
     }
@@ -124,12 +148,18 @@ void rp__params_free(uint8_t *p, size_t bytes)
 {
     if (!p)
         return;
-    if (bytes > RP_PARAM_BLOCK) {
+    if (bytes > RP_PARAM_BLOCK || nfree_blocks >= FREE_BLOCKS_MAX) {
         free(p);
         return;
     }
+    if (!free_blocks) {
+        /* The thread's first block: make sure its exit frees the list. */
+        pthread_once(&exit_key_once, make_exit_key);
+        pthread_setspecific(exit_key, (void *)1);
+    }
     memcpy(p, &free_blocks, sizeof free_blocks);
     free_blocks = p;
+    nfree_blocks++;
 }
 
 static uint8_t *dup_bytes(const uint8_t *p, size_t n)

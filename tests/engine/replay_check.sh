@@ -28,7 +28,7 @@ work=${TMPDIR:-/tmp}/reprise-replay.$$
 mkdir -p "$work" || exit 1
 trap 'rm -rf "$work"' EXIT INT TERM
 asan=
-[ -n "${REPRISE_TEST_SANITIZED:-}" ] && asan="ASAN_OPTIONS=verify_asan_link_order=0:detect_leaks=0"
+[ -n "${REPRISE_TEST_SANITIZED:-}" ] && asan="ASAN_OPTIONS=verify_asan_link_order=0"
 
 env LD_LIBRARY_PATH="$drv" "$@" >"$work/plain.out" 2>"$work/plain.err" ||
     { echo "FAIL: the program fails without the shim"; cat "$work/plain.err"; exit 1; }

@@ -14,7 +14,7 @@ work=${TMPDIR:-/tmp}/reprise-sweep.$$
 mkdir -p "$work" || exit 1
 trap 'rm -rf "$work"' EXIT INT TERM
 asan=
-[ -n "${REPRISE_TEST_SANITIZED:-}" ] && asan="ASAN_OPTIONS=verify_asan_link_order=0:detect_leaks=0"
+[ -n "${REPRISE_TEST_SANITIZED:-}" ] && asan="ASAN_OPTIONS=verify_asan_link_order=0"
 
 # The driver calls the engine may make (shim/engine.h, RP_AUX_ENTRIES).
 entries="cuGraphInstantiateWithFlags cuGraphLaunch cuGraphLaunch_ptsz cuGraphExecDestroy

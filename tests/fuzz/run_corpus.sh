@@ -11,7 +11,7 @@ drv=$build/cpudriver
 bin=$build/fuzz/progfuzz
 mod=$build/kernels/libtestkernels.so
 asan=
-[ -n "${REPRISE_TEST_SANITIZED:-}" ] && asan="ASAN_OPTIONS=verify_asan_link_order=0:detect_leaks=0"
+[ -n "${REPRISE_TEST_SANITIZED:-}" ] && asan="ASAN_OPTIONS=verify_asan_link_order=0"
 runs=0 fails=0 total_ops=0
 seed=$first
 while [ "$seed" -le "$last" ]; do

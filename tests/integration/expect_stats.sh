@@ -52,7 +52,7 @@ preload_env=
 if [ $absent -eq 0 ]; then
     [ -f "$shim" ] || { echo "FAIL: $shim is not built"; exit 1; }
     preload_env="LD_PRELOAD=${asan_rt:+$asan_rt:}$shim REPRISE=1 REPRISE_DRIVER=$driver"
-    [ $sanitized -eq 1 ] && preload_env="$preload_env ASAN_OPTIONS=verify_asan_link_order=0:detect_leaks=0"
+    [ $sanitized -eq 1 ] && preload_env="$preload_env ASAN_OPTIONS=verify_asan_link_order=0"
 fi
 
 # shellcheck disable=SC2086

@@ -12,7 +12,7 @@ mkdir -p "$work" || exit 1
 trap 'rm -rf "$work"' EXIT INT TERM
 drv=$build/cpudriver
 asan=
-[ -n "${REPRISE_TEST_SANITIZED:-}" ] && asan="ASAN_OPTIONS=verify_asan_link_order=0:detect_leaks=0"
+[ -n "${REPRISE_TEST_SANITIZED:-}" ] && asan="ASAN_OPTIONS=verify_asan_link_order=0"
 for r in 0 1; do
     # shellcheck disable=SC2086
     env RANK=$r LD_LIBRARY_PATH="$drv" LD_PRELOAD="$build/lib/libreprise.so" REPRISE=1 \

@@ -78,7 +78,7 @@ same() {
 
 preload_env=
 if [ $sanitized -eq 1 ]; then
-    preload_env="ASAN_OPTIONS=verify_asan_link_order=0:detect_leaks=0"
+    preload_env="ASAN_OPTIONS=verify_asan_link_order=0"
 fi
 
 run absent -- "$@" || exit 1

@@ -31,7 +31,7 @@ trap 'rm -rf "$work"' EXIT INT TERM
 [ -f "$shim" ] || { echo "FAIL: $shim is not built"; exit 1; }
 
 asan=
-[ $sanitized -eq 1 ] && asan="ASAN_OPTIONS=verify_asan_link_order=0:detect_leaks=0"
+[ $sanitized -eq 1 ] && asan="ASAN_OPTIONS=verify_asan_link_order=0"
 
 # totals NAME: prints "kernels N copies N memsets N" from NAME's statistics.
 totals() {
