@@ -62,11 +62,13 @@ static void k_gate(const cpuk_block *b, void *const *params)
     log_tag(P(1), tag);
 }
 
-/* drv_set(int *p, int v): p[0] = v. */
+/* drv_set(int *p, int v): p[0] = v. An atomic store: the asynchrony test
+ * reads p[0] from the host while the kernel may run, on purpose, and
+ * ThreadSanitizer must see that as intended. */
 static void k_set(const cpuk_block *b, void *const *params)
 {
     if (first_block(b))
-        *(int *)P(0) = CPUK_ARG(params, 1, int);
+        __atomic_store_n((int *)P(0), CPUK_ARG(params, 1, int), __ATOMIC_RELEASE);
 }
 
 /* drv_add(int *p, int v, unsigned n): p[i] += v for every global thread i < n. */
