@@ -40,6 +40,17 @@ static inline void bench_setup(bench *b, const char *module, const char *kernel)
     CHECK(cuStreamCreate(&b->s, CU_STREAM_NON_BLOCKING));
 }
 
+/* A zeroed 64-bit counter for the `tick` kernel. Zeroed on the benchmark's
+ * stream itself: a plain cuMemsetD8 runs on the legacy stream, which a
+ * non-blocking stream does not wait for. */
+static inline CUdeviceptr bench_counter(bench *b)
+{
+    CUdeviceptr word;
+    CHECK(cuMemAlloc(&word, sizeof(unsigned long long)));
+    CHECK(cuMemsetD8Async(word, 0, sizeof(unsigned long long), b->s));
+    return word;
+}
+
 static inline void bench_teardown(bench *b)
 {
     CHECK(cuStreamDestroy(b->s));

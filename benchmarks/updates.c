@@ -24,14 +24,10 @@ int main(int argc, char **argv)
         return 2;
     }
     bench b;
-    CUdeviceptr word;
     bench_setup(&b, argv[1], "tick");
     CUfunction fn = b.fn;
     CUstream s = b.s;
-    CHECK(cuMemAlloc(&word, sizeof(unsigned long long)));
-    /* On the stream itself: a plain cuMemsetD8 runs on the legacy stream,
-     * which a non-blocking stream does not wait for. */
-    CHECK(cuMemsetD8Async(word, 0, sizeof(unsigned long long), s));
+    CUdeviceptr word = bench_counter(&b);
     unsigned long long one = 1, it_arg = 0;
     void *fixed_args[] = {&word, &one};
     void *moving_args[] = {&word, &it_arg};
