@@ -175,9 +175,8 @@ void rp__det_captured(rp_detector *d, rp_det_entry *e)
     e->state = RP_DET_CAPTURED;
 }
 
-void rp__det_paid_off(rp_detector *d, rp_det_entry *e)
+void rp__det_paid_off(rp_det_entry *e)
 {
-    (void)d;
     e->failures = 0;
 }
 

@@ -76,7 +76,7 @@ rp_det_verdict rp__det_observe(rp_detector *d, const rp_op *ops, size_t n,
 /* The capture asked for succeeded: the segment now has a graph. */
 void rp__det_captured(rp_detector *d, rp_det_entry *e);
 /* Its graph has been replayed often enough: forget past failures. */
-void rp__det_paid_off(rp_detector *d, rp_det_entry *e);
+void rp__det_paid_off(rp_det_entry *e);
 /* The capture failed: back off for warmup * 2^failures occurrences. */
 void rp__det_capture_failed(rp_detector *d, rp_det_entry *e);
 /* The graph of a segment was dropped (evicted or invalid): count it again

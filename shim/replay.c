@@ -275,7 +275,7 @@ static CUresult replay(rp_stream *st, rp_seq *s, CUstream target)
     s->too_many = 0;
     if (s->replays == 4) {
         st->churn = 0; /* it paid off: the stream has stabilised */
-        rp__det_paid_off(NULL, s->det);
+        rp__det_paid_off(s->det); /* its entry: in the by-content or by-structure table */
     }
     s->last_use = st->cs->det.clock;
     st->cs->st.replays++;

@@ -200,7 +200,7 @@ static void a_graph_that_keeps_failing_backs_off_further_each_time(void **state)
     }
     assert_true(waits[1] > waits[0]);
     assert_true(waits[2] > waits[1]);
-    rp__det_paid_off(&det, e);
+    rp__det_paid_off(e);
     assert_int_equal(e->failures, 0);
 }
 
