@@ -275,6 +275,9 @@ void rp__seg_append(rp_stream *st, rp_op *op, enum rp__eager_reason pending)
         st->seg = n;
         st->capseg = cap;
     }
+    /* Keys only for what the detector will see: a deferred op that is
+     * replayed never needs them. */
+    rp__op_keys(op);
     st->seg[st->nseg++] = *op;
     memset(op, 0, sizeof *op);
 }
@@ -866,7 +869,6 @@ static int capturable_locked(rp_ctxstate *cs, CUstream s, int ptsz, rp_op *op,
     op->stream = st->handle;
     if (ptsz)
         op->flags |= RP_OPF_PTSZ;
-    rp__op_keys(op);
     CUresult pre = end_ordered(st, 0);
     CUresult err = CUDA_SUCCESS;
     rp_op_kind kind = op->kind; /* the record moves into the stream when deferred */

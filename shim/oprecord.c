@@ -89,7 +89,9 @@ int rp__op_same_structure(const rp_op *a, const rp_op *b)
 
 int rp__op_same_content(const rp_op *a, const rp_op *b)
 {
-    if (a->ckey != b->ckey || !rp__op_same_structure(a, b))
+    /* No key shortcut: a record's keys are computed only when it joins a
+     * learnt segment, and comparing the fields is as cheap. */
+    if (!rp__op_same_structure(a, b))
         return 0;
     switch (a->kind) {
     case RP_OP_KERNEL:
@@ -246,7 +248,7 @@ int rp__op_match_masked(const rp_op *a, const rp_op *b, uint64_t mask, const rp_
 {
     if (!mask)
         return rp__op_same_content(a, b);
-    if (a->skey != b->skey || !rp__op_same_structure(a, b))
+    if (!rp__op_same_structure(a, b))
         return 0;
     switch (a->kind) {
     case RP_OP_KERNEL:

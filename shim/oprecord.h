@@ -75,7 +75,8 @@ typedef struct rp_param_layout {
 uint64_t rp__hash_bytes(uint64_t h, const void *p, size_t n);
 uint64_t rp__hash_u64(uint64_t h, uint64_t v);
 
-/* Compute op->skey and op->ckey from the fields. */
+/* Compute op->skey and op->ckey from the fields. Only the detector needs
+ * them (to find a segment in its tables); comparisons never use them. */
 void rp__op_keys(rp_op *op);
 /* 1 when the two records have the same structure (kind, stream, function,
  * dimensions, shared bytes, parameter size, copy size, memset shape). */

@@ -234,7 +234,6 @@ static CUresult apply_updates(rp_stream *st, rp_seq *s)
         if (op->param_bytes)
             memcpy(h->params, op->params, op->param_bytes);
         h->dst = op->dst, h->src = op->src, h->host = op->host, h->value = op->value;
-        h->ckey = op->ckey;
         s->updates++;
         st->cs->st.updates++;
     }
