@@ -38,8 +38,12 @@ static _Atomic size_t nctxs;
 static pthread_mutex_t ctxs_lock = PTHREAD_MUTEX_INITIALIZER;
 
 /* Captures the program itself has open: while any is, the engine steps
- * aside entirely (DESIGN.md §2.5). */
+ * aside entirely (DESIGN.md §2.5). prog_pending counts those being begun
+ * as well: from the moment a begin starts, nothing new is deferred and no
+ * capture window opens, so that the engine can be emptied before the
+ * program's capture starts and stay empty while it steps aside. */
 static _Atomic int prog_captures;
+static _Atomic int prog_pending;
 static _Atomic int exit_hook_armed;
 
 /* Per-thread cache of the last created stream's context. A destroyed
@@ -519,7 +523,7 @@ static int capture_segment(rp_ctxstate *cs, rp_detector *d, rp_det_entry *e, con
     }
     pthread_rwlock_wrlock(&cs->gate);
     rp__nvtx_push("reprise: capture sequence %u (%zu ops)", e->id, e->n);
-    rp_seq *s = atomic_load(&prog_captures) ? NULL : rp__capture(cs, e, vmask, reuse);
+    rp_seq *s = atomic_load(&prog_pending) ? NULL : rp__capture(cs, e, vmask, reuse);
     rp__nvtx_pop();
     pthread_rwlock_unlock(&cs->gate);
     if (reuse && !reuse->exec) {
@@ -797,6 +801,20 @@ static inline int stepping_aside(void)
     return atomic_load_explicit(&prog_captures, memory_order_acquire) > 0;
 }
 
+/* An op the program issues while it captures goes straight to the driver;
+ * it is still counted, as eager for that reason, so that the report's
+ * shares cover all of the program's work. */
+static void aside_op(CUstream s, int ptsz, rp_op_kind kind)
+{
+    rp_ctxstate *cs = ctx_of_stream(s, ptsz);
+    if (!cs)
+        return;
+    lock(cs);
+    cs->st.ops_seen[kind]++;
+    count_eager(cs, RP_EAGER_PROGRAM_CAPTURE, 1);
+    unlock(cs);
+}
+
 /* The error of a flush forced before a call wins over the call's own
  * (DESIGN.md §2.4). Callers compute `pre` in a statement of its own: the
  * order in which C evaluates a call's arguments is unspecified, and the
@@ -869,6 +887,14 @@ static int capturable_locked(rp_ctxstate *cs, CUstream s, int ptsz, rp_op *op,
     op->stream = st->handle;
     if (ptsz)
         op->flags |= RP_OPF_PTSZ;
+    if (atomic_load(&prog_pending)) {
+        /* The program is beginning a capture: nothing more is deferred
+         * (what the stream holds goes first). */
+        *out = end_ordered(st, 1);
+        count_eager(cs, RP_EAGER_PROGRAM_CAPTURE, 1);
+        *pst = NULL; /* nor learnt */
+        return 0;
+    }
     CUresult pre = end_ordered(st, 0);
     CUresult err = CUDA_SUCCESS;
     rp_op_kind kind = op->kind; /* the record moves into the stream when deferred */
@@ -927,8 +953,10 @@ static CUresult launch(CUfunction f, unsigned int gx, unsigned int gy, unsigned 
                      unsigned int, unsigned int, unsigned int, CUstream, void **, void **) =
         ptsz ? R.cuLaunchKernel_ptsz : R.cuLaunchKernel;
 #define LAUNCH_REAL() real(f, gx, gy, gz, bx, by, bz, shmem, s, kp, extra)
-    if (stepping_aside())
+    if (stepping_aside()) {
+        aside_op(s, ptsz, RP_OP_KERNEL);
         return LAUNCH_REAL();
+    }
     rp_ctxstate *cs = ctx_of_stream(s, ptsz);
     if (!cs)
         {
@@ -978,8 +1006,12 @@ static CUresult launch_ex(const CUlaunchConfig *c, CUfunction f, void **kp, void
 {
     CUresult (*real)(const CUlaunchConfig *, CUfunction, void **, void **) =
         ptsz ? R.cuLaunchKernelEx_ptsz : R.cuLaunchKernelEx;
-    if (!c || stepping_aside())
+    if (!c)
         return real(c, f, kp, extra);
+    if (stepping_aside()) {
+        aside_op(c->hStream, ptsz, RP_OP_KERNEL);
+        return real(c, f, kp, extra);
+    }
     if (c->numAttrs != 0)
         {
             /* The boundary first: C leaves the order of arguments open. */
@@ -1028,8 +1060,10 @@ static CUresult htod_async(CUdeviceptr d, const void *h, size_t n, CUstream s, i
 {
     CUresult (*real)(CUdeviceptr, const void *, size_t, CUstream) =
         ptsz ? R.cuMemcpyHtoDAsync_v2_ptsz : R.cuMemcpyHtoDAsync_v2;
-    if (stepping_aside())
+    if (stepping_aside()) {
+        aside_op(s, ptsz, RP_OP_HTOD);
         return real(d, h, n, s);
+    }
     if (n == 0 || n > MAX_STAGE_OP || !h)
         {
             /* The boundary first: C leaves the order of arguments open. */
@@ -1064,8 +1098,10 @@ static CUresult dtoh_async(void *h, CUdeviceptr d, size_t n, CUstream s, int pts
 {
     CUresult (*real)(void *, CUdeviceptr, size_t, CUstream) =
         ptsz ? R.cuMemcpyDtoHAsync_v2_ptsz : R.cuMemcpyDtoHAsync_v2;
-    if (stepping_aside())
+    if (stepping_aside()) {
+        aside_op(s, ptsz, RP_OP_DTOH);
         return real(h, d, n, s);
+    }
     int pinned = n && rp__rec_is_pinned(h);
     if (!pinned) {
         CUresult pre = boundary_global();
@@ -1099,8 +1135,10 @@ static CUresult dtod_common(CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream
                             CUresult (*real_sync)(CUdeviceptr, CUdeviceptr, size_t))
 {
 #define DTOD_REAL() (real_sync ? real_sync(dst, src, n) : real_async(dst, src, n, s))
-    if (stepping_aside())
+    if (stepping_aside()) {
+        aside_op(s, ptsz, RP_OP_DTOD);
         return DTOD_REAL();
+    }
     if (n == 0)
         {
             /* The boundary first: C leaves the order of arguments open. */
@@ -1147,8 +1185,10 @@ static CUresult memset_common(CUdeviceptr d, unsigned int v, size_t n, unsigned 
                                                                        size_t, CUstream, void *),
                               void *real, enum rp__entry entry)
 {
-    if (stepping_aside())
+    if (stepping_aside()) {
+        aside_op(s, ptsz, RP_OP_MEMSET);
         return issue(d, v, n, s, real);
+    }
     unsigned int type = 0;
     int device = n && rp__aux.cuPointerGetAttribute(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, d) ==
                           CUDA_SUCCESS && type == CU_MEMORYTYPE_DEVICE;
@@ -1310,15 +1350,48 @@ static CUresult CUDAAPI eng_cuCtxSynchronize_v2(CUcontext c)
     return ctx_sync(c ? ctxstate_of(c) : ctx_current(), R.cuCtxSynchronize_v2, c);
 }
 
-/* The program begins its own capture: resolve everything first, then step
- * aside until it ends (DESIGN.md §2.5). */
+/* The program begins its own capture: no new deferrals from here on,
+ * everything deferred is resolved, and work another thread resolved for a
+ * per-thread stream is waited for (its owner's next calls go straight to
+ * the driver and could not wait on the device). The program's begin then
+ * runs while no capture window of ours is open (the gates), and the engine
+ * steps aside until the capture ends (DESIGN.md §2.5). */
 static _Atomic uint64_t prog_captures_total;
+
+static CUresult prog_capture_prepare(void)
+{
+    atomic_fetch_add(&prog_pending, 1);
+    if (stepping_aside())
+        return CUDA_SUCCESS; /* already empty */
+    CUresult pre = boundary_global();
+    size_t n = atomic_load_explicit(&nctxs, memory_order_acquire);
+    for (size_t i = 0; i < n; i++) {
+        lock(&ctxs[i]);
+        for (size_t j = 0; j < ctxs[i].nstreams; j++)
+            rp__stream_settle(&ctxs[i].streams[j]);
+        unlock(&ctxs[i]);
+    }
+    return pre;
+}
+
+static void gates(int take)
+{
+    size_t n = atomic_load_explicit(&nctxs, memory_order_acquire);
+    for (size_t i = 0; i < n; i++) {
+        if (take)
+            pthread_rwlock_rdlock(&ctxs[i].gate);
+        else
+            pthread_rwlock_unlock(&ctxs[i].gate);
+    }
+}
 
 static void prog_capture_begun(CUresult rc)
 {
     if (rc == CUDA_SUCCESS) {
         atomic_fetch_add(&prog_captures, 1);
         atomic_fetch_add(&prog_captures_total, 1);
+    } else {
+        atomic_fetch_sub(&prog_pending, 1);
     }
 }
 
@@ -1332,15 +1405,19 @@ static void prog_capture_ended(CUresult rc)
     /* 908 (wrong thread) and ILLEGAL_STATE (not capturing) leave things as
      * they were; any other outcome closed the capture. */
     if (rc != CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD && rc != CUDA_ERROR_ILLEGAL_STATE &&
-        atomic_load(&prog_captures) > 0)
+        atomic_load(&prog_captures) > 0) {
         atomic_fetch_sub(&prog_captures, 1);
+        atomic_fetch_sub(&prog_pending, 1);
+    }
 }
 
 #define BEGIN_CAPTURE(name, sig, args)                                                          \
     static CUresult CUDAAPI eng_##name sig                                                      \
     {                                                                                           \
-        CUresult pre = stepping_aside() ? CUDA_SUCCESS : boundary_global();                     \
+        CUresult pre = prog_capture_prepare();                                                  \
+        gates(1);                                                                               \
         CUresult rc = R.name args;                                                              \
+        gates(0);                                                                               \
         prog_capture_begun(rc);                                                                 \
         return first_error(pre, rc);                                                            \
     }

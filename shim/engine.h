@@ -305,6 +305,10 @@ CUresult rp__match_resolve(rp_stream *st);
 /* The owner of a per-thread stream is about to use it: if another thread
  * resolved its deferred work, make the stream wait for that work first. */
 CUresult rp__stream_rejoin(rp_stream *st);
+/* Clears a pending rejoin of st now: a device-side wait where this thread
+ * can name the stream, else a host wait (for a program capture's begin,
+ * after which the owner's calls go straight to the driver). */
+void rp__stream_settle(rp_stream *st);
 /* The context's private stream, created on first use (NULL if it cannot
  * be). */
 CUstream rp__private_stream(rp_ctxstate *cs);

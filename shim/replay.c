@@ -82,6 +82,19 @@ CUresult rp__stream_rejoin(rp_stream *st)
     return rc;
 }
 
+void rp__stream_settle(rp_stream *st)
+{
+    if (!st->used || !st->must_wait)
+        return;
+    if (!is_foreign_per_thread(st)) {
+        rp__stream_rejoin(st);
+        return;
+    }
+    /* Only the owner can name its per-thread stream: the host waits. */
+    rp__aux.cuEventSynchronize(st->handoff_ev);
+    st->must_wait = 0;
+}
+
 /* At the start of a deferral on a per-thread stream, mark the point another
  * thread's resolution must wait for (see rp_stream). Returns 0, or -1 when
  * the mark cannot be made: then the stream must not defer, since another

@@ -10,9 +10,9 @@
  *   reopen     dlopen()s libcuda.so.1 itself, resolves cuLaunchKernel and
  *              cuStreamSynchronize through it, dlclose()s it, opens it again,
  *              and keeps launching through the new pointers;
- *   capturing  captures its own graph on a second stream in a second thread
- *              while the main thread keeps launching, then launches that
- *              graph.
+ *   capturing  captures its own graph on a second stream in a second thread,
+ *              24 times over, while the main thread keeps launching, then
+ *              launches the last one.
  * Prints checksums of the results.
  * Usage: edges MODULE ITERS [exit|fork|reopen|capturing]   (default exit) */
 #include <dlfcn.h>
@@ -49,21 +49,31 @@ static void step(launch_fn launch, CUstream s, CUdeviceptr y, CUdeviceptr x)
         app_fail("cuLaunchKernel", (int)r);
 }
 
+/* Captures its own graph several times over, each while the main thread
+ * keeps launching (a begin that lands between two deferred launches of the
+ * main thread is the case that matters); keeps the last executable. */
+#define CAPTURE_ROUNDS 24
+
 static void *capture_thread(void *arg)
 {
     CUgraphExec *exec = arg;
     CUstream s2;
-    CUgraph g;
     CK(cuCtxSetCurrent, (g_ctx));
     CK(cuStreamCreate, (&s2, CU_STREAM_NON_BLOCKING));
-    CK(cuStreamBeginCapture, (s2, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL));
-    for (int i = 0; i < 4; i++) {
-        step(cuLaunchKernel, s2, g_z, g_z);
-        usleep(1000); /* the main thread works meanwhile */
+    for (int round = 0; round < CAPTURE_ROUNDS; round++) {
+        CUgraph g;
+        CK(cuStreamBeginCapture, (s2, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL));
+        for (int i = 0; i < 4; i++) {
+            step(cuLaunchKernel, s2, g_z, g_z);
+            usleep(round % 4 == 0 ? 1000 : 50); /* the main thread works meanwhile */
+        }
+        CK(cuStreamEndCapture, (s2, &g));
+        if (round > 0)
+            CK(cuGraphExecDestroy, (*exec));
+        CK(cuGraphInstantiate, (exec, g, 0));
+        CK(cuGraphDestroy, (g));
+        usleep(100);
     }
-    CK(cuStreamEndCapture, (s2, &g));
-    CK(cuGraphInstantiate, (exec, g, 0));
-    CK(cuGraphDestroy, (g));
     CK(cuStreamDestroy, (s2));
     return NULL;
 }
