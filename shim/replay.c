@@ -90,8 +90,10 @@ void rp__stream_settle(rp_stream *st)
         rp__stream_rejoin(st);
         return;
     }
-    /* Only the owner can name its per-thread stream: the host waits. */
-    rp__aux.cuEventSynchronize(st->handoff_ev);
+    /* Only the owner can name its per-thread stream: the host waits (for
+     * the whole private stream the work went to, if the event fails). */
+    if (rp__aux.cuEventSynchronize(st->handoff_ev) != CUDA_SUCCESS && st->cs->priv)
+        rp__aux.cuStreamSynchronize(st->cs->priv);
     st->must_wait = 0;
 }
 

@@ -7,9 +7,16 @@
  * synchronized, and the last one stops one launch short (so a replaying shim
  * holds it deferred, unmatched): its work must run although its thread is
  * gone, and after the previous iteration's work on that thread's stream.
- * Usage: handoff MODULE ITERS */
+ * With "capture", halfway through the worker stops after two launches of an
+ * iteration; the main thread then allocates (a boundary that resolves the
+ * worker's deferred launches for it) and begins a capture of its own on
+ * another stream, and only then does the worker go on, its next launch on
+ * its per-thread stream ordered after the two; the main thread ends its
+ * capture after the worker is done.
+ * Usage: handoff MODULE ITERS [capture] */
 #define CUDA_API_PER_THREAD_DEFAULT_STREAM 1
 #include <pthread.h>
+#include <string.h>
 
 #include <cuda.h>
 
@@ -21,6 +28,26 @@ static CUcontext g_ctx;
 static CUfunction f_axpy, f_scale;
 static CUdeviceptr g_x, g_y;
 static long g_iters;
+static int g_capture;
+static pthread_mutex_t g_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t g_cv = PTHREAD_COND_INITIALIZER;
+static int g_phase; /* 1: the worker waits; 2: the main thread captures */
+
+static void set_phase(int p)
+{
+    pthread_mutex_lock(&g_mu);
+    g_phase = p;
+    pthread_cond_broadcast(&g_cv);
+    pthread_mutex_unlock(&g_mu);
+}
+
+static void wait_phase(int p)
+{
+    pthread_mutex_lock(&g_mu);
+    while (g_phase < p)
+        pthread_cond_wait(&g_cv, &g_mu);
+    pthread_mutex_unlock(&g_mu);
+}
 
 static void *worker(void *arg)
 {
@@ -37,6 +64,10 @@ static void *worker(void *arg)
         CK(cuLaunchKernel, (f_axpy, grid, 1, 1, TK_BLOCK, 1, 1, 0, 0, axpy_args, NULL));
         if (it + 1 == g_iters)
             break;
+        if (g_capture && it == g_iters / 2) {
+            set_phase(1);
+            wait_phase(2);
+        }
         CK(cuLaunchKernel, (f_scale, grid, 1, 1, TK_BLOCK, 1, 1, 0, 0, scale_args, NULL));
         if (it + 2 < g_iters)
             CK(cuStreamSynchronize, (0));
@@ -46,7 +77,7 @@ static void *worker(void *arg)
 
 int main(int argc, char **argv)
 {
-    app_usage(argc, argv, "");
+    app_usage(argc, argv, "[capture]");
     g_iters = app_arg(argc, argv, 2, 0, 0, 100000000);
     CUdevice dev;
     CUmodule mod;
@@ -69,10 +100,31 @@ int main(int argc, char **argv)
     CK(cuLaunchKernel, (f_iota, app_blocks(N), 1, 1, TK_BLOCK, 1, 1, 0, 0, iy, NULL));
     CK(cuCtxSynchronize, ());
 
+    g_capture = argc > 3 && !strcmp(argv[3], "capture");
+    if (argc > 3 && !g_capture)
+        app_die("the third argument must be capture");
     pthread_t t;
     if (pthread_create(&t, NULL, worker, NULL) != 0)
         app_die("pthread_create failed");
-    pthread_join(t, NULL);
+    if (g_capture) {
+        CUstream s2;
+        CUdeviceptr tmp;
+        CUgraph g;
+        void *iz[] = { &tmp, &n, &zero, &zero };
+        CK(cuStreamCreate, (&s2, CU_STREAM_NON_BLOCKING));
+        wait_phase(1);
+        CK(cuMemAlloc, (&tmp, N * sizeof(float)));
+        CK(cuStreamBeginCapture, (s2, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL));
+        set_phase(2);
+        CK(cuLaunchKernel, (f_iota, app_blocks(N), 1, 1, TK_BLOCK, 1, 1, 0, s2, iz, NULL));
+        pthread_join(t, NULL);
+        CK(cuStreamEndCapture, (s2, &g));
+        CK(cuGraphDestroy, (g));
+        CK(cuStreamDestroy, (s2));
+        CK(cuMemFree, (tmp));
+    } else {
+        pthread_join(t, NULL);
+    }
     CK(cuCtxSynchronize, ());
 
     float h[N];
