@@ -5,7 +5,11 @@
  * Usage: threads MODULE ITERS [NTHREADS [steady]]   (2..8 workers, default 4)
  * With `steady`, the workers' per-iteration scalars (RNG offset, step
  * counter) stay fixed, so every iteration repeats the same launches with the
- * same arguments (the buffers still evolve). */
+ * same arguments (the buffers still evolve). Every thread allocates before
+ * any loop starts and frees after every loop ended (a barrier each side),
+ * as a program that sets up, runs and tears down does: an allocation is a
+ * global boundary, and one thread's late set-up would otherwise cut into
+ * the other threads' replays by a timing-dependent amount. */
 #include <string.h>
 #include <pthread.h>
 
@@ -24,6 +28,7 @@ typedef struct worker {
 } worker;
 
 static CUcontext g_ctx;
+static pthread_barrier_t g_setup, g_teardown;
 static CUfunction f_rng, f_noise, f_stencil, f_scale, f_checksum, f_axpy, f_iota;
 
 /* A worker's loop: random noise, a stencil pair, a scalar step, and a
@@ -47,6 +52,8 @@ static void *worker_main(void *arg)
     float scale = 0.01f * (float)(w->index + 1), base = (float)w->index;
     void *iota_args[] = { &x, &n, &scale, &base };
     CK(cuLaunchKernel, (f_iota, grid, 1, 1, TK_BLOCK, 1, 1, 0, s, iota_args, NULL));
+
+    pthread_barrier_wait(&g_setup);
 
     uint64_t seed = 0x7468726561640000ull + (uint64_t)w->index;
     float nscale = 0.5f, wl = 0.25f, wc = 0.5f, wr = 0.25f, decay = 0.875f, dt = 0.0625f;
@@ -73,6 +80,7 @@ static void *worker_main(void *arg)
     }
     w->result = acc;
 
+    pthread_barrier_wait(&g_teardown);
     CK(cuMemFreeHost, (hsum));
     CK(cuMemFree, (x));
     CK(cuMemFree, (y));
@@ -98,6 +106,7 @@ static void *legacy_main(void *arg)
     void *iy_args[] = { &y, &n, &zero, &zero };
     CK(cuLaunchKernel, (f_iota, grid, 1, 1, TK_BLOCK, 1, 1, 0, 0, ix_args, NULL));
     CK(cuLaunchKernel, (f_iota, grid, 1, 1, TK_BLOCK, 1, 1, 0, 0, iy_args, NULL));
+    pthread_barrier_wait(&g_setup);
     for (long it = 0; it < w->iters; it++) {
         float a = (it & 1) ? 0.5f : -0.25f;
         void *args[] = { &y, &x, &a, &n };
@@ -105,6 +114,7 @@ static void *legacy_main(void *arg)
         if ((it + 1) % 4 == 0)
             CK(cuStreamSynchronize, (0));
     }
+    pthread_barrier_wait(&g_teardown);
     float *h = malloc(N * sizeof(float));
     if (h == NULL)
         app_die("out of host memory");
@@ -142,6 +152,9 @@ int main(int argc, char **argv)
 
     worker ws[MAXT + 1];
     pthread_t tids[MAXT + 1];
+    if (pthread_barrier_init(&g_setup, NULL, (unsigned int)nt + 1) != 0 ||
+        pthread_barrier_init(&g_teardown, NULL, (unsigned int)nt + 1) != 0)
+        app_die("pthread_barrier_init failed");
     for (int t = 0; t <= nt; t++) {
         ws[t].index = t;
         ws[t].steady = steady;
@@ -152,6 +165,8 @@ int main(int argc, char **argv)
     }
     for (int t = 0; t <= nt; t++)
         pthread_join(tids[t], NULL);
+    pthread_barrier_destroy(&g_setup);
+    pthread_barrier_destroy(&g_teardown);
     CK(cuCtxSynchronize, ());
 
     uint64_t all = 0x616c6c;
