@@ -756,18 +756,44 @@ static CUresult resolve_all_locked(rp_ctxstate *cs)
 }
 
 /* A global boundary: resolve and end everything, context by context. */
-static CUresult boundary_global(void)
+/* Resolve every context, each under its lock, then run `then` (if any) on
+ * it before unlocking. Returns the first error. */
+static CUresult resolve_every_ctx(void (*then)(rp_ctxstate *, int), int arg)
 {
     CUresult first = CUDA_SUCCESS;
     size_t n = atomic_load_explicit(&nctxs, memory_order_acquire);
     for (size_t i = 0; i < n; i++) {
         lock(&ctxs[i]);
         CUresult rc = resolve_all_locked(&ctxs[i]);
+        if (then)
+            then(&ctxs[i], arg);
         unlock(&ctxs[i]);
         if (first == CUDA_SUCCESS)
             first = rc;
     }
     return first;
+}
+
+static CUresult boundary_global(void)
+{
+    return resolve_every_ctx(NULL, 0);
+}
+
+/* Every context's gate, held for reading: no capture window of ours opens
+ * (or is open) until gates_release. Returns how many were taken (a context
+ * created meanwhile is not among them). */
+static size_t gates_hold(void)
+{
+    size_t n = atomic_load_explicit(&nctxs, memory_order_acquire);
+    for (size_t i = 0; i < n; i++)
+        pthread_rwlock_rdlock(&ctxs[i].gate);
+    return n;
+}
+
+static void gates_release(size_t n)
+{
+    for (size_t i = n; i-- > 0;)
+        pthread_rwlock_unlock(&ctxs[i].gate);
 }
 
 CUresult rp__engine_resolve_all(void)
@@ -1358,31 +1384,19 @@ static CUresult CUDAAPI eng_cuCtxSynchronize_v2(CUcontext c)
  * steps aside until the capture ends (DESIGN.md §2.5). */
 static _Atomic uint64_t prog_captures_total;
 
+static void settle_streams(rp_ctxstate *cs, int unused)
+{
+    (void)unused;
+    for (size_t j = 0; j < cs->nstreams; j++)
+        rp__stream_settle(&cs->streams[j]);
+}
+
 static CUresult prog_capture_prepare(void)
 {
     atomic_fetch_add(&prog_pending, 1);
     if (stepping_aside())
         return CUDA_SUCCESS; /* already empty */
-    CUresult pre = boundary_global();
-    size_t n = atomic_load_explicit(&nctxs, memory_order_acquire);
-    for (size_t i = 0; i < n; i++) {
-        lock(&ctxs[i]);
-        for (size_t j = 0; j < ctxs[i].nstreams; j++)
-            rp__stream_settle(&ctxs[i].streams[j]);
-        unlock(&ctxs[i]);
-    }
-    return pre;
-}
-
-static void gates(int take)
-{
-    size_t n = atomic_load_explicit(&nctxs, memory_order_acquire);
-    for (size_t i = 0; i < n; i++) {
-        if (take)
-            pthread_rwlock_rdlock(&ctxs[i].gate);
-        else
-            pthread_rwlock_unlock(&ctxs[i].gate);
-    }
+    return resolve_every_ctx(settle_streams, 0);
 }
 
 static void prog_capture_begun(CUresult rc)
@@ -1415,9 +1429,9 @@ static void prog_capture_ended(CUresult rc)
     static CUresult CUDAAPI eng_##name sig                                                      \
     {                                                                                           \
         CUresult pre = prog_capture_prepare();                                                  \
-        gates(1);                                                                               \
+        size_t held = gates_hold();                                                             \
         CUresult rc = R.name args;                                                              \
-        gates(0);                                                                               \
+        gates_release(held);                                                                    \
         prog_capture_begun(rc);                                                                 \
         return first_error(pre, rc);                                                            \
     }
@@ -1455,28 +1469,11 @@ static CUresult CUDAAPI eng_cuLibraryGetKernel(CUkernel *k, CUlibrary lib, const
  * live (which context a module or a device's primary context is, is not
  * known here: all are forgotten, at the cost of a new warmup). The call runs
  * holding every context's gate, so that no capture window opens meanwhile. */
-static CUresult teardown_pre(int ctx_dies)
+static CUresult teardown_pre(int ctx_dies, size_t *held)
 {
-    CUresult first = CUDA_SUCCESS;
-    size_t n = atomic_load_explicit(&nctxs, memory_order_acquire);
-    for (size_t i = 0; i < n; i++) {
-        lock(&ctxs[i]);
-        CUresult rc = resolve_all_locked(&ctxs[i]);
-        forget_all_locked(&ctxs[i], ctx_dies);
-        unlock(&ctxs[i]);
-        if (first == CUDA_SUCCESS)
-            first = rc;
-    }
-    for (size_t i = 0; i < n; i++)
-        pthread_rwlock_rdlock(&ctxs[i].gate);
+    CUresult first = resolve_every_ctx(forget_all_locked, ctx_dies);
+    *held = gates_hold();
     return first;
-}
-
-static void teardown_post(void)
-{
-    size_t n = atomic_load_explicit(&nctxs, memory_order_acquire);
-    for (size_t i = n; i-- > 0;)
-        pthread_rwlock_unlock(&ctxs[i].gate);
 }
 
 #define TEARDOWN(name, sig, args, ctx_dies)                                                     \
@@ -1484,9 +1481,10 @@ static void teardown_post(void)
     {                                                                                           \
         if (stepping_aside())                                                                   \
             return R.name args;                                                                 \
-        CUresult pre = teardown_pre(ctx_dies);                                                  \
+        size_t held;                                                                            \
+        CUresult pre = teardown_pre(ctx_dies, &held);                                           \
         CUresult rc = R.name args;                                                              \
-        teardown_post();                                                                        \
+        gates_release(held);                                                                    \
         return first_error(pre, rc);                                                            \
     }
 TEARDOWN(cuCtxDestroy, (CUcontext c), (c), 1)

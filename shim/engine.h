@@ -305,9 +305,9 @@ CUresult rp__match_resolve(rp_stream *st);
 /* The owner of a per-thread stream is about to use it: if another thread
  * resolved its deferred work, make the stream wait for that work first. */
 CUresult rp__stream_rejoin(rp_stream *st);
-/* Clears a pending rejoin of st now: a device-side wait where this thread
- * can name the stream, else a host wait (for a program capture's begin,
- * after which the owner's calls go straight to the driver). */
+/* After resolve_all_locked: clears the pending rejoin of another thread's
+ * per-thread stream with a host wait (for a program capture's begin, after
+ * which the owner's calls go straight to the driver and cannot wait). */
 void rp__stream_settle(rp_stream *st);
 /* The context's private stream, created on first use (NULL if it cannot
  * be). */

@@ -84,14 +84,12 @@ CUresult rp__stream_rejoin(rp_stream *st)
 
 void rp__stream_settle(rp_stream *st)
 {
-    if (!st->used || !st->must_wait)
+    /* The caller's own streams were rejoined by resolve_all_locked; what
+     * is left is another thread's per-thread stream, which only its owner
+     * can name: the host waits (for the whole private stream the work
+     * went to, if the event fails). */
+    if (!st->used || !st->must_wait || !is_foreign_per_thread(st))
         return;
-    if (!is_foreign_per_thread(st)) {
-        rp__stream_rejoin(st);
-        return;
-    }
-    /* Only the owner can name its per-thread stream: the host waits (for
-     * the whole private stream the work went to, if the event fails). */
     if (rp__aux.cuEventSynchronize(st->handoff_ev) != CUDA_SUCCESS && st->cs->priv)
         rp__aux.cuStreamSynchronize(st->cs->priv);
     st->must_wait = 0;
