@@ -169,7 +169,7 @@ rp_seq *rp__capture(rp_ctxstate *cs, rp_det_entry *e, const uint64_t *vmask, rp_
     size_t nstage = 0;
     for (size_t i = 0; i < e->n; i++) {
         stage_of[i] = SIZE_MAX;
-        if (e->ops[i].kind == RP_OP_HTOD) {
+        if (rp__op_staged(&e->ops[i])) {
             stage_of[i] = nstage;
             sizes[nstage++] = e->ops[i].bytes;
         }

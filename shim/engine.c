@@ -514,7 +514,7 @@ static int capture_segment(rp_ctxstate *cs, rp_detector *d, rp_det_entry *e, con
     }
     uint64_t staging = 0;
     for (size_t i = 0; i < e->n; i++)
-        if (e->ops[i].kind == RP_OP_HTOD)
+        if (rp__op_staged(&e->ops[i]))
             staging += e->ops[i].bytes;
     if (staging && cs->st.staging_live_bytes + staging > rp__eng_cfg.max_staging) {
         rp__bound_hit(cs, RP_BOUND_STAGING);
@@ -1081,7 +1081,11 @@ static CUresult CUDAAPI eng_cuLaunchKernelEx_ptsz(const CUlaunchConfig *c, CUfun
     return launch_ex(c, f, kp, extra, 1);
 }
 
-/* Asynchronous host-to-device copy: captured with its bytes staged. */
+/* Asynchronous host-to-device copy. From pageable memory the driver reads
+ * the bytes at the call: a deferred copy keeps a copy of them, and its graph
+ * reads them from staging. From pinned memory the driver reads when the copy
+ * runs (earlier work on the stream may fill the buffer): the copy is
+ * captured reading the program's own buffer, whose address is content. */
 static CUresult htod_async(CUdeviceptr d, const void *h, size_t n, CUstream s, int ptsz)
 {
     CUresult (*real)(CUdeviceptr, const void *, size_t, CUstream) =
@@ -1090,20 +1094,23 @@ static CUresult htod_async(CUdeviceptr d, const void *h, size_t n, CUstream s, i
         aside_op(s, ptsz, RP_OP_HTOD);
         return real(d, h, n, s);
     }
-    if (n == 0 || n > MAX_STAGE_OP || !h)
+    int pinned = n && h && rp__rec_is_pinned(h);
+    if (n == 0 || !h || (!pinned && n > MAX_STAGE_OP))
         {
             /* The boundary first: C leaves the order of arguments open. */
             CUresult pre_ = not_capturable(s, ptsz);
             return first_error(pre_, real(d, h, n, s));
         }
     rp_op op = {.kind = RP_OP_HTOD, .dst = d, .host = (void *)h, .bytes = n,
+                .flags = pinned ? RP_OPF_HOST_PINNED : 0,
                 .entry = ptsz ? RP_E_cuMemcpyHtoDAsync_v2_ptsz : RP_E_cuMemcpyHtoDAsync_v2};
     rp_ctxstate *cs;
     rp_stream *st;
     CUresult pre;
     if (capturable(s, ptsz, &op, &cs, &st, &pre))
         return pre;
-    op.host = NULL; /* the program's buffer: not kept past the call */
+    if (!pinned)
+        op.host = NULL; /* the program's pageable buffer: not kept past the call */
     return eager_done(cs, st, &op, pre, real(d, h, n, s));
 }
 

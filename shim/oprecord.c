@@ -63,7 +63,7 @@ void rp__op_keys(rp_op *op)
         op->skey = h;
         h = mix(h, op->dst);
         h = mix(h, op->src);
-        if (op->kind == RP_OP_DTOH)
+        if (rp__op_host_is_content(op))
             h = mix(h, (uint64_t)(uintptr_t)op->host);
         op->ckey = h;
         break;
@@ -98,10 +98,9 @@ int rp__op_same_content(const rp_op *a, const rp_op *b)
         return a->param_bytes == 0 || !memcmp(a->params, b->params, a->param_bytes);
     case RP_OP_MEMSET:
         return a->dst == b->dst && a->value == b->value;
-    case RP_OP_DTOH:
-        return a->dst == b->dst && a->src == b->src && a->host == b->host;
-    default: /* HtoD: the source bytes are payload, staged; DtoD */
-        return a->dst == b->dst && a->src == b->src;
+    default: /* copies: a staged HtoD's source bytes are payload, not content */
+        return a->dst == b->dst && a->src == b->src &&
+               (!rp__op_host_is_content(a) || a->host == b->host);
     }
 }
 
@@ -183,9 +182,9 @@ int rp__op_copy(rp_op *dst, const rp_op *src)
         if (dst->params)
             memcpy(dst->params, src->params, src->param_bytes);
     }
-    dst->data = src->kind == RP_OP_HTOD ? dup_bytes(src->data, src->bytes) : NULL;
+    dst->data = rp__op_staged(src) ? dup_bytes(src->data, src->bytes) : NULL;
     if ((src->params && src->param_bytes && !dst->params) ||
-        (src->kind == RP_OP_HTOD && src->data && src->bytes && !dst->data)) {
+        (rp__op_staged(src) && src->data && src->bytes && !dst->data)) {
         rp__params_free(dst->params, src->param_bytes);
         free(dst->data);
         memset(dst, 0, sizeof *dst);
@@ -229,17 +228,13 @@ uint64_t rp__op_diff(const rp_op *a, const rp_op *b, const rp_param_layout *L, i
         if (a->value != b->value)
             m |= RP_VOL_VALUE;
         return m;
-    case RP_OP_DTOH:
-        if (a->src != b->src)
-            m |= RP_VOL_SRC;
-        if (a->host != b->host)
-            m |= RP_VOL_HOST;
-        return m;
     default:
         if (a->dst != b->dst)
             m |= RP_VOL_DST;
         if (a->src != b->src)
             m |= RP_VOL_SRC;
+        if (rp__op_host_is_content(a) && a->host != b->host)
+            m |= RP_VOL_HOST;
         return m;
     }
 }
@@ -264,11 +259,9 @@ int rp__op_match_masked(const rp_op *a, const rp_op *b, uint64_t mask, const rp_
     case RP_OP_MEMSET:
         return ((mask & RP_VOL_DST) || a->dst == b->dst) &&
                ((mask & RP_VOL_VALUE) || a->value == b->value);
-    case RP_OP_DTOH:
-        return ((mask & RP_VOL_SRC) || a->src == b->src) &&
-               ((mask & RP_VOL_HOST) || a->host == b->host);
     default:
         return ((mask & RP_VOL_DST) || a->dst == b->dst) &&
-               ((mask & RP_VOL_SRC) || a->src == b->src);
+               ((mask & RP_VOL_SRC) || a->src == b->src) &&
+               ((mask & RP_VOL_HOST) || !rp__op_host_is_content(a) || a->host == b->host);
     }
 }

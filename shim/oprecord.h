@@ -3,8 +3,11 @@
  * parameter bytes and addresses/values) and a content key (everything that
  * must be equal for a graph to stand in for the call). Keys only narrow a
  * search; equality is always decided by an exact comparison. The bytes a
- * host-to-device copy carries are payload, not content: they are staged at
- * call time and copied into the graph's staging before a replay. */
+ * host-to-device copy from pageable memory carries are payload, not content:
+ * the driver reads them at the call, so they are staged at call time and
+ * copied into the graph's staging before a replay. From pinned memory the
+ * driver reads when the copy executes: the source address is content, and
+ * the copy reads the program's memory then (DESIGN.md §2.3). */
 #ifndef REPRISE_OPRECORD_H
 #define REPRISE_OPRECORD_H
 
@@ -17,7 +20,7 @@
 
 typedef enum rp_op_kind {
     RP_OP_KERNEL = 1,
-    RP_OP_HTOD,   /* async host-to-device copy, bytes staged at the call */
+    RP_OP_HTOD,   /* async host-to-device copy (staged at the call unless pinned) */
     RP_OP_DTOD,   /* device-to-device copy (sync or async form) */
     RP_OP_DTOH,   /* async device-to-host copy into pinned memory */
     RP_OP_MEMSET, /* 1-D memset of device memory, element 1, 2 or 4 bytes */
@@ -29,6 +32,7 @@ typedef enum rp_op_kind {
 enum {
     RP_OPF_PTSZ = 1u << 0,        /* came through a _ptsz/_ptds entry point */
     RP_OPF_KERNEL_HANDLE = 1u << 1, /* `func` is a CUkernel, not a CUfunction */
+    RP_OPF_HOST_PINNED = 1u << 2, /* HtoD: the source is pinned, read at execution */
 };
 
 typedef struct rp_op {
@@ -45,11 +49,12 @@ typedef struct rp_op {
     uint8_t *params;        /* packed like the `extra` buffer; padding zeroed */
     /* copies and memsets */
     CUdeviceptr dst, src;
-    void *host;             /* DtoH: pinned destination; HtoD: program source (not compared) */
+    void *host;             /* DtoH: pinned destination; HtoD: program source (compared
+                             * when pinned: it is read at execution) */
     size_t bytes;           /* copy size; for a memset, the element count */
     unsigned int value;     /* memset value */
     unsigned int elem;      /* memset element size: 1, 2 or 4 */
-    uint8_t *data;          /* HtoD: the bytes staged at the call (payload) */
+    uint8_t *data;          /* staged HtoD: the bytes copied at the call (payload) */
     /* keys, filled by rp__op_keys */
     uint64_t skey, ckey;
 } rp_op;
@@ -67,8 +72,22 @@ typedef struct rp_param_layout {
  * two bits below; for a memset, the destination and the value. */
 #define RP_VOL_DST 1ull
 #define RP_VOL_SRC 2ull   /* DtoD: source; DtoH: source; HtoD: unused */
-#define RP_VOL_HOST 4ull  /* DtoH: the pinned destination */
+#define RP_VOL_HOST 4ull  /* DtoH: the pinned destination; HtoD: the pinned source */
 #define RP_VOL_VALUE 2ull /* memset */
+
+/* 1 when `op` is a host-to-device copy whose bytes are staged at the call
+ * (a pageable source); a pinned source is read by the copy when it runs. */
+static inline int rp__op_staged(const rp_op *op)
+{
+    return op->kind == RP_OP_HTOD && !(op->flags & RP_OPF_HOST_PINNED);
+}
+
+/* 1 when the host address is part of the op's content: a device-to-host
+ * copy's pinned destination, a pinned host-to-device source. */
+static inline int rp__op_host_is_content(const rp_op *op)
+{
+    return op->kind == RP_OP_DTOH || (op->kind == RP_OP_HTOD && (op->flags & RP_OPF_HOST_PINNED));
+}
 
 /* 64-bit hash of `n` bytes, continuing from `h` (start with RP_HASH_SEED). */
 #define RP_HASH_SEED 0x9e3779b97f4a7c15ull

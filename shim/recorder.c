@@ -235,10 +235,11 @@ int rp__rec_param_ptrs(rp_ctxstate *cs, const rp_op *op, void **ptrs, void ***kp
 }
 
 /* Re-issue `op` on `stream`. A kernel goes through kernelParams pointing
- * into the packed bytes; a host-to-device copy reads `staged` (the graph's
- * pinned staging inside a capture window; the record's own copy of the
- * bytes when flushing, which the driver stages at once because it is
- * pageable). */
+ * into the packed bytes; a host-to-device copy from pageable memory reads
+ * `staged` (the graph's pinned staging inside a capture window; the
+ * record's own copy of the bytes when flushing, which the driver stages at
+ * once because it is pageable); one from pinned memory reads the program's
+ * buffer, when the copy runs, as the program's own call would have. */
 CUresult rp__rec_issue(rp_ctxstate *cs, const rp_op *op, CUstream stream, const void *staged)
 {
     switch (op->kind) {
@@ -251,7 +252,8 @@ CUresult rp__rec_issue(rp_ctxstate *cs, const rp_op *op, CUstream stream, const 
                                       stream, kp, NULL);
     }
     case RP_OP_HTOD:
-        return rp__aux.cuMemcpyHtoDAsync_v2(op->dst, staged, op->bytes, stream);
+        return rp__aux.cuMemcpyHtoDAsync_v2(op->dst, rp__op_staged(op) ? staged : op->host,
+                                            op->bytes, stream);
     case RP_OP_DTOH:
         return rp__aux.cuMemcpyDtoHAsync_v2(op->host, op->src, op->bytes, stream);
     case RP_OP_DTOD:
@@ -292,9 +294,11 @@ CUresult rp__rec_issue_as_called(rp_ctxstate *cs, const rp_op *op)
             &c, op->func, kp, NULL);
     }
     case RP_E_cuMemcpyHtoDAsync_v2:
-        return R->cuMemcpyHtoDAsync_v2(op->dst, op->data, op->bytes, s);
+        return R->cuMemcpyHtoDAsync_v2(op->dst, rp__op_staged(op) ? op->data : op->host,
+                                       op->bytes, s);
     case RP_E_cuMemcpyHtoDAsync_v2_ptsz:
-        return R->cuMemcpyHtoDAsync_v2_ptsz(op->dst, op->data, op->bytes, s);
+        return R->cuMemcpyHtoDAsync_v2_ptsz(op->dst, rp__op_staged(op) ? op->data : op->host,
+                                            op->bytes, s);
     case RP_E_cuMemcpyDtoHAsync_v2:
         return R->cuMemcpyDtoHAsync_v2(op->host, op->src, op->bytes, s);
     case RP_E_cuMemcpyDtoHAsync_v2_ptsz:

@@ -116,11 +116,14 @@ static int mark_start(rp_stream *st)
 }
 
 /* Keep the record of a deferred op, with the bytes of a host-to-device copy
- * copied now: the program may reuse its buffer as soon as the call returns.
- * Returns 0, or -1 if memory runs out (the op then runs eagerly). */
+ * from pageable memory copied now: the driver reads them at the call, and
+ * the program may reuse its buffer as soon as the call returns. A pinned
+ * source is not copied: the driver reads it when the copy runs, after the
+ * earlier work of the stream that may fill it (DESIGN.md §2.3). Returns 0,
+ * or -1 if memory runs out (the op then runs eagerly). */
 static int defer_push(rp_stream *st, rp_op *op)
 {
-    if (op->kind == RP_OP_HTOD && op->bytes) {
+    if (rp__op_staged(op) && op->bytes) {
         op->data = malloc(op->bytes);
         if (!op->data)
             return -1;
@@ -201,7 +204,7 @@ static CUresult update_node(rp_seq *s, size_t k, const rp_op *op)
         p.Depth = 1;
         if (op->kind == RP_OP_HTOD) {
             p.srcMemoryType = CU_MEMORYTYPE_HOST;
-            p.srcHost = s->sealed.staging[s->stage_of[k]].ptr;
+            p.srcHost = rp__op_staged(op) ? s->sealed.staging[s->stage_of[k]].ptr : op->host;
         } else {
             p.srcMemoryType = CU_MEMORYTYPE_DEVICE;
             p.srcDevice = op->src;

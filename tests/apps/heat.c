@@ -1,8 +1,10 @@
 /* heat - a 1-D heat equation on a created stream, the pattern a simulation
  * loop has: per step an async upload of changing boundary values from pinned
  * memory, a boundary kernel and several stencil kernels, an async download of
- * one probe value into pinned memory, and a stream synchronize.
- * Usage: heat MODULE ITERS [N]   (N cells, default 4096) */
+ * one probe value into pinned memory, and a stream synchronize. With
+ * `pageable`, the boundary values come from plain malloc memory instead (the
+ * driver then reads them at the call, so a shim must stage them).
+ * Usage: heat MODULE ITERS [N [pageable]]   (N cells, default 4096) */
 #include <cuda.h>
 
 #include "appcommon.h"
@@ -11,7 +13,7 @@
 
 int main(int argc, char **argv)
 {
-    app_usage(argc, argv, "[N]");
+    app_usage(argc, argv, "[N [pageable]]");
     long iters = app_arg(argc, argv, 2, 0, 0, 100000000);
     int32_t n = (int32_t)app_arg(argc, argv, 3, 4096, 8, 1 << 24);
 
@@ -39,8 +41,17 @@ int main(int argc, char **argv)
     CK(cuMemAlloc, (&bvals, 2 * sizeof(float)));
     CK(cuMemAlloc, (&sum, sizeof(uint64_t)));
 
+    int pageable = argc > 4 && !strcmp(argv[4], "pageable");
+    if (argc > 4 && !pageable)
+        app_die("the fourth argument must be pageable");
     float *hbound, *hprobe;
-    CK(cuMemHostAlloc, ((void **)&hbound, 2 * sizeof(float), 0));
+    if (pageable) {
+        hbound = malloc(2 * sizeof(float));
+        if (hbound == NULL)
+            app_die("out of host memory");
+    } else {
+        CK(cuMemHostAlloc, ((void **)&hbound, 2 * sizeof(float), 0));
+    }
     CK(cuMemHostAlloc, ((void **)&hprobe, sizeof(float), 0));
 
     unsigned int grid = app_blocks(n);
@@ -92,7 +103,10 @@ int main(int argc, char **argv)
     app_checksum("heat-field", dsum);
 
     free(field);
-    CK(cuMemFreeHost, (hbound));
+    if (pageable)
+        free(hbound);
+    else
+        CK(cuMemFreeHost, (hbound));
     CK(cuMemFreeHost, (hprobe));
     CK(cuMemFree, (a));
     CK(cuMemFree, (b));
