@@ -430,3 +430,40 @@ CC_EXPORT CUresult cuPointerGetAttribute(void *data, CUpointer_attribute attribu
     cc__unlock();
     return r;
 }
+
+/* The device address of mapped pinned memory. Strict: only memory allocated
+ * with CU_MEMHOSTALLOC_DEVICEMAP, Flags must be 0 (the documented contract),
+ * and a pointer inside the allocation maps to the same offset. One device
+ * that can use host pointers: the address is the host address, as the
+ * documentation says it is when every visible device can. */
+static CUresult host_get_device_pointer(CUdeviceptr *pd, void *p, unsigned int flags)
+{
+    CUresult r = cc__check_init();
+    if (r) return r;
+    if (!pd || !p || flags != 0) return CUDA_ERROR_INVALID_VALUE;
+    cc__lock();
+    cc_ctx *c;
+    r = cc__ctx_current(&c);
+    cc_alloc *a = r ? NULL : cc__mem_find((uintptr_t)p);
+    if (!r && (!a || a->kind != CC_M_HOST || !(a->flags & CU_MEMHOSTALLOC_DEVICEMAP)))
+        r = CUDA_ERROR_INVALID_VALUE;
+    if (!r) *pd = (CUdeviceptr)(uintptr_t)p;
+    cc__unlock();
+    return r;
+}
+
+CC_EXPORT CUresult cuMemHostGetDevicePointer(unsigned int *pd, void *p, unsigned int Flags)
+{
+    CC_ENTER(cuMemHostGetDevicePointer);
+    CUdeviceptr d = 0;
+    CUresult r = host_get_device_pointer(&d, p, Flags);
+    if (!r && d > 0xffffffffu) r = CUDA_ERROR_INVALID_VALUE; /* v1: 32-bit pointers only */
+    if (!r) *pd = (unsigned int)d;
+    return r;
+}
+
+CC_EXPORT CUresult cuMemHostGetDevicePointer_v2(CUdeviceptr *pd, void *p, unsigned int Flags)
+{
+    CC_ENTER(cuMemHostGetDevicePointer_v2);
+    return host_get_device_pointer(pd, p, Flags);
+}

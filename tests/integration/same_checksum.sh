@@ -2,10 +2,14 @@
 # same_checksum.sh - runs one test program on the CPU driver several ways and
 # requires exit 0, a checksum line, and byte-identical stdout in every run:
 # without the shim (twice: the program must be deterministic), preloaded but
-# disabled, preloaded and enabled, and through the reprise command if built.
+# disabled, preloaded and enabled, enabled with REPRISE_WARMUP=1 (capture at
+# the first occurrence) and with REPRISE_MAX_VARIANTS=0 (updates only), and
+# through the reprise command if built.
 #
 # usage: same_checksum.sh [--absent-only] [--sanitized] [--asan-runtime LIB]
-#            BUILD_DIR -- APP ARGS...
+#            [--env NAME=VALUE]... BUILD_DIR -- APP ARGS...
+# --env sets a variable in every run (e.g. CPUCUDA_DELAY_US=50: simulated
+# device time, so that work the host does not wait for really is late).
 # --asan-runtime LIB goes first in LD_PRELOAD (a sanitized shim preloaded
 # into a program that was not built with the sanitizer needs it there).
 set -u
@@ -13,11 +17,13 @@ set -u
 absent_only=0
 sanitized=0
 asan_rt=
+extra_env=
 while [ $# -gt 0 ]; do
     case $1 in
         --absent-only) absent_only=1; shift ;;
         --sanitized) sanitized=1; shift ;;
         --asan-runtime) asan_rt=$2; shift 2 ;;
+        --env) extra_env="$extra_env $2"; shift 2 ;;
         *) break ;;
     esac
 done
@@ -47,7 +53,7 @@ run() {
     while [ "$1" != "--" ]; do env_args="$env_args $1"; shift; done
     shift
     # shellcheck disable=SC2086
-    env LD_LIBRARY_PATH="$driver_dir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" $env_args \
+    env LD_LIBRARY_PATH="$driver_dir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" $extra_env $env_args \
         "$@" >"$work/$name.out" 2>"$work/$name.err"
     rc=$?
     if [ $rc -ne 0 ]; then
@@ -90,6 +96,10 @@ if [ $absent_only -eq 0 ]; then
         && same disabled
     run enabled $preload_env LD_PRELOAD="$preload" REPRISE=1 REPRISE_DRIVER="$driver" -- "$@" \
         && same enabled
+    run warmup1 $preload_env LD_PRELOAD="$preload" REPRISE=1 REPRISE_WARMUP=1 \
+        REPRISE_DRIVER="$driver" -- "$@" && same warmup1
+    run novariants $preload_env LD_PRELOAD="$preload" REPRISE=1 REPRISE_MAX_VARIANTS=0 \
+        REPRISE_DRIVER="$driver" -- "$@" && same novariants
     if [ -x "$cmd" ]; then
         run command $preload_env -- "$cmd" --driver "$driver" -- "$@" && same command
     fi
@@ -97,7 +107,7 @@ fi
 
 if [ $status -eq 0 ]; then
     runs=
-    for r in absent absent2 disabled enabled command; do
+    for r in absent absent2 disabled enabled warmup1 novariants command; do
         [ -f "$work/$r.out" ] && runs="$runs $r"
     done
     echo "ok: every run ($runs ) printed:"
