@@ -809,9 +809,25 @@ static void forget_all_locked(rp_ctxstate *cs, int ctx_dies)
     resolve_all_locked(cs);
     rp__seqs_drop_all(cs);
     rp__rec_reset(cs);
-    for (size_t i = 0; i < cs->nstreams; i++)
-        stream_free(&cs->streams[i]);
-    cs->nstreams = 0;
+    /* Another thread's per-thread stream whose work was just resolved for it
+     * keeps its record, and with it the wait its owner's next call must make
+     * (the handle names no other stream later; its event outlives the
+     * private stream it was recorded on). Every other record goes. */
+    size_t kept = 0;
+    for (size_t i = 0; i < cs->nstreams; i++) {
+        rp_stream *st = &cs->streams[i];
+        if (st->used && st->must_wait && rp__stream_is_foreign(st)) {
+            seg_clear(st);
+            if (kept != i) {
+                cs->streams[kept] = *st;
+                memset(st, 0, sizeof *st);
+            }
+            kept++;
+        } else {
+            stream_free(st);
+        }
+    }
+    cs->nstreams = kept;
     if (ctx_dies && cs->priv) {
         rp__aux.cuStreamDestroy_v2(cs->priv);
         cs->priv = NULL;

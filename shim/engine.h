@@ -302,6 +302,9 @@ int rp__match_offer(rp_stream *st, rp_op *op, CUresult *err);
  * rest eagerly in order. Returns the first error of a flushed call. Any
  * thread may call it (see rp_stream on the per-thread stream). */
 CUresult rp__match_resolve(rp_stream *st);
+/* 1 when `st` is another thread's per-thread stream (the calling thread
+ * cannot name it: its deferred work is resolved on the private stream). */
+int rp__stream_is_foreign(const rp_stream *st);
 /* The owner of a per-thread stream is about to use it: if another thread
  * resolved its deferred work, make the stream wait for that work first. */
 CUresult rp__stream_rejoin(rp_stream *st);

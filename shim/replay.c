@@ -48,7 +48,7 @@ static CUresult issue_eager(rp_ctxstate *cs, const rp_op *op, CUstream target)
     return rp__rec_issue(cs, op, target, op->data);
 }
 
-static int is_foreign_per_thread(const rp_stream *st)
+int rp__stream_is_foreign(const rp_stream *st)
 {
     return st->handle == CU_STREAM_PER_THREAD && !pthread_equal(st->tid, pthread_self());
 }
@@ -59,7 +59,7 @@ static int is_foreign_per_thread(const rp_stream *st)
  * work stays deferred until its owner's next call). */
 static CUstream resolve_target(rp_stream *st)
 {
-    if (!is_foreign_per_thread(st))
+    if (!rp__stream_is_foreign(st))
         return st->handle;
     CUstream p = rp__private_stream(st->cs);
     if (!p || !st->start_recorded)
@@ -73,7 +73,7 @@ static CUstream resolve_target(rp_stream *st)
 
 CUresult rp__stream_rejoin(rp_stream *st)
 {
-    if (!st->must_wait || is_foreign_per_thread(st))
+    if (!st->must_wait || rp__stream_is_foreign(st))
         return CUDA_SUCCESS;
     st->must_wait = 0;
     CUresult rc = rp__aux.cuStreamWaitEvent(st->handle, st->handoff_ev, 0);
@@ -88,7 +88,7 @@ void rp__stream_settle(rp_stream *st)
      * is left is another thread's per-thread stream, which only its owner
      * can name: the host waits (for the whole private stream the work
      * went to, if the event fails). */
-    if (!st->used || !st->must_wait || !is_foreign_per_thread(st))
+    if (!st->used || !st->must_wait || !rp__stream_is_foreign(st))
         return;
     if (rp__aux.cuEventSynchronize(st->handoff_ev) != CUDA_SUCCESS && st->cs->priv)
         rp__aux.cuStreamSynchronize(st->cs->priv);
@@ -306,9 +306,13 @@ CUresult rp__match_resolve(rp_stream *st)
     CUstream target = resolve_target(st);
     if (!target)
         return CUDA_SUCCESS; /* NEVER in practice: left to the owner's next call */
-    /* The legacy stream is per context: issue in the stream's context. */
+    /* The legacy and the per-thread stream are per context, named through
+     * the current one: issue in the stream's context (the program may have
+     * made another current since, e.g. by creating one, which makes no
+     * boundary where the driver does not report it). */
     CUcontext cur = NULL;
-    int pushed = st->legacy && rp__aux.cuCtxGetCurrent(&cur) == CUDA_SUCCESS && cur != cs->ctx &&
+    int pushed = (st->legacy || st->handle == CU_STREAM_PER_THREAD) &&
+                 rp__aux.cuCtxGetCurrent(&cur) == CUDA_SUCCESS && cur != cs->ctx &&
                  rp__aux.cuCtxPushCurrent_v2(cs->ctx) == CUDA_SUCCESS;
     CUresult first = CUDA_SUCCESS;
     size_t done = 0;
@@ -367,13 +371,20 @@ CUresult rp__match_resolve(rp_stream *st)
     if (done < st->ndef)
         rp__nvtx_pop();
     if (target != st->handle) {
-        /* The owner's stream must not overtake this work: a device-side
-         * wait at its next call, or, if the mark cannot be made, the host
-         * waits for the work now. */
-        if (rp__aux.cuEventRecord(st->handoff_ev, target) == CUDA_SUCCESS)
+        /* Nothing the driver would have ordered after this work may overtake
+         * it now that it runs on the private stream: the owner's stream
+         * waits at the owner's next call (only the owner can name it), and
+         * the legacy stream waits now, since it waits for every blocking
+         * stream, the per-thread ones included (and the other blocking
+         * streams wait for the legacy stream's work in turn). If the marks
+         * cannot be made, the host waits for the work now. */
+        if (rp__aux.cuEventRecord(st->handoff_ev, target) == CUDA_SUCCESS) {
             st->must_wait = 1;
-        else
+            if (rp__aux.cuStreamWaitEvent(CU_STREAM_LEGACY, st->handoff_ev, 0) != CUDA_SUCCESS)
+                rp__aux.cuEventSynchronize(st->handoff_ev);
+        } else {
             rp__aux.cuStreamSynchronize(target);
+        }
     }
     if (pushed) {
         CUcontext popped;
