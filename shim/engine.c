@@ -1323,14 +1323,36 @@ STREAM_BOUNDARY(cuLaunchHostFunc_ptsz, 1, (CUstream s, CUhostFn fn, void *u), (s
 STREAM_BOUNDARY(cuGraphLaunch, 0, (CUgraphExec g, CUstream s), (g, s), s)
 STREAM_BOUNDARY(cuGraphLaunch_ptsz, 1, (CUgraphExec g, CUstream s), (g, s), s)
 
+/* Drop the records of the stream whose handle is `h` (with cs locked). */
+static void forget_stream(rp_ctxstate *cs, CUstream h)
+{
+    for (size_t i = 0; i < cs->nstreams; i++)
+        if (cs->streams[i].used && cs->streams[i].handle == h)
+            stream_free(&cs->streams[i]);
+    atomic_fetch_add(&stream_gen, 1);
+}
+
 /* A destroyed stream's handle may come back for a new stream with other
  * flags or another context: its state goes with it, after its deferred work
  * was resolved (destroying a stream does not wait for its work, but work
  * issued before the destroy still runs). */
 static CUresult stream_destroy(CUstream s, CUresult (*real)(CUstream))
 {
-    if (stepping_aside() || !s || s == CU_STREAM_LEGACY || s == CU_STREAM_PER_THREAD)
+    if (!s || s == CU_STREAM_LEGACY || s == CU_STREAM_PER_THREAD)
         return real(s);
+    if (stepping_aside()) {
+        /* Nothing is deferred while the program captures, but the record
+         * (its flags, its segment) must not outlive the stream: the handle
+         * may come back for a stream of another kind. */
+        CUresult rc = real(s);
+        size_t n = atomic_load_explicit(&nctxs, memory_order_acquire);
+        for (size_t i = 0; rc == CUDA_SUCCESS && i < n; i++) {
+            lock(&ctxs[i]);
+            forget_stream(&ctxs[i], s);
+            unlock(&ctxs[i]);
+        }
+        return rc;
+    }
     rp_ctxstate *cs = ctx_of_stream(s, 0);
     if (!cs)
         {
@@ -1512,6 +1534,7 @@ static CUresult teardown_pre(int ctx_dies, size_t *held)
     }
 TEARDOWN(cuCtxDestroy, (CUcontext c), (c), 1)
 TEARDOWN(cuCtxDestroy_v2, (CUcontext c), (c), 1)
+TEARDOWN(cuCtxDetach, (CUcontext c), (c), 1)
 TEARDOWN(cuDevicePrimaryCtxRelease, (CUdevice d), (d), 1)
 TEARDOWN(cuDevicePrimaryCtxRelease_v2, (CUdevice d), (d), 1)
 TEARDOWN(cuDevicePrimaryCtxReset, (CUdevice d), (d), 1)
@@ -1616,7 +1639,7 @@ void rp__engine_install(struct rp__driver *core, const struct rp__driver *real)
     SET(cuStreamBeginCapture_v2_ptsz) SET(cuStreamBeginCaptureToGraph) SET(cuStreamBeginCaptureToGraph_ptsz)
     SET(cuStreamEndCapture) SET(cuStreamEndCapture_ptsz)
     SET(cuLibraryGetKernel)
-    SET(cuCtxDestroy) SET(cuCtxDestroy_v2) SET(cuDevicePrimaryCtxRelease) SET(cuDevicePrimaryCtxRelease_v2)
+    SET(cuCtxDestroy) SET(cuCtxDestroy_v2) SET(cuCtxDetach) SET(cuDevicePrimaryCtxRelease) SET(cuDevicePrimaryCtxRelease_v2)
     SET(cuDevicePrimaryCtxReset) SET(cuDevicePrimaryCtxReset_v2) SET(cuModuleUnload) SET(cuLibraryUnload)
 #undef SET
 }

@@ -235,6 +235,42 @@
     X(cuDevicePrimaryCtxReset_v2, (CUdevice dev), (dev))                                           \
     X(cuModuleUnload, (CUmodule hmod), (hmod))                                                     \
     X(cuLibraryUnload, (CUlibrary library), (library))                                             \
+    /* Calls that change the current context, or what later launches see (a   \
+     * deferred launch is issued after them, so it must be resolved first),   \
+     * or that order a whole context's work. */                                \
+    X(cuCtxCreate, (CUcontext *pctx, unsigned int flags, CUdevice dev), (pctx, flags, dev)) \
+    X(cuCtxCreate_v2, (CUcontext *pctx, unsigned int flags, CUdevice dev), (pctx, flags, dev)) \
+    X(cuCtxCreate_v3, (CUcontext *pctx, CUexecAffinityParam *paramsArray, int numParams, unsigned int flags, CUdevice dev), (pctx, paramsArray, numParams, flags, dev)) \
+    X(cuCtxCreate_v4, (CUcontext *pctx, CUctxCreateParams *ctxCreateParams, unsigned int flags, CUdevice dev), (pctx, ctxCreateParams, flags, dev)) \
+    X(cuCtxAttach, (CUcontext *pctx, unsigned int flags), (pctx, flags)) \
+    X(cuCtxDetach, (CUcontext ctx), (ctx)) \
+    X(cuCtxRecordEvent, (CUcontext hCtx, CUevent hEvent), (hCtx, hEvent)) \
+    X(cuCtxWaitEvent, (CUcontext hCtx, CUevent hEvent), (hCtx, hEvent)) \
+    X(cuGreenCtxRecordEvent, (CUgreenCtx hCtx, CUevent hEvent), (hCtx, hEvent)) \
+    X(cuGreenCtxWaitEvent, (CUgreenCtx hCtx, CUevent hEvent), (hCtx, hEvent)) \
+    X(cuCtxSetLimit, (CUlimit limit, size_t value), (limit, value)) \
+    X(cuCtxSetCacheConfig, (CUfunc_cache config), (config)) \
+    X(cuCtxSetSharedMemConfig, (CUsharedconfig config), (config)) \
+    X(cuCtxSetFlags, (unsigned int flags), (flags)) \
+    X(cuCtxEnablePeerAccess, (CUcontext peerContext, unsigned int Flags), (peerContext, Flags)) \
+    X(cuCtxDisablePeerAccess, (CUcontext peerContext), (peerContext)) \
+    X(cuFuncSetAttribute, (CUfunction hfunc, CUfunction_attribute attrib, int value), (hfunc, attrib, value)) \
+    X(cuFuncSetCacheConfig, (CUfunction hfunc, CUfunc_cache config), (hfunc, config)) \
+    X(cuFuncSetSharedMemConfig, (CUfunction hfunc, CUsharedconfig config), (hfunc, config)) \
+    X(cuKernelSetAttribute, (CUfunction_attribute attrib, int val, CUkernel kernel, CUdevice dev), (attrib, val, kernel, dev)) \
+    X(cuKernelSetCacheConfig, (CUkernel kernel, CUfunc_cache config, CUdevice dev), (kernel, config, dev)) \
+    X(cuMemSetAccess, (CUdeviceptr ptr, size_t size, const CUmemAccessDesc *desc, size_t count), (ptr, size, desc, count)) \
+    X(cuLaunchCooperativeKernelMultiDevice, (CUDA_LAUNCH_PARAMS *launchParamsList, unsigned int numDevices, unsigned int flags), (launchParamsList, numDevices, flags)) \
+    X(cuCheckpointProcessLock, (int pid, CUcheckpointLockArgs *args), (pid, args)) \
+    X(cuCheckpointProcessCheckpoint, (int pid, CUcheckpointCheckpointArgs *args), (pid, args)) \
+    /* Destroying what a deferred kernel may use (objects passed by handle). */ \
+    X(cuTexObjectDestroy, (CUtexObject texObject), (texObject)) \
+    X(cuSurfObjectDestroy, (CUsurfObject surfObject), (surfObject)) \
+    X(cuArrayDestroy, (CUarray hArray), (hArray)) \
+    X(cuMipmappedArrayDestroy, (CUmipmappedArray hMipmappedArray), (hMipmappedArray)) \
+    X(cuDestroyExternalMemory, (CUexternalMemory extMem), (extMem)) \
+    X(cuDestroyExternalSemaphore, (CUexternalSemaphore extSem), (extSem)) \
+    X(cuGraphicsUnregisterResource, (CUgraphicsResource resource), (resource)) \
     /* function and kernel handles */                                                              \
     X(cuModuleGetFunction, (CUfunction *hfunc, CUmodule hmod, const char *name),                   \
       (hfunc, hmod, name))                                                                         \

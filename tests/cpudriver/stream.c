@@ -18,12 +18,29 @@ bool cc__stream_blocking(const cc_stream *s)
 
 void cc__stream_ref(cc_stream *s) { s->refs++; }
 
+/* Freed streams are kept (a few) and handed out again, newest first, so
+ * that a destroyed stream's handle comes back for the next stream created,
+ * as a real driver's may: a program, or a shim, that keeps state by handle
+ * must not assume a handle names one stream forever. Under the global lock. */
+#define RECYCLE_MAX 16
+static cc_stream *recycled[RECYCLE_MAX];
+static size_t nrecycled;
+
 void cc__stream_unref(cc_stream *s)
 {
     if (--s->refs > 0) return;
     pthread_cond_destroy(&s->work);
     free(s->cap_deps);
-    free(s);
+    if (nrecycled < RECYCLE_MAX) recycled[nrecycled++] = s;
+    else free(s);
+}
+
+static cc_stream *stream_alloc(void)
+{
+    if (!nrecycled) return calloc(1, sizeof(cc_stream));
+    cc_stream *s = recycled[--nrecycled];
+    memset(s, 0, sizeof *s);
+    return s;
 }
 
 static void unlink_from_ctx(cc_stream *s)
@@ -67,7 +84,7 @@ static void *worker(void *arg)
 
 cc_stream *cc__stream_new(cc_ctx *c, enum cc_stream_kind k, unsigned flags)
 {
-    cc_stream *s = calloc(1, sizeof *s);
+    cc_stream *s = stream_alloc();
     if (!s) return NULL;
     s->ctx = c;
     s->kind = k;
