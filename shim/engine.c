@@ -574,22 +574,23 @@ static int volatile_fields(rp_ctxstate *cs, const rp_det_entry *e, const rp_op *
     return any;
 }
 
-/* A segment whose exact content has not repeated: if its structure keeps
- * repeating with more distinct contents than REPRISE_MAX_VARIANTS, capture
- * it once with the differing fields volatile (updated before each replay);
- * if that sequence exists already, the fields that differ now become
- * volatile too, so that the next occurrence matches. */
-static void learn_volatile(rp_stream *st)
+/* A segment's structure is counted too: if it keeps repeating with more
+ * distinct contents than REPRISE_MAX_VARIANTS, capture it once with the
+ * differing fields volatile (updated before each replay); if that sequence
+ * exists already, the fields that differ now become volatile too, so that
+ * the next occurrence matches. Returns 1 when a capture with volatile
+ * fields was made (or tried) from this segment, else 0. */
+static int learn_volatile(rp_stream *st)
 {
     rp_ctxstate *cs = st->cs;
     rp_det_entry *e = NULL;
     rp_det_verdict v = rp__det_observe(&cs->sdet, st->seg, st->nseg, &e);
     if (v != RP_DET_CAPTURE && v != RP_DET_HAS_GRAPH)
-        return;
+        return 0;
     uint64_t *mask = calloc(e->n, sizeof *mask);
     if (!mask) {
         rp__bound_hit(cs, RP_BOUND_MEMORY);
-        return;
+        return 0;
     }
     size_t nvol = 0;
     int ok = volatile_fields(cs, e, st->seg, mask);
@@ -601,11 +602,13 @@ static void learn_volatile(rp_stream *st)
         rp__bound_hit(cs, RP_BOUND_UPDATES);
         ok = 0;
     }
+    int captured = 0;
     if (!ok) {
         if (v == RP_DET_CAPTURE)
             rp__det_capture_failed(&cs->sdet, e);
     } else if (v == RP_DET_CAPTURE) {
         capture_segment(cs, &cs->sdet, e, mask);
+        captured = 1;
     } else {
         for (size_t i = 0; i < cs->nseqs; i++) {
             rp_seq *s = cs->seqs[i];
@@ -626,6 +629,7 @@ static void learn_volatile(rp_stream *st)
         }
     }
     free(mask);
+    return captured;
 }
 
 /* Sequences whose launch or update failed are dropped once no stream is
@@ -694,9 +698,14 @@ static void observe(rp_stream *st)
         why = RP_EAGER_DIVERGED;
         break;
     case RP_DET_CAPTURE:
+        /* Its structure is counted first: when the structure's contents
+         * keep changing (more than REPRISE_MAX_VARIANTS of them), one graph
+         * with updates serves them all, rather than one more exact variant.
+         * With a warmup of 1 this is the only place contents are compared:
+         * every segment is an exact capture candidate at once. */
         if (backing_off(st, e))
             why = RP_EAGER_CAPTURE_FAILED;
-        else if (capture_segment(cs, &cs->det, e, NULL) != 0)
+        else if (!learn_volatile(st) && capture_segment(cs, &cs->det, e, NULL) != 0)
             why = RP_EAGER_BOUND;
         break;
     }
