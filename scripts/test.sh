@@ -6,10 +6,41 @@
 # ThreadSanitizer (the shim and the CPU driver both instrumented).
 #   scripts/test.sh            all three passes
 #   scripts/test.sh --quick    the first pass only
+# It needs a C compiler, make, CMake, the CUDA toolkit's headers (cuda.h),
+# cmocka and xmllint. What is missing is installed first when it can be (as
+# root, with apt-get); otherwise the script stops at once with the command
+# that installs it. nvcc and chromium are optional (GPU kernels; a screenshot
+# of the report page).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 jobs=$(nproc 2>/dev/null || echo 2)
 export PATH=/usr/local/cuda/bin:$PATH
+
+# The headers cmocka needs, where CMake's find_path looks for them.
+have_header() { # have_header NAME: in the compiler's default include path
+  echo "#include <$1>" | ${CC:-cc} -E -x c - >/dev/null 2>&1
+}
+need=()
+command -v cmake >/dev/null || need+=(cmake)
+command -v "${CC:-cc}" >/dev/null || need+=(gcc)
+command -v make >/dev/null || need+=(make)
+if command -v "${CC:-cc}" >/dev/null; then
+  have_header stdint.h || need+=(libc6-dev)
+  have_header cmocka.h || need+=(libcmocka-dev)   # the unit tests
+fi
+command -v xmllint >/dev/null || need+=(libxml2-utils)  # validates reprise report's page
+if [ ${#need[@]} -gt 0 ]; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+    echo "== installing ${need[*]}"
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq && apt-get install -y -qq "${need[@]}" >/dev/null ||
+      { echo "test.sh: could not install ${need[*]}" >&2; exit 1; }
+  else
+    echo "test.sh: missing ${need[*]}; install with:" >&2
+    echo "  sudo apt-get install -y ${need[*]}" >&2
+    exit 1
+  fi
+fi
 
 pass() { # pass BUILD_DIR [cmake args...]   (TESTS=regex: only those tests)
   local dir=$1; shift
@@ -24,9 +55,9 @@ pass() { # pass BUILD_DIR [cmake args...]   (TESTS=regex: only those tests)
   ctest --test-dir "$dir" --output-on-failure -j "$jobs" --timeout 300 ${TESTS:+-R "$TESTS"}
 }
 
-pass build
+pass build -DREPRISE_UNIT_TESTS=ON
 if [ "${1:-}" != "--quick" ]; then
-  pass build-asan -DREPRISE_SANITIZE=address,undefined -DCMAKE_BUILD_TYPE=Debug
+  pass build-asan -DREPRISE_SANITIZE=address,undefined -DCMAKE_BUILD_TYPE=Debug -DREPRISE_UNIT_TESTS=ON
   # ThreadSanitizer exits non-zero on any race it reports: the tests of
   # threads, streams used from several threads, and the stress program.
   TESTS='threads|handoff|stress|edges_while|drv_streams|drv_capture|lifecycle' \

@@ -203,26 +203,6 @@ static int ordered(const rp_stream *a, const rp_stream *b)
     return (a->legacy && b->blocking) || (b->legacy && a->blocking);
 }
 
-void rp__bound_hit(rp_ctxstate *cs, enum rp__bound b)
-{
-    static const char *const what[RP_BOUND_COUNT] = {
-        [RP_BOUND_OPS] = "a segment is longer than REPRISE_MAX_OPS; it is not captured",
-        [RP_BOUND_GRAPHS] = "REPRISE_MAX_GRAPHS graphs are all in use; a sequence stays eager",
-        [RP_BOUND_STAGING] = "REPRISE_MAX_STAGING is reached; a sequence with host-to-device copies stays eager",
-        [RP_BOUND_SEQ_BYTES] = "a segment carries more than REPRISE_MAX_SEQ_BYTES of parameters; it is not learnt",
-        [RP_BOUND_UPDATES] = "a replay would update more than REPRISE_MAX_UPDATES nodes; it ran eagerly",
-        [RP_BOUND_STREAMS] = "more than 128 streams in a context; the others' work runs eagerly",
-        [RP_BOUND_CONTEXTS] = "more than 16 contexts; the others' work runs eagerly",
-        [RP_BOUND_TABLE] = "the kernel parameter-layout table is full; other kernels run eagerly",
-        [RP_BOUND_MEMORY] = "out of memory in the engine; the work concerned runs eagerly",
-    };
-    static _Atomic unsigned char logged[RP_BOUND_COUNT];
-    if (cs)
-        cs->st.bound_hits++;
-    if (!atomic_exchange(&logged[b], 1))
-        rp__info("bound hit: %s (counted in the report's bound_hits)", what[b]);
-}
-
 static void count_eager(rp_ctxstate *cs, enum rp__eager_reason why, uint64_t n)
 {
     cs->st.ops_eager[why] += n;

@@ -13,6 +13,7 @@
 #include <pthread.h>
 
 #include "detector.h"
+#include "explain.h"
 #include "lifecycle.h"
 #include "oprecord.h"
 
@@ -86,12 +87,9 @@ struct rp__engine_config {
     size_t table_size;     /* detector slots */
 };
 
-/* The bounds; hitting one is counted (bound_hits) and logged once. */
-enum rp__bound {
-    RP_BOUND_OPS, RP_BOUND_GRAPHS, RP_BOUND_STAGING, RP_BOUND_SEQ_BYTES, RP_BOUND_UPDATES,
-    RP_BOUND_STREAMS, RP_BOUND_CONTEXTS, RP_BOUND_TABLE, RP_BOUND_MEMORY, RP_BOUND_COUNT
-};
-/* Count a bound hit in `cs` (may be NULL) and say so once per bound. */
+/* The bounds (enum rp__bound) are in explain.h, with what each means. */
+/* Count a bound hit in `cs` (NULL: no context, counted for the process)
+ * and say so once per bound (stats.c). */
 struct rp_ctxstate;
 void rp__bound_hit(struct rp_ctxstate *cs, enum rp__bound b);
 
@@ -183,6 +181,7 @@ struct rp__engine_stats {
     uint64_t capture_failures;
     uint64_t graphs_dropped;
     uint64_t bound_hits;
+    uint64_t bound_hits_by[RP_BOUND_COUNT]; /* the same, per bound (explain.h) */
     uint64_t capture_ns, instantiate_ns;
     uint64_t staging_bytes;
     uint64_t volatile_captures;  /* sequences captured with volatile fields */
@@ -237,13 +236,13 @@ struct rp__seq_info {
     unsigned int id;
     size_t ops;
     uint64_t occurrences, replays, divergences;
-    char first_kernel[64];
+    char first_kernel[256];
     size_t div_op;          /* last divergence, when div_why is not NULL */
     const char *div_why;
-    char div_kernel[64];
+    char div_kernel[256];
     uint64_t updates;       /* node updates applied before its replays */
     uint64_t captured_at;   /* the occurrence at which it was captured */
-    char first_kernels[128];/* the names of its first (up to three) kernels */
+    char first_kernels[800];/* the names of its first (up to three) kernels */
     unsigned int variants;  /* sequences with its structure (itself included) */
     char volatile_fields[256]; /* "kernel#param op:field ..." ("" if exact) */
 };

@@ -21,7 +21,7 @@ typedef struct layout {
     int ok;               /* 0: the layout cannot be read */
     int excluded;         /* REPRISE_EXCLUDE / REPRISE_INCLUDE keep it out */
     rp_param_layout p;
-    char name[64];
+    char name[256];         /* C++ names are long: room for most mangled ones */
 } layout;
 
 static _Atomic(const void *) kernels[KERNEL_SLOTS];

@@ -14,6 +14,8 @@
 #include <unistd.h>
 
 #include "engine.h"
+#include "explain.h"
+#include "names.h"
 #include "reprise.h"
 
 _Atomic uint64_t rp__calls[RP_E_COUNT];
@@ -29,6 +31,57 @@ void rp__stats_reset(void)
     }
     atomic_store(&rp__lookups, 0);
     atomic_store(&rp__lookups_wrapped, 0);
+}
+
+/* ---- bound hits ------------------------------------------------------------ */
+
+/* Hits with no context to count them in (the context table was full). */
+static _Atomic uint64_t hits_without_context[RP_BOUND_COUNT];
+
+void rp__bound_hit(rp_ctxstate *cs, enum rp__bound b)
+{
+    static _Atomic unsigned char logged[RP_BOUND_COUNT];
+    if (cs) {
+        cs->st.bound_hits++;
+        cs->st.bound_hits_by[b]++;
+    } else {
+        atomic_fetch_add_explicit(&hits_without_context[b], 1, memory_order_relaxed);
+    }
+    if (!atomic_exchange(&logged[b], 1)) {
+        char what[256];
+        rp__bound_describe((int)b, 0, what, sizeof what);
+        rp__info("bound hit: %s (counted in the report's bound_hits_by.%s)", what,
+                 rp__bounds[b].key);
+    }
+}
+
+/* The limit each bound stands at (0 for the fixed ones, whose description
+ * says it). */
+static uint64_t bound_limit(int b)
+{
+    switch (b) {
+    case RP_BOUND_OPS: return rp__eng_cfg.max_ops;
+    case RP_BOUND_GRAPHS: return rp__eng_cfg.max_graphs;
+    case RP_BOUND_STAGING: return rp__eng_cfg.max_staging;
+    case RP_BOUND_SEQ_BYTES: return rp__eng_cfg.max_seq_bytes;
+    case RP_BOUND_UPDATES: return rp__eng_cfg.max_updates;
+    default: return 0;
+    }
+}
+
+/* The variables a rank is read from, the first set wins (%r). */
+static const char *const rank_vars[] = {"OMPI_COMM_WORLD_RANK", "PMI_RANK", "SLURM_PROCID",
+                                        "RANK"};
+
+/* The variable the rank came from, "" when none is set. */
+static const char *rank_variable(void)
+{
+    for (size_t k = 0; k < sizeof rank_vars / sizeof rank_vars[0]; k++) {
+        const char *r = getenv(rank_vars[k]);
+        if (r && r[0])
+            return rank_vars[k];
+    }
+    return "";
 }
 
 /* ---- a buffered writer that remembers the first failure ------------------ */
@@ -167,6 +220,11 @@ static void write_counters(struct out *o, const struct rp__engine_stats *e, uint
     out_key_u64(o, sep, "replay_failures", e->replay_failures);
     out_key_u64(o, sep, "divergences", e->divergences);
     out_key_u64(o, sep, "bound_hits", e->bound_hits);
+    out_str(o, sep);
+    out_str(o, "\"bound_hits_by\": {");
+    for (int b = 0; b < RP_BOUND_COUNT; b++)
+        out_key_u64(o, b ? ", " : "", rp__bounds[b].key, e->bound_hits_by[b]);
+    out_str(o, "}");
     out_key_u64(o, sep, "detector_evictions", evictions);
     out_key_u64(o, sep, "capture_us", e->capture_ns / 1000);
     out_key_u64(o, sep, "instantiate_us", e->instantiate_ns / 1000);
@@ -199,6 +257,16 @@ static void add_counters(struct rp__engine_stats *sum, const struct rp__engine_s
         d[i] += x[i];
 }
 
+/* Bound hits that no context counted belong to the process's totals. */
+static void add_contextless_hits(struct rp__engine_stats *sum)
+{
+    for (int b = 0; b < RP_BOUND_COUNT; b++) {
+        uint64_t n = atomic_load_explicit(&hits_without_context[b], memory_order_relaxed);
+        sum->bound_hits += n;
+        sum->bound_hits_by[b] += n;
+    }
+}
+
 /* The capture engine's sections (docs/stats.md): top-level totals, then
  * "engine" with the sums, one entry per context and one per sequence. */
 static void write_engine(struct out *o)
@@ -215,12 +283,18 @@ static void write_engine(struct out *o)
         sum_ev += per_ev[nctx];
         nctx++;
     }
+    add_contextless_hits(&sum);
     out_key_u64(o, ",\n  ", "ops", ops_total(&sum));
     out_key_u64(o, ",\n  ", "replayed_ops", sum.ops_replayed);
     out_ratio(o, ",\n  ", "replayed_share", sum.ops_replayed, ops_total(&sum));
     out_str(o, ",\n  \"engine\": {\n");
     write_counters(o, &sum, sum_ev, "    ");
     out_key_u64(o, ",\n    ", "program_captures", rp__engine_program_captures());
+    out_str(o, ",\n    \"limits\": {");
+    for (int b = 0, n = 0; b < RP_BOUND_COUNT; b++)
+        if (rp__bounds[b].option)
+            out_key_u64(o, n++ ? ", " : "", rp__bounds[b].key, bound_limit(b));
+    out_str(o, "}");
     out_str(o, ",\n    \"contexts\": [");
     for (size_t c = 0; c < nctx; c++) {
         out_str(o, c ? ", {\n" : "{\n");
@@ -288,6 +362,8 @@ bool rp__stats_write_fd(int fd)
         out_json_str(&o, host);
         out_str(&o, ",\n  \"rank\": ");
         out_json_str(&o, rank);
+        out_str(&o, ",\n  \"rank_from\": ");
+        out_json_str(&o, rank_variable());
     }
     out_str(&o, ",\n  \"enabled\": ");
     out_str(&o, rp__enabled ? "true" : "false");
@@ -337,6 +413,7 @@ static struct rp__engine_stats engine_totals(void)
     memset(&sum, 0, sizeof sum);
     for (size_t i = 0; rp__engine_stats_snapshot(i, &one, &ev); i++)
         add_counters(&sum, &one);
+    add_contextless_hits(&sum);
     return sum;
 }
 
@@ -389,21 +466,53 @@ void rp__summary_write(int fd)
                 best = i;
         if (!seqs[best].replays)
             break;
+        char name[64];
+        if (seqs[best].first_kernel[0])
+            rp__name_short(seqs[best].first_kernel, name, sizeof name, 48);
+        else
+            snprintf(name, sizeof name, "a copy or memset");
         snprintf(line, sizeof line,
                  "reprise: sequence %u: %zu ops from %s, %llu of %llu occurrences replayed%s%s\n",
-                 seqs[best].id, seqs[best].ops,
-                 seqs[best].first_kernel[0] ? seqs[best].first_kernel : "a copy or memset",
-                 (unsigned long long)seqs[best].replays,
+                 seqs[best].id, seqs[best].ops, name, (unsigned long long)seqs[best].replays,
                  (unsigned long long)seqs[best].occurrences,
                  seqs[best].volatile_fields[0] ? ", updating " : "",
                  seqs[best].volatile_fields);
         out_str(&o, line);
         seqs[best] = seqs[--n];
     }
-    if (e.bound_hits) {
-        snprintf(line, sizeof line, "reprise: %llu bound hits (see the log at REPRISE_LOG=info)\n",
-                 (unsigned long long)e.bound_hits);
+    /* Each bound hit, by the option that sets it. */
+    for (int b = 0; b < RP_BOUND_COUNT; b++) {
+        if (!e.bound_hits_by[b])
+            continue;
+        char what[256];
+        rp__bound_describe(b, bound_limit(b), what, sizeof what);
+        snprintf(line, sizeof line, "reprise: bound hit %llu time%s: %s\n",
+                 (unsigned long long)e.bound_hits_by[b], e.bound_hits_by[b] == 1 ? "" : "s",
+                 what);
         out_str(&o, line);
+    }
+    /* At most three suggestions, drawn from the same counters. */
+    struct rp__advice_in in;
+    memset(&in, 0, sizeof in);
+    in.ops = (double)seen;
+    in.replayed = (double)e.ops_replayed;
+    in.eager_bound = (double)e.ops_eager[RP_EAGER_BOUND];
+    in.eager_program = (double)e.ops_eager[RP_EAGER_PROGRAM_CAPTURE];
+    in.eager_no_layout = (double)e.ops_eager[RP_EAGER_NO_LAYOUT];
+    in.eager_warming = (double)e.ops_eager[RP_EAGER_WARMING_UP];
+    for (int b = 0; b < RP_BOUND_COUNT; b++) {
+        in.hits[b] = (double)e.bound_hits_by[b];
+        in.limits[b] = (double)bound_limit(b);
+    }
+    in.program_captures = (double)rp__engine_program_captures();
+    in.too_many_updates = (double)e.too_many_updates;
+    in.replays = (double)e.replays;
+    static char advice[RP_ADVICE_MAX][RP_ADVICE_LEN];
+    int na = rp__advice(&in, advice);
+    for (int k = 0; k < na; k++) {
+        out_str(&o, "reprise: advice: ");
+        out_str(&o, advice[k]);
+        out_str(&o, "\n");
     }
     out_flush(&o);
 }
@@ -424,12 +533,8 @@ bool rp__stats_path(const char *pattern, char *out, size_t size)
             p++;
         } else if (p[0] == '%' && p[1] == 'r') {
             /* The rank as MPI and the usual launchers give it; 0 alone. */
-            static const char *const vars[] = {"OMPI_COMM_WORLD_RANK", "PMI_RANK",
-                                               "SLURM_PROCID", "RANK"};
-            const char *r = NULL;
-            for (size_t k = 0; k < sizeof vars / sizeof vars[0] && !r; k++)
-                r = getenv(vars[k]);
-            snprintf(tmp, sizeof tmp, "%s", r && r[0] ? r : "0");
+            const char *v = rank_variable();
+            snprintf(tmp, sizeof tmp, "%s", v[0] ? getenv(v) : "0");
             p++;
         } else if (p[0] == '%' && p[1] == '%') {
             tmp[0] = '%', tmp[1] = 0;

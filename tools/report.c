@@ -11,6 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "explain.h"
+#include "names.h"
+
 /* ---- a small JSON reader ------------------------------------------------- */
 
 typedef enum { J_NULL, J_BOOL, J_NUM, J_STR, J_ARR, J_OBJ } jkind;
@@ -308,6 +311,8 @@ static jval *load(const char *path)
 
 typedef struct totals {
     double ops, replayed, eager, replays, graphs, updates, bound_hits;
+    double hits[RP_BOUND_COUNT], limits[RP_BOUND_COUNT];
+    double program_captures, too_many_updates;
     char reasons[NREASONS][40];
     double reason_ops[NREASONS];
     int nreasons;
@@ -322,6 +327,17 @@ static void add_run(totals *t, const jval *e)
     t->graphs += jnum(e, "graphs_captured");
     t->updates += jnum(e, "updates");
     t->bound_hits += jnum(e, "bound_hits");
+    t->program_captures += jnum(e, "program_captures");
+    t->too_many_updates += jnum(e, "too_many_updates");
+    const jval *by = jget(e, "bound_hits_by"), *lim = jget(e, "limits");
+    for (int b = 0; b < RP_BOUND_COUNT; b++) {
+        double hits = jnum(by, rp__bounds[b].key);
+        t->hits[b] += hits;
+        /* Processes may be run with different limits: name the largest
+         * among those that hit the bound. */
+        if (hits > 0 && jnum(lim, rp__bounds[b].key) > t->limits[b])
+            t->limits[b] = jnum(lim, rp__bounds[b].key);
+    }
     const jval *r = jget(e, "ops_eager");
     for (size_t i = 0; r && r->kind == J_OBJ && i < r->n; i++) {
         int k = 0;
@@ -364,6 +380,47 @@ static void top_reasons(const totals *t, int *top, int k)
     }
 }
 
+/* The eager ops of reason `name` (0 if none). */
+static double reason_ops(const totals *t, const char *name)
+{
+    for (int r = 0; r < t->nreasons; r++)
+        if (!strcmp(t->reasons[r], name))
+            return t->reason_ops[r];
+    return 0;
+}
+
+/* The suggestions for totals `t` (explain.h); returns how many. */
+static int advise(const totals *t, char out[RP_ADVICE_MAX][RP_ADVICE_LEN])
+{
+    struct rp__advice_in in;
+    memset(&in, 0, sizeof in);
+    in.ops = t->ops;
+    in.replayed = t->replayed;
+    in.eager_bound = reason_ops(t, "bound_hit");
+    in.eager_program = reason_ops(t, "program_capturing");
+    in.eager_no_layout = reason_ops(t, "no_param_layout");
+    in.eager_warming = reason_ops(t, "warming_up");
+    memcpy(in.hits, t->hits, sizeof in.hits);
+    memcpy(in.limits, t->limits, sizeof in.limits);
+    in.program_captures = t->program_captures;
+    in.too_many_updates = t->too_many_updates;
+    in.replays = t->replays;
+    return rp__advice(&in, out);
+}
+
+/* How a process is named: host:pid, and its rank when the launcher set
+ * one (a file older than "rank_from" shows a rank other than 0). */
+static void process_name(const run *r, char *out, size_t n)
+{
+    const jval *from = jget(r->root, "rank_from");
+    const char *rank = jstr(r->root, "rank");
+    int show_rank = from ? jstr(r->root, "rank_from")[0] != '\0' : strcmp(rank, "0") != 0;
+    if (show_rank && rank[0])
+        snprintf(out, n, "%s:%.0f rank %s", jstr(r->root, "host"), jnum(r->root, "pid"), rank);
+    else
+        snprintf(out, n, "%s:%.0f", jstr(r->root, "host"), jnum(r->root, "pid"));
+}
+
 static void html_escape(FILE *f, const char *s)
 {
     for (; *s; s++) {
@@ -375,6 +432,15 @@ static void html_escape(FILE *f, const char *s)
         default: fputc(*s, f); break;
         }
     }
+}
+
+/* Rows of the chart's legend after "replayed": the reasons that occurred. */
+static int legend_rows(const totals *t)
+{
+    int n = 0;
+    for (int r = 0; r < t->nreasons; r++)
+        n += t->reason_ops[r] > 0;
+    return n;
 }
 
 static int write_html(const char *out, run *runs, int nruns, const totals *all)
@@ -392,6 +458,8 @@ static int write_html(const char *out, run *runs, int nruns, const totals *all)
                "body{font-family:sans-serif;margin:2em;color:#222}"
                "table{border-collapse:collapse}td,th{padding:2px 8px;text-align:right}"
                "th{border-bottom:1px solid #888}td.l,th.l{text-align:left}"
+               "body{max-width:1140px}td.k{max-width:360px;overflow-wrap:anywhere}"
+               "li{margin:0.3em 0}"
                "</style></head><body>\n<h1>reprise report</h1>\n<p>");
     fprintf(f, "%.0f capturable ops, %.0f replayed as graphs (%.1f%%) in %.0f graph launches; "
                "%.0f graphs captured, %.0f node updates; %d process%s.</p>\n",
@@ -404,7 +472,7 @@ static int write_html(const char *out, run *runs, int nruns, const totals *all)
     double w = 600;
     fprintf(f, "<h2>All operations</h2>\n<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" "
                "height=\"%d\" role=\"img\" aria-label=\"operations replayed and eager\">\n",
-            (int)w + 220, 30 + 18 * (all->nreasons + 1));
+            (int)w + 220, 30 + 18 * (legend_rows(all) + 1));
     double x = 0, scale = all->ops > 0 ? w / all->ops : 0;
     fprintf(f, "<rect x=\"0\" y=\"0\" width=\"%.1f\" height=\"20\" fill=\"%s\"><title>replayed: "
                "%.0f</title></rect>\n", all->replayed * scale, colors[0], all->replayed);
@@ -428,7 +496,49 @@ static int write_html(const char *out, run *runs, int nruns, const totals *all)
                 colors[(r + 1) % 10], 57 + 18 * row, all->reasons[r], all->reason_ops[r]);
         row++;
     }
-    fprintf(f, "</svg>\n<h2>Sequences</h2>\n<table><tr><th>process</th><th>id</th><th>ops</th>"
+    fprintf(f, "</svg>\n");
+    /* The bounds hit, by option, and the suggestions. */
+    int any_bound = 0;
+    for (int b = 0; b < RP_BOUND_COUNT; b++) {
+        if (all->hits[b] <= 0)
+            continue;
+        char what[256];
+        rp__bound_describe(b, (unsigned long long)all->limits[b], what, sizeof what);
+        fprintf(f, "%s<li>hit %.0f time%s: ", any_bound ? "" : "<h2>Bounds hit</h2>\n<ul>\n",
+                all->hits[b], all->hits[b] == 1 ? "" : "s");
+        html_escape(f, what);
+        fprintf(f, "</li>\n");
+        any_bound = 1;
+    }
+    if (any_bound)
+        fprintf(f, "</ul>\n");
+    char advice[RP_ADVICE_MAX][RP_ADVICE_LEN];
+    int na = advise(all, advice);
+    for (int k = 0; k < na; k++) {
+        fprintf(f, "%s<li>", k ? "" : "<h2>Advice</h2>\n<ul>\n");
+        html_escape(f, advice[k]);
+        fprintf(f, "</li>\n%s", k == na - 1 ? "</ul>\n" : "");
+    }
+    if (nruns > 1) {
+        fprintf(f, "<h2>Processes</h2>\n<table><tr><th class=\"l\">process</th><th>ops</th>"
+                   "<th>replayed</th><th>share</th><th>graph launches</th><th>graphs</th></tr>\n");
+        for (int i = 0; i < nruns; i++) {
+            if (!runs[i].engine)
+                continue;
+            totals one;
+            memset(&one, 0, sizeof one);
+            add_run(&one, runs[i].engine);
+            char name[140];
+            process_name(&runs[i], name, sizeof name);
+            fprintf(f, "<tr><td class=\"l\">");
+            html_escape(f, name);
+            fprintf(f, "</td><td>%.0f</td><td>%.0f</td><td>%.1f%%</td><td>%.0f</td><td>%.0f</td>"
+                       "</tr>\n", one.ops, one.replayed,
+                    one.ops ? 100.0 * one.replayed / one.ops : 0.0, one.replays, one.graphs);
+        }
+        fprintf(f, "</table>\n");
+    }
+    fprintf(f, "<h2>Sequences</h2>\n<table><tr><th class=\"l\">process</th><th>id</th><th>ops</th>"
                "<th class=\"l\">first kernel</th><th>occurrences</th><th>replays</th>"
                "<th>updates</th><th class=\"l\">replayed / eager</th></tr>\n");
     for (int i = 0; i < nruns; i++) {
@@ -436,10 +546,25 @@ static int write_html(const char *out, run *runs, int nruns, const totals *all)
         for (size_t k = 0; seqs && seqs->kind == J_ARR && k < seqs->n; k++) {
             const jval *s = seqs->items[k];
             double occ = jnum(s, "occurrences"), rep = jnum(s, "replays");
-            fprintf(f, "<tr><td>%s</td><td>%.0f</td><td>%.0f</td><td class=\"l\">", jstr(runs[i].root, "rank"),
-                    jnum(s, "id"), jnum(s, "ops"));
-            html_escape(f, jstr(s, "first_kernel"));
-            fprintf(f, "</td><td>%.0f</td><td>%.0f</td><td>%.0f</td><td class=\"l\">"
+            char name[140], kernel[64], full[4096];
+            process_name(&runs[i], name, sizeof name);
+            fprintf(f, "<tr><td class=\"l\">");
+            html_escape(f, name);
+            fprintf(f, "</td><td>%.0f</td><td>%.0f</td><td class=\"l k\">", jnum(s, "id"),
+                    jnum(s, "ops"));
+            /* A short name in the table; the whole one (demangled, then as
+             * the stats file has it) in the tooltip. */
+            const char *raw = jstr(s, "first_kernel");
+            rp__name_short(raw, kernel, sizeof kernel, 48);
+            fprintf(f, "<span title=\"");
+            if (rp__name_demangle(raw, full, sizeof full)) {
+                html_escape(f, full);
+                fprintf(f, " &#10;");
+            }
+            html_escape(f, raw);
+            fprintf(f, "\">");
+            html_escape(f, kernel);
+            fprintf(f, "</span></td><td>%.0f</td><td>%.0f</td><td>%.0f</td><td class=\"l\">"
                        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"200\" height=\"12\">"
                        "<rect x=\"0\" y=\"0\" width=\"%.1f\" height=\"12\" fill=\"%s\"/>"
                        "<rect x=\"%.1f\" y=\"0\" width=\"%.1f\" height=\"12\" fill=\"%s\"/>"
@@ -508,9 +633,9 @@ int rp_report_main(int argc, char **argv)
         add_run(&one, runs[i].engine);
         add_run(&all, runs[i].engine);
         if (nruns > 1) {
-            char who[160];
-            snprintf(who, sizeof who, "rank %s (%s, pid %.0f): ", jstr(runs[i].root, "rank"),
-                     jstr(runs[i].root, "host"), jnum(runs[i].root, "pid"));
+            char who[160], name[140];
+            process_name(&runs[i], name, sizeof name);
+            snprintf(who, sizeof who, "%s: ", name);
             print_totals(stdout, who, &one);
         }
     }
@@ -523,18 +648,40 @@ int rp_report_main(int argc, char **argv)
             printf("%s %.0f %s", k ? "," : "", all.reason_ops[top[k]], all.reasons[top[k]]);
         printf(" (docs/stats.md says what each reason means)\n");
     }
-    if (all.bound_hits)
-        printf("bound hits: %.0f\n", all.bound_hits);
-    printf("\n%-6s %5s %5s  %-24s %11s %8s %8s %8s  %s\n", "rank", "id", "ops", "first kernel",
-           "occurrences", "replays", "diverged", "updates", "volatile arguments");
+    for (int b = 0; b < RP_BOUND_COUNT; b++) {
+        if (all.hits[b] <= 0)
+            continue;
+        char what[256];
+        rp__bound_describe(b, (unsigned long long)all.limits[b], what, sizeof what);
+        printf("bound hit %.0f time%s: %s\n", all.hits[b], all.hits[b] == 1 ? "" : "s", what);
+    }
+    char advice[RP_ADVICE_MAX][RP_ADVICE_LEN];
+    int na = advise(&all, advice);
+    for (int k = 0; k < na; k++)
+        printf("advice: %s\n", advice[k]);
+    /* The process column is as wide as its longest name. */
+    int pw = 7;
+    for (int i = 0; i < nruns; i++) {
+        char name[140];
+        process_name(&runs[i], name, sizeof name);
+        if ((int)strlen(name) > pw)
+            pw = (int)strlen(name);
+    }
+    printf("\n%-*s %5s %5s  %-32s %11s %8s %8s %8s  %s\n", pw, "process", "id", "ops",
+           "first kernel", "occurrences", "replays", "diverged", "updates",
+           "volatile arguments");
     for (int i = 0; i < nruns; i++) {
         const jval *seqs = jget(runs[i].engine, "sequences");
+        char name[140];
+        process_name(&runs[i], name, sizeof name);
         for (size_t k = 0; seqs && seqs->kind == J_ARR && k < seqs->n; k++) {
             const jval *s = seqs->items[k];
-            printf("%-6s %5.0f %5.0f  %-24.24s %11.0f %8.0f %8.0f %8.0f  %s\n",
-                   jstr(runs[i].root, "rank"), jnum(s, "id"), jnum(s, "ops"),
-                   jstr(s, "first_kernel"), jnum(s, "occurrences"), jnum(s, "replays"),
-                   jnum(s, "divergences"), jnum(s, "updates"), jstr(s, "volatile"));
+            char kernel[64];
+            rp__name_short(jstr(s, "first_kernel"), kernel, sizeof kernel, 32);
+            printf("%-*s %5.0f %5.0f  %-32s %11.0f %8.0f %8.0f %8.0f  %s\n", pw, name,
+                   jnum(s, "id"), jnum(s, "ops"), kernel, jnum(s, "occurrences"),
+                   jnum(s, "replays"), jnum(s, "divergences"), jnum(s, "updates"),
+                   jstr(s, "volatile"));
         }
     }
     if (html && write_html(html, runs, nruns, &all) != 0)

@@ -39,8 +39,10 @@ static void usage(FILE *f)
             "usage: reprise [options] [--] program [args...]\n"
             "       reprise report [--html OUT.html] STATS.json...\n"
             "Run program with libreprise.so preloaded and enabled (REPRISE=1); or\n"
-            "summarise stats files (one per process or rank) as text and, with\n"
-            "--html, as a page with a chart.\n"
+            "summarise stats files (one per process or rank, named host:pid and rank)\n"
+            "as text and, with --html, as a page with a chart: what ran as graphs,\n"
+            "why the rest did not, each bound hit by its option, and advice.\n"
+            "C++ kernel names are shown demangled.\n"
             "\n"
             "options:\n");
     for (size_t i = 0; i < N_OPTIONS; i++) {

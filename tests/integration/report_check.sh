@@ -2,7 +2,8 @@
 # report_check.sh - `reprise report`: two ranks' stats files give one line
 # per rank and the merged line, and --html writes a page that a real parser
 # accepts as HTML, whose SVG charts parse as XML; with chromium installed,
-# a screenshot of the page is taken (skipped with a message otherwise). The
+# a screenshot of the page is taken in a 1200-pixel window (skipped with a
+# message otherwise; REPORT_SCREENSHOT=FILE keeps it, to look at). The
 # page is XHTML, so xmllint parses it, inline SVG included, as XML.
 # usage: report_check.sh BUILD_DIR MODULE
 set -u
@@ -23,10 +24,28 @@ done
 out=$("$build/bin/reprise" report "$work/stats-0.json" "$work/stats-1.json" --html "$work/r.html") ||
     { echo "FAIL: reprise report exited $?"; exit 1; }
 echo "$out"
-for want in '^rank 0 \(' '^rank 1 \(' '^all: [0-9]+ capturable ops, [0-9]+ replayed' '^ran eagerly:' \
-            'rng_fill#3'; do
+for want in '^[^ ]+:[0-9]+ rank 0: ' '^[^ ]+:[0-9]+ rank 1: ' '^all: [0-9]+ capturable ops, [0-9]+ replayed' \
+            '^ran eagerly:' 'rng_fill#3'; do
     echo "$out" | grep -Eq "$want" || { echo "FAIL: no line matching '$want'"; exit 1; }
 done
+# Processes without a rank are told apart by host:pid (they all had rank
+# "0" before), in the text and on the page.
+for p in a b; do
+    # shellcheck disable=SC2086
+    env -u RANK -u OMPI_COMM_WORLD_RANK -u PMI_RANK -u SLURM_PROCID LD_LIBRARY_PATH="$drv" \
+        LD_PRELOAD="$build/lib/libreprise.so" REPRISE=1 REPRISE_DRIVER="$drv/libcuda.so.1" \
+        REPRISE_STATS="$work/norank-$p.json" $asan \
+        "$build/apps/stepper" "$mod" 40 1 >/dev/null || { echo "FAIL: stepper"; exit 1; }
+done
+out2=$("$build/bin/reprise" report "$work/norank-a.json" "$work/norank-b.json" --html "$work/n.html") ||
+    { echo "FAIL: reprise report exited $?"; exit 1; }
+host=$(sed -n 's/^  "host": "\(.*\)",$/\1/p' "$work/norank-a.json")
+for p in a b; do
+    pid=$(sed -n 's/^  "pid": \([0-9]*\),$/\1/p' "$work/norank-$p.json")
+    echo "$out2" | grep -q "^$host:$pid: " || { echo "$out2"; echo "FAIL: no line for $host:$pid"; exit 1; }
+    grep -q "<td class=\"l\">$host:$pid</td>" "$work/n.html" || { echo "FAIL: the page does not name $host:$pid"; exit 1; }
+done
+echo "$out2" | grep -q ' rank ' && { echo "$out2"; echo "FAIL: a rank shown where none was set"; exit 1; }
 # A file that is not a report is refused with a clear line and status 1.
 echo '{"version": 1, "engine": [' >"$work/bad.json"
 err=$("$build/bin/reprise" report "$work/bad.json" 2>&1) && { echo "FAIL: a bad file was accepted"; exit 1; }
@@ -55,7 +74,7 @@ fi
 for c in chromium chromium-browser google-chrome; do
     if command -v "$c" >/dev/null; then
         timeout 60 "$c" --headless --no-sandbox --disable-gpu --screenshot="$work/r.png" \
-            --window-size=1000,700 "file://$work/r.html" >/dev/null 2>&1
+            --window-size=1200,900 "file://$work/r.html" >/dev/null 2>&1
         [ -s "$work/r.png" ] || { echo "FAIL: $c took no screenshot"; exit 1; }
         [ -n "${REPORT_SCREENSHOT:-}" ] && cp "$work/r.png" "$REPORT_SCREENSHOT"
         echo "ok: screenshot by $c"

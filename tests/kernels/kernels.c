@@ -50,6 +50,20 @@ static void k_axpy(const cpuk_block *b, void *const *p)
     }
 }
 
+/* tk::scale_inplace<float>: the C++ template kernel of kernels.cu, under
+ * its mangled name (TK_SCALE_INPLACE_NAME). */
+static void k_scale_inplace(const cpuk_block *b, void *const *p)
+{
+    float *x = CPUK_ARG(p, 0, float *);
+    int32_t n = CPUK_ARG(p, 1, int32_t);
+    float a = CPUK_ARG(p, 2, float);
+    CPUK_FOR_THREADS(b, tx, ty, tz) {
+        (void)ty; (void)tz;
+        for (uint64_t i = GID(b, tx); i < (uint64_t)(n > 0 ? n : 0); i += GSTRIDE(b))
+            x[i] = x[i] * a;
+    }
+}
+
 static void k_scale_add_scalar(const cpuk_block *b, void *const *p)
 {
     float *x = CPUK_ARG(p, 0, float *);
@@ -241,5 +255,7 @@ const cpuk_kernel cpuk_module_kernels[] = {
     { "iota_f32", k_iota_f32, 4,
       { P(tk_iota_f32_args, x), P(tk_iota_f32_args, n), P(tk_iota_f32_args, scale),
         P(tk_iota_f32_args, base) } },
+    { TK_SCALE_INPLACE_NAME, k_scale_inplace, 3,
+      { P(tk_scale_inplace_args, x), P(tk_scale_inplace_args, n), P(tk_scale_inplace_args, a) } },
     { NULL, NULL, 0, { { 0, 0 } } },
 };

@@ -30,6 +30,17 @@ extern "C" __global__ void axpy(float *y, const float *x, float a, int32_t n)
         y[i] = __fadd_rn(__fmul_rn(a, x[i]), y[i]);
 }
 
+/* A C++ kernel: a template in a namespace, not extern "C", so that its
+ * name is mangled (TK_SCALE_INPLACE_NAME), as a C++ program's kernels are. */
+namespace tk {
+template <typename T> __global__ void scale_inplace(T *x, int32_t n, T a)
+{
+    for (uint64_t i = GID(); i < (uint64_t)(n > 0 ? n : 0); i += GSTRIDE())
+        x[i] = __fmul_rn(x[i], a);
+}
+template __global__ void scale_inplace<float>(float *, int32_t, float);
+} // namespace tk
+
 extern "C" __global__ void scale_add_scalar(float *x, int32_t n, float decay,
                                             float dt, uint32_t iter)
 {

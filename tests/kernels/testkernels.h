@@ -36,6 +36,11 @@ typedef struct tk_stencil3_args {           /* out = 3-point stencil of in */
 typedef struct tk_axpy_args {               /* y = a*x + y */
     uint64_t y, x; float a; int32_t n;
 } tk_axpy_args;
+/* A C++ kernel, named as nvcc names it (mangled): tk::scale_inplace<float>. */
+#define TK_SCALE_INPLACE_NAME "_ZN2tk13scale_inplaceIfEEvPT_iS1_"
+typedef struct tk_scale_inplace_args {      /* x = x*a */
+    uint64_t x; int32_t n; float a;
+} tk_scale_inplace_args;
 typedef struct tk_scale_add_scalar_args {   /* x = x*decay + dt*((iter+i)%7) */
     uint64_t x; int32_t n; float decay, dt; uint32_t iter;
 } tk_scale_add_scalar_args;
