@@ -9,27 +9,46 @@
 
 enum sync_kind { ASYNC, SYNC };
 
-/* One copy of n bytes. dst_dev/src_dev say which sides are device memory;
- * for SYNC, hs is ignored and the legacy (pt=false) or per-thread stream is
- * used. Device sides must lie inside one live allocation (INVALID_VALUE). */
-static CUresult copy(void *dst, bool dst_dev, const void *src, bool src_dev, size_t n,
-                     CUstream hs, bool pt, enum sync_kind sk)
+/* The largest pitch a copy or memset accepts (CU_DEVICE_ATTRIBUTE_MAX_PITCH). */
+#define CC_MAX_PITCH 2147483647u
+
+/* The bytes a strided footprint spans: (h-1)*pitch + w, or 0 on overflow
+ * (callers check w and h are non-zero first). */
+static size_t footprint(size_t w, size_t h, size_t pitch)
+{
+    if (h > 1 && pitch > (SIZE_MAX - w) / (h - 1)) return 0;
+    return (h - 1) * pitch + w;
+}
+
+/* One copy of h rows of w bytes (h = 1: a plain copy of w bytes; the
+ * pitches are then unused). dst_dev/src_dev say which sides are device
+ * memory; for SYNC, hs is ignored and the legacy (pt=false) or per-thread
+ * stream is used. Device footprints must lie inside one live allocation
+ * (INVALID_VALUE). Nothing is queued on failure. */
+static CUresult copy_rows(void *dst, bool dst_dev, size_t dpitch, const void *src, bool src_dev,
+                          size_t spitch, size_t w, size_t h, CUstream hs, bool pt, enum sync_kind sk)
 {
     CUresult r = cc__check_init();
     if (r) return r;
+    if (h <= 1) {
+        h = 1;
+        dpitch = spitch = w;
+    }
+    size_t dext = w ? footprint(w, h, dpitch) : 0, sext = w ? footprint(w, h, spitch) : 0;
     cc__lock();
     cc_stream *s;
     r = cc__stream_get(sk == SYNC ? NULL : hs, pt, &s);
-    if (!r && n && dst_dev) r = cc__mem_check_dev((CUdeviceptr)(uintptr_t)dst, n);
-    if (!r && n && src_dev) r = cc__mem_check_dev((CUdeviceptr)(uintptr_t)src, n);
-    if (!r && n && ((!dst_dev && !dst) || (!src_dev && !src))) r = CUDA_ERROR_INVALID_VALUE;
-    if (r || n == 0) {
+    if (!r && w && (!dext || !sext)) r = CUDA_ERROR_INVALID_VALUE;
+    if (!r && w && dst_dev) r = cc__mem_check_dev((CUdeviceptr)(uintptr_t)dst, dext);
+    if (!r && w && src_dev) r = cc__mem_check_dev((CUdeviceptr)(uintptr_t)src, sext);
+    if (!r && w && ((!dst_dev && !dst) || (!src_dev && !src))) r = CUDA_ERROR_INVALID_VALUE;
+    if (r || w == 0) {
         cc__unlock();
         return r;
     }
     bool host_src = !src_dev, host_dst = !dst_dev;
-    bool src_pinned = host_src && cc__mem_is_pinned(src, n);
-    bool dst_pinned = host_dst && cc__mem_is_pinned(dst, n);
+    bool src_pinned = host_src && cc__mem_is_pinned(src, sext);
+    bool dst_pinned = host_dst && cc__mem_is_pinned(dst, dext);
 
     /* A synchronous copy involving the host cannot be captured. */
     if (s->cap && sk == SYNC && (host_src || host_dst)) {
@@ -37,26 +56,31 @@ static CUresult copy(void *dst, bool dst_dev, const void *src, bool src_dev, siz
         cc__unlock();
         return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
     }
-    cc_work w = {.kind = CC_W_COPY, .ctx = s->ctx};
-    w.u.c.dst = dst;
-    w.u.c.src = src;
-    w.u.c.n = n;
-    w.u.c.dt = dst_dev ? CU_MEMORYTYPE_DEVICE : CU_MEMORYTYPE_HOST;
-    w.u.c.st = src_dev ? CU_MEMORYTYPE_DEVICE : CU_MEMORYTYPE_HOST;
+    cc_work wk = {.kind = CC_W_COPY, .ctx = s->ctx};
+    wk.u.c.dst = dst;
+    wk.u.c.src = src;
+    wk.u.c.n = w;
+    wk.u.c.h = h;
+    wk.u.c.dpitch = dpitch;
+    wk.u.c.spitch = spitch;
+    wk.u.c.dt = dst_dev ? CU_MEMORYTYPE_DEVICE : CU_MEMORYTYPE_HOST;
+    wk.u.c.st = src_dev ? CU_MEMORYTYPE_DEVICE : CU_MEMORYTYPE_HOST;
     /* Pageable source bytes are read at the call (the program may reuse its
-     * buffer when we return). Not in capture: a captured copy re-reads the
-     * host address at every launch, as the real driver's does. */
+     * buffer when we return). Pinned (allocated or registered) ones are not:
+     * the copy reads them when it runs, in stream order, as a GPU's DMA does.
+     * Not in capture: a captured copy re-reads the host address at every
+     * launch, as the real driver's does. */
     if (host_src && !src_pinned && !s->cap) {
-        w.u.c.stage = malloc(n);
-        if (!w.u.c.stage) {
+        if (w > SIZE_MAX / h || !(wk.u.c.stage = malloc(w * h))) {
             cc__unlock();
             return CUDA_ERROR_OUT_OF_MEMORY;
         }
-        memcpy(w.u.c.stage, src, n);
+        for (size_t row = 0; row < h; row++)
+            memcpy(wk.u.c.stage + row * w, (const unsigned char *)src + row * spitch, w);
     }
     bool captured;
     unsigned long long seq = 0;
-    r = cc__stream_op(s, &w, &captured, &seq);
+    r = cc__stream_op(s, &wk, &captured, &seq);
     if (!r && !captured) {
         bool wait;
         if (sk == SYNC) wait = host_dst || (host_src && src_pinned);
@@ -69,6 +93,12 @@ static CUresult copy(void *dst, bool dst_dev, const void *src, bool src_dev, siz
     }
     cc__unlock();
     return r;
+}
+
+static CUresult copy(void *dst, bool dst_dev, const void *src, bool src_dev, size_t n, CUstream hs, bool pt,
+                     enum sync_kind sk)
+{
+    return copy_rows(dst, dst_dev, n, src, src_dev, n, n, 1, hs, pt, sk);
 }
 
 #define DEV(p) ((void *)(uintptr_t)(p))
@@ -273,31 +303,48 @@ CC_EXPORT CUresult cuMemcpyPeerAsync_ptsz(CUdeviceptr dstDevice, CUcontext dstCo
 /* ---- memsets: never block the host (the sync forms are ordered on the
  * legacy or per-thread stream) ---------------------------------------------- */
 
-static CUresult memset_op(CUdeviceptr dst, unsigned value, unsigned esz, size_t n, CUstream hs, bool pt,
-                          enum sync_kind sk)
+/* Sets h rows of w elements of esz bytes, rows pitch bytes apart (h = 1: w
+ * elements in a row; the pitch is then unused, as documented). dst and a
+ * used pitch must be esz-aligned and the pitch at least a row; the
+ * footprint must lie inside one live device allocation. */
+static CUresult memset_rows(CUdeviceptr dst, size_t pitch, unsigned value, unsigned esz, size_t w, size_t h,
+                            CUstream hs, bool pt, enum sync_kind sk)
 {
     CUresult r = cc__check_init();
     if (r) return r;
     if ((uintptr_t)dst % esz) return CUDA_ERROR_INVALID_VALUE;
+    if (w > SIZE_MAX / esz) return CUDA_ERROR_INVALID_VALUE;
+    if (h <= 1) {
+        h = 1;
+        pitch = w * esz;
+    } else if (pitch % esz || pitch < w * esz || pitch > CC_MAX_PITCH) {
+        return CUDA_ERROR_INVALID_VALUE;
+    }
     cc__lock();
     cc_stream *s;
     r = cc__stream_get(sk == SYNC ? NULL : hs, pt, &s);
-    if (!r && n) {
-        if (n > SIZE_MAX / esz) r = CUDA_ERROR_INVALID_VALUE;
-        else r = cc__mem_check_dev(dst, n * esz);
+    if (!r && w) {
+        size_t ext = footprint(w * esz, h, pitch);
+        r = ext ? cc__mem_check_dev(dst, ext) : CUDA_ERROR_INVALID_VALUE;
     }
-    if (!r && n) {
-        cc_work w = {.kind = CC_W_MEMSET, .ctx = s->ctx};
-        w.u.m.dst = dst;
-        w.u.m.value = value;
-        w.u.m.esz = esz;
-        w.u.m.w = n;
-        w.u.m.h = 1;
-        w.u.m.pitch = n * esz;
-        r = cc__stream_op(s, &w, NULL, NULL);
+    if (!r && w) {
+        cc_work wk = {.kind = CC_W_MEMSET, .ctx = s->ctx};
+        wk.u.m.dst = dst;
+        wk.u.m.value = value;
+        wk.u.m.esz = esz;
+        wk.u.m.w = w;
+        wk.u.m.h = h;
+        wk.u.m.pitch = pitch;
+        r = cc__stream_op(s, &wk, NULL, NULL);
     }
     cc__unlock();
     return r;
+}
+
+static CUresult memset_op(CUdeviceptr dst, unsigned value, unsigned esz, size_t n, CUstream hs, bool pt,
+                          enum sync_kind sk)
+{
+    return memset_rows(dst, 0, value, esz, n, 1, hs, pt, sk);
 }
 
 #define MEMSETS(bits, T)                                                                   \
@@ -330,3 +377,143 @@ static CUresult memset_op(CUdeviceptr dst, unsigned value, unsigned esz, size_t 
 MEMSETS(8, unsigned char)
 MEMSETS(16, unsigned short)
 MEMSETS(32, unsigned int)
+
+#define MEMSETS2D(bits, T)                                                                           \
+    CC_EXPORT CUresult cuMemsetD2D##bits(CUdeviceptr_v1 d, unsigned int pitch, T v, unsigned int w,   \
+                                         unsigned int h)                                             \
+    {                                                                                                \
+        CC_ENTER(cuMemsetD2D##bits);                                                                 \
+        return memset_rows(d, pitch, v, bits / 8, w, h, NULL, false, SYNC);                          \
+    }                                                                                                \
+    CC_EXPORT CUresult cuMemsetD2D##bits##_v2(CUdeviceptr d, size_t pitch, T v, size_t w, size_t h)   \
+    {                                                                                                \
+        CC_ENTER(cuMemsetD2D##bits##_v2);                                                            \
+        return memset_rows(d, pitch, v, bits / 8, w, h, NULL, false, SYNC);                          \
+    }                                                                                                \
+    CC_EXPORT CUresult cuMemsetD2D##bits##_v2_ptds(CUdeviceptr d, size_t pitch, T v, size_t w,        \
+                                                   size_t h)                                         \
+    {                                                                                                \
+        CC_ENTER(cuMemsetD2D##bits##_v2_ptds);                                                       \
+        return memset_rows(d, pitch, v, bits / 8, w, h, NULL, true, SYNC);                           \
+    }                                                                                                \
+    CC_EXPORT CUresult cuMemsetD2D##bits##Async(CUdeviceptr d, size_t pitch, T v, size_t w, size_t h, \
+                                                CUstream s)                                          \
+    {                                                                                                \
+        CC_ENTER(cuMemsetD2D##bits##Async);                                                          \
+        return memset_rows(d, pitch, v, bits / 8, w, h, s, false, ASYNC);                            \
+    }                                                                                                \
+    CC_EXPORT CUresult cuMemsetD2D##bits##Async_ptsz(CUdeviceptr d, size_t pitch, T v, size_t w,      \
+                                                     size_t h, CUstream s)                           \
+    {                                                                                                \
+        CC_ENTER(cuMemsetD2D##bits##Async_ptsz);                                                     \
+        return memset_rows(d, pitch, v, bits / 8, w, h, s, true, ASYNC);                             \
+    }
+
+MEMSETS2D(8, unsigned char)
+MEMSETS2D(16, unsigned short)
+MEMSETS2D(32, unsigned int)
+
+/* ---- 2-D copies ------------------------------------------------------------ */
+
+/* One side of a CUDA_MEMCPY2D, whichever ABI it came in. */
+typedef struct {
+    CUmemorytype type;
+    const void *host;
+    CUdeviceptr dev;
+    CUarray array;
+    size_t x, y, pitch;
+} side2d;
+
+/* Resolves a side to an address and whether it is device memory. HOST must
+ * not name device memory, DEVICE must (checked with the footprint later),
+ * UNIFIED goes by the table. Arrays do not exist in this driver, so any
+ * array handle is invalid: INVALID_VALUE, as is an unknown memory type. A
+ * used pitch (Height > 1) must hold the row at its X offset and not exceed
+ * MAX_PITCH. The start address is base + y*pitch + x. */
+static CUresult side_resolve(const side2d *sd, size_t w, size_t h, const void **addr, bool *dev)
+{
+    uintptr_t base;
+    switch (sd->type) {
+    case CU_MEMORYTYPE_HOST:
+        base = (uintptr_t)sd->host;
+        *dev = false;
+        break;
+    case CU_MEMORYTYPE_DEVICE:
+        base = (uintptr_t)sd->dev;
+        *dev = true;
+        break;
+    case CU_MEMORYTYPE_UNIFIED: {
+        base = (uintptr_t)sd->dev;
+        cc__lock();
+        cc_alloc *a = cc__mem_find(base);
+        *dev = a && a->kind != CC_M_HOST;
+        cc__unlock();
+        break;
+    }
+    default: /* CU_MEMORYTYPE_ARRAY and anything unknown */
+        return CUDA_ERROR_INVALID_VALUE;
+    }
+    if (h > 1 && (sd->pitch < sd->x || sd->pitch - sd->x < w || sd->pitch > CC_MAX_PITCH))
+        return CUDA_ERROR_INVALID_VALUE;
+    if (!*dev) {
+        cc__lock();
+        cc_alloc *a = cc__mem_find(base);
+        bool bad = a && a->kind != CC_M_HOST;
+        cc__unlock();
+        if (bad) return CUDA_ERROR_INVALID_VALUE;
+    }
+    if (sd->pitch && sd->y > (SIZE_MAX - sd->x) / sd->pitch) return CUDA_ERROR_INVALID_VALUE;
+    *addr = (const void *)(base + sd->y * sd->pitch + sd->x);
+    return CUDA_SUCCESS;
+}
+
+#define SIDES_FROM(p)                                                                                 \
+    side2d src = {(p)->srcMemoryType, (p)->srcHost, (CUdeviceptr)(p)->srcDevice, (p)->srcArray,        \
+                  (p)->srcXInBytes, (p)->srcY, (p)->srcPitch};                                        \
+    side2d dst = {(p)->dstMemoryType, (p)->dstHost, (CUdeviceptr)(p)->dstDevice, (p)->dstArray,        \
+                  (p)->dstXInBytes, (p)->dstY, (p)->dstPitch};                                        \
+    size_t w = (p)->WidthInBytes, h = (p)->Height
+
+static CUresult copy2d(const side2d *src, const side2d *dst, size_t w, size_t h, CUstream hs, bool pt,
+                       enum sync_kind sk)
+{
+    CUresult r = cc__check_init();
+    if (r) return r;
+    const void *sa, *da;
+    bool sdev, ddev;
+    r = side_resolve(src, w, h, &sa, &sdev);
+    if (!r) r = side_resolve(dst, w, h, &da, &ddev);
+    if (r) return r;
+    if (h == 0) w = 0; /* nothing to copy; the stream is still checked */
+    return copy_rows((void *)(uintptr_t)da, ddev, dst->pitch, sa, sdev, src->pitch, w, h, hs, pt, sk);
+}
+
+/* cuMemcpy2D and cuMemcpy2DUnaligned take the same path: the real
+ * cuMemcpy2D "may fail" for device pitches cuMemAllocPitch did not compute,
+ * and this driver has no such rule to apply (unverified which fail). */
+#define COPY2D_ENTRY(name, T, pt, sk)                                                                 \
+    CC_EXPORT CUresult name(const T *pCopy)                                                           \
+    {                                                                                                 \
+        CC_ENTER(name);                                                                               \
+        if (!pCopy) return CUDA_ERROR_INVALID_VALUE;                                                  \
+        SIDES_FROM(pCopy);                                                                            \
+        return copy2d(&src, &dst, w, h, NULL, pt, sk);                                                \
+    }
+#define COPY2D_ASYNC_ENTRY(name, T, pt)                                                               \
+    CC_EXPORT CUresult name(const T *pCopy, CUstream hStream)                                         \
+    {                                                                                                 \
+        CC_ENTER(name);                                                                               \
+        if (!pCopy) return CUDA_ERROR_INVALID_VALUE;                                                  \
+        SIDES_FROM(pCopy);                                                                            \
+        return copy2d(&src, &dst, w, h, hStream, pt, ASYNC);                                          \
+    }
+
+COPY2D_ENTRY(cuMemcpy2D, CUDA_MEMCPY2D_v1, false, SYNC)
+COPY2D_ENTRY(cuMemcpy2D_v2, CUDA_MEMCPY2D, false, SYNC)
+COPY2D_ENTRY(cuMemcpy2D_v2_ptds, CUDA_MEMCPY2D, true, SYNC)
+COPY2D_ENTRY(cuMemcpy2DUnaligned, CUDA_MEMCPY2D_v1, false, SYNC)
+COPY2D_ENTRY(cuMemcpy2DUnaligned_v2, CUDA_MEMCPY2D, false, SYNC)
+COPY2D_ENTRY(cuMemcpy2DUnaligned_v2_ptds, CUDA_MEMCPY2D, true, SYNC)
+COPY2D_ASYNC_ENTRY(cuMemcpy2DAsync, CUDA_MEMCPY2D_v1, false)
+COPY2D_ASYNC_ENTRY(cuMemcpy2DAsync_v2, CUDA_MEMCPY2D, false)
+COPY2D_ASYNC_ENTRY(cuMemcpy2DAsync_v2_ptsz, CUDA_MEMCPY2D, true)

@@ -233,10 +233,37 @@ static void write_stats(void)
     fclose(f);
 }
 
+/* fork(): the child inherits the driver's state but none of its worker
+ * threads, and a worker may hold the global lock at that instant (it takes
+ * it between ops), so the child's lock could be held by a thread that does
+ * not exist there. The prepare handler takes the lock so that no thread holds
+ * it across the fork; the parent then releases it, and the child gets a fresh
+ * lock and condition. A child forked after cuInit cannot use the driver (its
+ * streams have no workers): like the real driver's forked child, every call
+ * then fails with CUDA_ERROR_NOT_INITIALIZED (3), cuInit included, and exit
+ * neither waits for queued work nor writes CPUCUDA_STATS (it would overwrite
+ * the parent's report). A child forked before cuInit is an ordinary process. */
+static bool forked_child;
+
+static void fork_prepare(void) { pthread_mutex_lock(&cc__g.mu); }
+static void fork_parent(void) { pthread_mutex_unlock(&cc__g.mu); }
+static void fork_child(void)
+{
+    pthread_mutex_init(&cc__g.mu, NULL);
+    pthread_cond_init(&cc__g.progress, NULL);
+    if (cc__g.initialized) {
+        forked_child = true;
+        cc__g.initialized = false;
+    }
+}
+
+bool cc__forked_child(void) { return forked_child; }
+
 /* Environment is read once at load: the driver has no other init hook that
  * runs before cuGetProcAddress. */
 __attribute__((constructor)) static void cc_load(void)
 {
+    pthread_atfork(fork_prepare, fork_parent, fork_child);
     const char *l = getenv("CPUCUDA_LOG");
     log_on = l && *l && strcmp(l, "0") != 0;
     const char *d = getenv("CPUCUDA_DELAY_US");
@@ -284,6 +311,7 @@ static void drain_for_exit(void)
 
 __attribute__((destructor)) static void cc_unload(void)
 {
+    if (forked_child) return;
     drain_for_exit();
     write_stats();
 }

@@ -74,7 +74,13 @@ static void ctx_teardown(cc_ctx *c)
     c->legacy = NULL;
     while (s) {
         cc_stream *n = s->next_in_ctx;
-        if (!s->dead) cc__stream_retire(s); /* destroyed ones are retiring already */
+        /* Destroyed ones are retiring already. A created stream leaves the
+         * registry here: its memory is freed when its worker exits, and a
+         * stale entry would shadow whatever object is allocated there next. */
+        if (!s->dead) {
+            if (s->kind == CC_S_USER) cc__handle_del(s);
+            cc__stream_retire(s);
+        }
         s = n;
     }
     cc__mem_release_ctx(c);
@@ -85,6 +91,7 @@ CC_EXPORT CUresult cuInit(unsigned int Flags)
 {
     CC_ENTER(cuInit);
     if (Flags != 0) return CUDA_ERROR_INVALID_VALUE;
+    if (cc__forked_child()) return CUDA_ERROR_NOT_INITIALIZED; /* see counters.c */
     cc__lock();
     if (!cc__g.initialized) {
         primary.primary = true;
@@ -181,6 +188,14 @@ CC_EXPORT CUresult cuDeviceGetAttribute(int *pi, CUdevice_attribute attrib, CUde
     case CU_DEVICE_ATTRIBUTE_MAX_BLOCKS_PER_MULTIPROCESSOR: v = 32; break;
     case CU_DEVICE_ATTRIBUTE_STREAM_PRIORITIES_SUPPORTED: v = 1; break;
     case CU_DEVICE_ATTRIBUTE_TCC_DRIVER: v = 0; break;
+    case CU_DEVICE_ATTRIBUTE_MAX_PITCH: v = 2147483647; break;
+    case CU_DEVICE_ATTRIBUTE_HOST_REGISTER_SUPPORTED: v = 1; break;
+    case CU_DEVICE_ATTRIBUTE_CAN_USE_HOST_POINTER_FOR_REGISTERED_MEM: v = 1; break;
+    case CU_DEVICE_ATTRIBUTE_CAN_USE_STREAM_MEM_OPS_V1: v = 1; break;
+    case CU_DEVICE_ATTRIBUTE_CAN_USE_64_BIT_STREAM_MEM_OPS_V1: v = 1; break;
+    case CU_DEVICE_ATTRIBUTE_CAN_USE_STREAM_WAIT_VALUE_NOR_V1: v = 1; break;
+    case CU_DEVICE_ATTRIBUTE_CAN_USE_64_BIT_STREAM_MEM_OPS: v = 1; break;
+    case CU_DEVICE_ATTRIBUTE_CAN_USE_STREAM_WAIT_VALUE_NOR: v = 1; break;
     default: v = 0; break;
     }
     *pi = v;

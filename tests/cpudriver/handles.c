@@ -33,8 +33,18 @@ static void grow(void)
     tab = nt; cap = ncap; used = live;
 }
 
+static slot *find(const void *p);
+
+/* A live object never shares its address with another live object, so an
+ * entry already there for p is stale (its object was freed without leaving
+ * the registry): take it over, or it would shadow the new entry in find(). */
 void cc__handle_add(const void *p, enum cc_kind k)
 {
+    slot *old = find(p);
+    if (old) {
+        old->kind = (int)k;
+        return;
+    }
     if ((used + 1) * 2 > cap) grow();
     size_t j = hash(p) & (cap - 1);
     while (tab[j].p && tab[j].p != TOMB) j = (j + 1) & (cap - 1);

@@ -91,8 +91,11 @@ struct cc_global {
 extern struct cc_global cc__g;
 void cc__lock(void);
 void cc__unlock(void);
-/* NOT_INITIALIZED before cuInit; call without the lock. */
+/* NOT_INITIALIZED before cuInit (and in a child forked after it); call
+ * without the lock. */
 CUresult cc__check_init(void);
+/* True in a child forked after cuInit: the driver is unusable there. */
+bool cc__forked_child(void);
 unsigned long long cc__now_ns(void);
 
 /* ---- handle registry (handles.c): which pointers are live objects -------- */
@@ -126,7 +129,7 @@ void cc__device_drain(void);
 enum cc_work_kind {
     CC_W_KERNEL = 1, CC_W_COPY, CC_W_MEMSET, CC_W_HOST, CC_W_EVENT_RECORD,
     CC_W_WAIT_EVENT, CC_W_MEM_ALLOC, CC_W_MEM_FREE, CC_W_EMPTY, CC_W_GRAPH,
-    CC_W_NOP
+    CC_W_NOP, CC_W_WRITE_VALUE, CC_W_WAIT_VALUE
 };
 typedef struct cc_work {
     enum cc_work_kind kind;
@@ -144,15 +147,20 @@ typedef struct cc_work {
         struct {
             void *dst;
             const void *src;
-            size_t n;
+            size_t n;             /* bytes per row (the whole copy when h <= 1) */
             CUmemorytype dt, st;
-            unsigned char *stage; /* owned staging of pageable source bytes */
+            unsigned char *stage; /* owned staging of pageable source bytes, rows packed */
+            size_t h;             /* rows of a 2-D copy; 0 or 1 for a 1-D copy */
+            size_t dpitch, spitch;
         } c;
         struct { CUdeviceptr dst; size_t pitch; unsigned value, esz; size_t w, h; } m;
         struct { CUhostFn fn; void *data; } h;
         struct { cc_event *ev; unsigned long long gen; } e;
         struct { CUdeviceptr p; size_t n; } a;
         struct { cc_exec *x; } g;
+        /* stream memory operations: a 32- or 64-bit write, or a wait until
+         * the value at p meets the CU_STREAM_WAIT_VALUE_* condition */
+        struct { CUdeviceptr p; uint64_t v; unsigned cond; bool is64; } mo;
     } u;
 } cc_work;
 /* Runs w on the calling (worker) thread, without the lock. */
@@ -248,6 +256,7 @@ typedef struct cc_alloc {
     bool live;       /* GRAPH: between its alloc node's launch and free */
     bool freeing;    /* freed by cuMemFreeAsync, released when that runs */
     bool mapped32;   /* from cuMemAlloc (v1): mmap'ed below 4 GiB */
+    bool registered; /* HOST: the program's memory, cuMemHostRegister'ed (never freed here) */
     unsigned flags;
 } cc_alloc;
 /* The allocation containing p, or NULL (lock held). */
@@ -255,8 +264,13 @@ cc_alloc *cc__mem_find(uintptr_t p);
 /* INVALID_VALUE unless [p, p+n) lies inside one device allocation that may
  * be used now (lock held). */
 CUresult cc__mem_check_dev(CUdeviceptr p, size_t n);
-/* True when [p, p+n) lies inside one pinned host allocation. */
+/* True when [p, p+n) lies inside one pinned host allocation (allocated by
+ * the driver or registered). */
 bool cc__mem_is_pinned(const void *p, size_t n);
+/* INVALID_VALUE unless [p, p+n) lies inside one device allocation that may be
+ * used now, or inside one pinned host allocation (device-accessible through
+ * unified addressing): what a stream memory operation may touch. */
+CUresult cc__mem_check_dev_or_pinned(CUdeviceptr p, size_t n);
 CUresult cc__mem_add(uintptr_t base, size_t size, enum cc_mem_kind k,
                      cc_ctx *ctx, bool mapped32, cc_alloc **out);
 CUresult cc__mem_add_sized(uintptr_t base, size_t size, size_t mapped, enum cc_mem_kind k,

@@ -64,7 +64,8 @@ void cc__mem_release(uintptr_t base)
 {
     cc_alloc *a = cc__mem_find(base);
     if (!a || a->base != base) return;
-    if (a->mapped32) munmap((void *)a->base, a->mapped);
+    if (a->registered) { /* the program's own memory: only the entry goes */ }
+    else if (a->mapped32) munmap((void *)a->base, a->mapped);
     else free((void *)a->base);
     in_use -= a->mapped;
     size_t i = (size_t)(a - tab);
@@ -93,6 +94,21 @@ bool cc__mem_is_pinned(const void *p, size_t n)
 {
     cc_alloc *a = cc__mem_find((uintptr_t)p);
     return a && a->kind == CC_M_HOST && n <= a->base + a->size - (uintptr_t)p;
+}
+
+CUresult cc__mem_check_dev_or_pinned(CUdeviceptr p, size_t n)
+{
+    if (cc__mem_is_pinned((const void *)(uintptr_t)p, n)) return CUDA_SUCCESS;
+    return cc__mem_check_dev(p, n);
+}
+
+/* True when [p, p+n) overlaps any entry of the table (n > 0). */
+static cc_alloc *overlapping(uintptr_t p, size_t n)
+{
+    size_t i = lower(p); /* tab[i-1] may contain p; tab[i] starts after p */
+    if (i && tab[i - 1].base + tab[i - 1].size > p) return &tab[i - 1];
+    if (i < ntab && tab[i].base < p + n) return &tab[i];
+    return NULL;
 }
 
 /* Allocates size bytes of device memory in the current context. The v1 ABI
@@ -372,9 +388,88 @@ CC_EXPORT CUresult cuMemFreeHost(void *p)
     cc__lock();
     r = cc__capture_unsafe_call();
     cc_alloc *a = r ? NULL : cc__mem_find((uintptr_t)p);
-    if (!r && (!a || a->base != (uintptr_t)p || a->kind != CC_M_HOST)) r = CUDA_ERROR_INVALID_VALUE;
+    if (!r && (!a || a->base != (uintptr_t)p || a->kind != CC_M_HOST || a->registered))
+        r = CUDA_ERROR_INVALID_VALUE;
     if (!r) {
         /* Pending async copies may still read or write it. */
+        cc__device_drain();
+        cc__mem_release((uintptr_t)p);
+    }
+    cc__unlock();
+    return r;
+}
+
+/* Registers the program's memory [p, p+size) as pinned: copies then treat
+ * it as page-locked (async copies read and write it when they run) and
+ * cuPointerGetAttribute says HOST. v1 (the 4.0 ABI) also demands what the
+ * 4.0 documentation did: p and size aligned to the 4 KiB page. A range that
+ * overlaps registered or driver-allocated host memory:
+ * HOST_MEMORY_ALREADY_REGISTERED; one that overlaps device memory:
+ * INVALID_VALUE. READ_ONLY needs READ_ONLY_HOST_REGISTER_SUPPORTED (0 here)
+ * and IOMEMORY needs I/O memory: both NOT_SUPPORTED. Registration and
+ * unregistration follow the capture-mode rule of allocations (strict:
+ * unverified on a GPU). Nothing changes on failure. */
+static CUresult host_register(void *p, size_t size, unsigned flags, bool v1)
+{
+    CUresult r = cc__check_init();
+    if (r) return r;
+    if (!p || size == 0) return CUDA_ERROR_INVALID_VALUE;
+    if (flags & ~(unsigned)(CU_MEMHOSTREGISTER_PORTABLE | CU_MEMHOSTREGISTER_DEVICEMAP |
+                            CU_MEMHOSTREGISTER_IOMEMORY | CU_MEMHOSTREGISTER_READ_ONLY))
+        return CUDA_ERROR_INVALID_VALUE;
+    if (v1 && (((uintptr_t)p % 4096) || (size % 4096))) return CUDA_ERROR_INVALID_VALUE;
+    if ((uintptr_t)p + size < (uintptr_t)p) return CUDA_ERROR_INVALID_VALUE;
+    cc__lock();
+    cc_ctx *c;
+    r = cc__ctx_current(&c);
+    if (!r && (flags & (CU_MEMHOSTREGISTER_IOMEMORY | CU_MEMHOSTREGISTER_READ_ONLY)))
+        r = CUDA_ERROR_NOT_SUPPORTED;
+    if (!r) r = cc__capture_unsafe_call();
+    if (!r) {
+        cc_alloc *o = overlapping((uintptr_t)p, size);
+        if (o) r = o->kind == CC_M_HOST ? CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED : CUDA_ERROR_INVALID_VALUE;
+    }
+    if (!r) {
+        cc_alloc *a;
+        r = cc__mem_add_sized((uintptr_t)p, size, 0, CC_M_HOST, c, false, &a);
+        if (!r) {
+            a->registered = true;
+            a->flags = flags;
+        }
+    }
+    cc__unlock();
+    return r;
+}
+
+CC_EXPORT CUresult cuMemHostRegister(void *p, size_t bytesize, unsigned int Flags)
+{
+    CC_ENTER(cuMemHostRegister);
+    return host_register(p, bytesize, Flags, true);
+}
+
+CC_EXPORT CUresult cuMemHostRegister_v2(void *p, size_t bytesize, unsigned int Flags)
+{
+    CC_ENTER(cuMemHostRegister_v2);
+    return host_register(p, bytesize, Flags, false);
+}
+
+/* Unregisters the range registered at exactly p, after the device has
+ * drained (queued async copies may still read or write it; as cuMemFreeHost).
+ * Anything else - an interior pointer, driver-allocated pinned memory,
+ * pageable memory - is HOST_MEMORY_NOT_REGISTERED. */
+CC_EXPORT CUresult cuMemHostUnregister(void *p)
+{
+    CC_ENTER(cuMemHostUnregister);
+    CUresult r = cc__check_init();
+    if (r) return r;
+    if (!p) return CUDA_ERROR_INVALID_VALUE;
+    cc__lock();
+    cc_ctx *c;
+    r = cc__ctx_current(&c);
+    if (!r) r = cc__capture_unsafe_call();
+    cc_alloc *a = r ? NULL : cc__mem_find((uintptr_t)p);
+    if (!r && (!a || !a->registered || a->base != (uintptr_t)p)) r = CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED;
+    if (!r) {
         cc__device_drain();
         cc__mem_release((uintptr_t)p);
     }

@@ -381,6 +381,34 @@ CC_EXPORT CUresult cuStreamGetId_ptsz(CUstream hStream, unsigned long long *stre
     return get_id(hStream, true, streamId);
 }
 
+/* Waits for the legacy stream of c and for what every blocking stream of c
+ * had been given when called: the legacy stream "synchronizes with all other
+ * streams except non-blocking ones", so synchronizing it waits as an action
+ * on it would (and as cuStreamQuery of it reports NOT_READY meanwhile).
+ * Unverified on a GPU: a driver that only inserts the waits when work is
+ * queued on the legacy stream would wait only for blocking-stream work
+ * queued before its last legacy op. The positions are taken first, each
+ * stream held by a reference, because every wait drops the lock. */
+static CUresult legacy_sync(cc_stream *l)
+{
+    size_t n = 0;
+    for (cc_stream *b = l->ctx->streams; b; b = b->next_in_ctx) n++;
+    cc_fence *f = calloc(n ? n : 1, sizeof *f);
+    if (!f) return CUDA_ERROR_OUT_OF_MEMORY;
+    size_t k = 0;
+    for (cc_stream *b = l->ctx->streams; b; b = b->next_in_ctx)
+        if (b == l || cc__stream_blocking(b)) {
+            cc__stream_ref(b);
+            f[k++] = (cc_fence){b, b->submitted};
+        }
+    for (size_t i = 0; i < k; i++) {
+        cc__wait(f[i].s, f[i].seq);
+        cc__stream_unref(f[i].s);
+    }
+    free(f);
+    return CUDA_SUCCESS;
+}
+
 /* Synchronize: 900 + invalidation for a capturing stream, 906 for the
  * legacy stream while a blocking stream captures. */
 static CUresult stream_sync(CUstream h, bool pt)
@@ -388,7 +416,10 @@ static CUresult stream_sync(CUstream h, bool pt)
     WITH_STREAM(h, pt, {
         r_ = cc__capture_forbid(s);
         if (!r_) r_ = cc__legacy_use(s);
-        if (!r_) {
+        if (!r_ && s->kind == CC_S_LEGACY) {
+            r_ = legacy_sync(s);
+            if (!r_) cc__count(CC_C_SYNC_STREAM);
+        } else if (!r_) {
             cc__count(CC_C_SYNC_STREAM);
             cc__stream_ref(s);
             cc__wait(s, s->submitted);
@@ -457,3 +488,68 @@ CC_EXPORT CUresult cuLaunchHostFunc_ptsz(CUstream hStream, CUhostFn fn, void *us
     CC_ENTER(cuLaunchHostFunc_ptsz);
     return host_func(hStream, true, fn, userData);
 }
+
+/* ---- stream memory operations ------------------------------------------- */
+
+/* cuStreamWriteValue32/64 and cuStreamWaitValue32/64, every ABI. The address
+ * must be aligned to the value's size and lie in device memory or pinned
+ * host memory (allocated or registered: this driver's device sees host
+ * pointers, CAN_USE_HOST_POINTER_FOR_REGISTERED_MEM is 1). Write flags: v1
+ * accepts NO_MEMORY_BARRIER, v2 does not ("not supported in the v2 API"):
+ * NOT_SUPPORTED. Wait flags: GEQ, EQ, AND, NOR; FLUSH needs
+ * CAN_FLUSH_REMOTE_WRITES (0 here): NOT_SUPPORTED; other bits INVALID_VALUE.
+ * In a capturing stream: 900 and the capture is invalidated (strict: the
+ * real driver may capture them as batch mem-op nodes; unverified). */
+static CUresult mem_op(CUstream h, bool pt, CUdeviceptr addr, uint64_t value, unsigned flags, bool is64,
+                       bool wait, bool v2)
+{
+    unsigned sz = is64 ? 8 : 4;
+    if (wait) {
+        if (flags & CU_STREAM_WAIT_VALUE_FLUSH) return CUDA_ERROR_NOT_SUPPORTED;
+        if (flags > CU_STREAM_WAIT_VALUE_NOR) return CUDA_ERROR_INVALID_VALUE;
+    } else {
+        if (flags & ~(unsigned)CU_STREAM_WRITE_VALUE_NO_MEMORY_BARRIER) return CUDA_ERROR_INVALID_VALUE;
+        if (v2 && flags) return CUDA_ERROR_NOT_SUPPORTED;
+    }
+    if (!addr || addr % sz) return CUDA_ERROR_INVALID_VALUE;
+    WITH_STREAM(h, pt, {
+        r_ = cc__mem_check_dev_or_pinned(addr, sz);
+        if (!r_) r_ = cc__capture_forbid(s);
+        if (!r_) {
+            cc_work w = {.kind = wait ? CC_W_WAIT_VALUE : CC_W_WRITE_VALUE, .ctx = s->ctx};
+            w.u.mo.p = addr;
+            w.u.mo.v = value;
+            w.u.mo.cond = wait ? flags : 0;
+            w.u.mo.is64 = is64;
+            r_ = cc__stream_op(s, &w, NULL, NULL);
+        }
+    });
+}
+
+#define MEM_OPS(name, T, is64, wait)                                                               \
+    CC_EXPORT CUresult name(CUstream stream, CUdeviceptr addr, T value, unsigned int flags)        \
+    {                                                                                              \
+        CC_ENTER(name);                                                                            \
+        return mem_op(stream, false, addr, value, flags, is64, wait, false);                       \
+    }                                                                                              \
+    CC_EXPORT CUresult name##_ptsz(CUstream stream, CUdeviceptr addr, T value, unsigned int flags) \
+    {                                                                                              \
+        CC_ENTER(name##_ptsz);                                                                     \
+        return mem_op(stream, true, addr, value, flags, is64, wait, false);                        \
+    }                                                                                              \
+    CC_EXPORT CUresult name##_v2(CUstream stream, CUdeviceptr addr, T value, unsigned int flags)   \
+    {                                                                                              \
+        CC_ENTER(name##_v2);                                                                       \
+        return mem_op(stream, false, addr, value, flags, is64, wait, true);                        \
+    }                                                                                              \
+    CC_EXPORT CUresult name##_v2_ptsz(CUstream stream, CUdeviceptr addr, T value,                  \
+                                      unsigned int flags)                                          \
+    {                                                                                              \
+        CC_ENTER(name##_v2_ptsz);                                                                  \
+        return mem_op(stream, true, addr, value, flags, is64, wait, true);                         \
+    }
+
+MEM_OPS(cuStreamWriteValue32, cuuint32_t, false, false)
+MEM_OPS(cuStreamWaitValue32, cuuint32_t, false, true)
+MEM_OPS(cuStreamWriteValue64, cuuint64_t, true, false)
+MEM_OPS(cuStreamWaitValue64, cuuint64_t, true, true)

@@ -5,6 +5,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 static void run_kernel(cc_work *w)
 {
@@ -38,6 +39,56 @@ static void run_memset(cc_work *w)
     }
 }
 
+/* Row by row for a 2-D copy; staged rows are packed (pitch = width). */
+static void run_copy(cc_work *w)
+{
+    size_t n = w->u.c.n, h = w->u.c.h > 1 ? w->u.c.h : 1;
+    if (!n) return;
+    for (size_t row = 0; row < h; row++) {
+        const unsigned char *src = w->u.c.stage ? w->u.c.stage + row * n
+                                                : (const unsigned char *)w->u.c.src + row * w->u.c.spitch;
+        memmove((unsigned char *)w->u.c.dst + row * w->u.c.dpitch, src, n);
+    }
+}
+
+/* Whether the value at the wait's address meets its condition now. */
+static bool wait_value_met(const cc_work *w)
+{
+    uint64_t v = w->u.mo.v, cur;
+    if (w->u.mo.is64) {
+        cur = __atomic_load_n((const uint64_t *)(uintptr_t)w->u.mo.p, __ATOMIC_ACQUIRE);
+    } else {
+        cur = __atomic_load_n((const uint32_t *)(uintptr_t)w->u.mo.p, __ATOMIC_ACQUIRE);
+        v = (uint32_t)v;
+    }
+    switch (w->u.mo.cond) {
+    case CU_STREAM_WAIT_VALUE_GEQ: /* cyclic: the signed difference */
+        return w->u.mo.is64 ? (int64_t)(cur - v) >= 0 : (int32_t)(uint32_t)(cur - v) >= 0;
+    case CU_STREAM_WAIT_VALUE_EQ: return cur == v;
+    case CU_STREAM_WAIT_VALUE_AND: return (cur & v) != 0;
+    default: /* NOR */ return w->u.mo.is64 ? ~(cur | v) != 0 : (uint32_t)~(cur | v) != 0;
+    }
+}
+
+/* Holds the worker until the condition holds. The value may be written by
+ * another stream (its op's completion broadcasts progress) or by the host
+ * (no signal: poll every millisecond). */
+static void run_wait_value(const cc_work *w)
+{
+    while (!wait_value_met(w)) {
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        ts.tv_nsec += 1000000;
+        if (ts.tv_nsec >= 1000000000) {
+            ts.tv_sec++;
+            ts.tv_nsec -= 1000000000;
+        }
+        cc__lock();
+        pthread_cond_timedwait(&cc__g.progress, &cc__g.mu, &ts);
+        cc__unlock();
+    }
+}
+
 void cc__work_run(cc_work *w, bool in_graph)
 {
     switch (w->kind) {
@@ -46,7 +97,7 @@ void cc__work_run(cc_work *w, bool in_graph)
         cc__count(in_graph ? CC_C_NODE_KERNEL : CC_C_LAUNCH_EAGER);
         break;
     case CC_W_COPY:
-        if (w->u.c.n) memmove(w->u.c.dst, w->u.c.stage ? w->u.c.stage : w->u.c.src, w->u.c.n);
+        run_copy(w);
         cc__count(in_graph ? CC_C_NODE_MEMCPY : CC_C_COPY_EAGER);
         break;
     case CC_W_MEMSET:
@@ -99,6 +150,13 @@ void cc__work_run(cc_work *w, bool in_graph)
         break;
     case CC_W_NOP:
         break;
+    case CC_W_WRITE_VALUE:
+        if (w->u.mo.is64) __atomic_store_n((uint64_t *)(uintptr_t)w->u.mo.p, w->u.mo.v, __ATOMIC_SEQ_CST);
+        else __atomic_store_n((uint32_t *)(uintptr_t)w->u.mo.p, (uint32_t)w->u.mo.v, __ATOMIC_SEQ_CST);
+        break;
+    case CC_W_WAIT_VALUE:
+        run_wait_value(w);
+        break;
     }
 }
 
@@ -148,9 +206,10 @@ CUresult cc__work_copy(cc_work *dst, const cc_work *src)
     }
     case CC_W_COPY:
         if (src->u.c.stage) {
-            dst->u.c.stage = malloc(src->u.c.n);
+            size_t bytes = src->u.c.n * (src->u.c.h > 1 ? src->u.c.h : 1);
+            dst->u.c.stage = malloc(bytes);
             if (!dst->u.c.stage) goto oom;
-            memcpy(dst->u.c.stage, src->u.c.stage, src->u.c.n);
+            memcpy(dst->u.c.stage, src->u.c.stage, bytes);
         }
         break;
     case CC_W_EVENT_RECORD:

@@ -4,8 +4,13 @@
  * test runs before anything calls cuInit, so keep it first. */
 #include "drvtest.h"
 
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 /* Before cuInit every call that needs the driver state fails with
  * NOT_INITIALIZED; only version and error-name queries work. If the CPU
@@ -513,8 +518,140 @@ static void a_kernel_runs_once_per_block_of_the_grid(void **state)
         assert_int_equal(out[8 + i], 1);
 }
 
-int main(void)
+/* Child of the primary-reset test: 300 rounds of creating streams that are
+ * never destroyed, resetting the primary context (which retires them), and
+ * creating and using new objects. The retired streams' memory is reused for
+ * the new objects; every call must succeed. Exit 0, or the round and call. */
+static int child_reset(void)
 {
+    CUcontext c;
+    if (cuInit(0) != CUDA_SUCCESS)
+        return 2;
+    for (int round = 0; round < 300; round++) {
+        if (cuDevicePrimaryCtxRetain(&c, 0) != CUDA_SUCCESS || cuCtxSetCurrent(c) != CUDA_SUCCESS)
+            return 3;
+        CUstream s[4];
+        CUevent e[4];
+        for (int i = 0; i < 4; i++) {
+            CUresult r = cuStreamCreate(&s[i], i % 2 ? CU_STREAM_NON_BLOCKING : 0);
+            if (r == CUDA_SUCCESS)
+                r = cuEventCreate(&e[i], 0);
+            if (r == CUDA_SUCCESS)
+                r = cuEventRecord(e[i], s[i]);
+            if (r == CUDA_SUCCESS)
+                r = cuStreamWaitEvent(s[i], e[i], 0);
+            if (r == CUDA_SUCCESS)
+                r = cuStreamSynchronize(s[i]);
+            if (r == CUDA_SUCCESS)
+                r = cuEventSynchronize(e[i]);
+            if (r != CUDA_SUCCESS) {
+                fprintf(stderr, "child: round %d object %d: %d\n", round, i, (int)r);
+                return 4;
+            }
+        }
+        for (int i = 0; i < 4; i++)
+            cuEventDestroy(e[i]);
+        if (cuDevicePrimaryCtxReset(0) != CUDA_SUCCESS)
+            return 5;
+    }
+    return 0;
+}
+
+/* After cuDevicePrimaryCtxReset retired a context's streams, new objects
+ * (allocated where the old streams lived) are valid handles. A registry that
+ * kept the retired streams' entries answered INVALID_HANDLE for them now and
+ * then, depending on where malloc put the new object. Run in a child: the
+ * reset frees what other tests hold. */
+static void objects_created_after_a_primary_reset_are_never_mistaken_for_retired_streams(void **state)
+{
+    (void)state;
+    assert_int_equal(drv_run_self("child-reset", NULL), 0);
+}
+
+static void spin_host_fn(void *arg)
+{
+    (void)arg;
+}
+
+static volatile int fork_stop;
+
+static void *keep_workers_busy(void *arg)
+{
+    CUstream s = arg;
+    while (!fork_stop) {
+        for (int i = 0; i < 64; i++)
+            cuLaunchHostFunc(s, spin_host_fn, NULL);
+        cuStreamSynchronize(s);
+    }
+    return NULL;
+}
+
+/* Child of the fork test: a thread keeps two stream workers taking and
+ * releasing the driver's lock while the main thread forks 200 times; each
+ * child calls the driver (which must refuse: a child forked after cuInit
+ * cannot use it, NOT_INITIALIZED as on a GPU) and exit(), which runs the
+ * driver's destructor. A child still alive after 5 s is a deadlock. */
+static int child_fork(void)
+{
+    CUcontext c;
+    CUstream s1, s2;
+    if (cuInit(0) != CUDA_SUCCESS || cuDevicePrimaryCtxRetain(&c, 0) != CUDA_SUCCESS ||
+        cuCtxSetCurrent(c) != CUDA_SUCCESS || cuStreamCreate(&s1, 0) != CUDA_SUCCESS ||
+        cuStreamCreate(&s2, CU_STREAM_NON_BLOCKING) != CUDA_SUCCESS)
+        return 2;
+    pthread_t t1, t2;
+    if (pthread_create(&t1, NULL, keep_workers_busy, s1) || pthread_create(&t2, NULL, keep_workers_busy, s2))
+        return 3;
+    int rc = 0;
+    for (int i = 0; i < 200 && !rc; i++) {
+        fflush(stdout);
+        fflush(stderr);
+        pid_t pid = fork();
+        if (pid < 0) {
+            rc = 4;
+            break;
+        }
+        if (pid == 0) {
+            CUresult r1 = cuCtxSynchronize(), r2 = cuInit(0);
+            exit(r1 == CUDA_ERROR_NOT_INITIALIZED && r2 == CUDA_ERROR_NOT_INITIALIZED ? 0 : 7);
+        }
+        int st = 0;
+        pid_t got = 0;
+        for (int ms = 0; ms < 5000 && (got = waitpid(pid, &st, WNOHANG)) == 0; ms++)
+            drv_sleep_ms(1);
+        if (got == 0) {
+            kill(pid, SIGKILL);
+            waitpid(pid, &st, 0);
+            fprintf(stderr, "child: forked child %d still running after 5 s (deadlocked in the driver)\n", i);
+            rc = 5;
+        } else if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+            fprintf(stderr, "child: forked child %d ended with status %#x\n", i, st);
+            rc = 6;
+        }
+    }
+    fork_stop = 1;
+    pthread_join(t1, NULL);
+    pthread_join(t2, NULL);
+    return rc;
+}
+
+/* A child forked while the driver's workers run can exit(): the driver's
+ * exit path must not wait on a lock a parent's worker held at the fork. */
+static void a_forked_child_exits_without_deadlocking_in_the_driver(void **state)
+{
+    (void)state;
+    assert_int_equal(drv_run_self("child-fork", NULL), 0);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc > 1) {
+        if (strcmp(argv[1], "child-reset") == 0)
+            return child_reset();
+        if (strcmp(argv[1], "child-fork") == 0)
+            return child_fork();
+        return 2;
+    }
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(every_call_before_cuInit_fails_with_not_initialized),
         cmocka_unit_test(cuDriverGetVersion_works_before_cuInit_and_claims_13_0),
@@ -541,6 +678,8 @@ int main(void)
         DRV_TEST(kernel_arguments_are_copied_at_the_launch_call),
         DRV_TEST(each_block_gets_its_own_dynamic_shared_memory),
         DRV_TEST(a_kernel_runs_once_per_block_of_the_grid),
+        DRV_TEST(objects_created_after_a_primary_reset_are_never_mistaken_for_retired_streams),
+        DRV_TEST(a_forked_child_exits_without_deadlocking_in_the_driver),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

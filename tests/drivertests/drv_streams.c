@@ -428,6 +428,38 @@ static void ptds_sync_variants_run_on_the_per_thread_stream(void **state)
     CU_OK(cuCtxSynchronize());
 }
 
+/* Synchronizing the legacy stream waits for the work every blocking stream
+ * had been given before the call (the legacy stream synchronizes with all
+ * blocking streams of its context), but not for non-blocking streams. A
+ * driver that waited only for the legacy stream's own queue would let a
+ * program read results of a blocking stream too early (unverified on a GPU;
+ * see tests/cpudriver/README.md). */
+static void synchronizing_the_legacy_stream_waits_for_earlier_blocking_stream_work(void **state)
+{
+    (void)state;
+    drv_init();
+    CUstream b = drv_stream(CU_STREAM_DEFAULT), nb = drv_stream(CU_STREAM_NON_BLOCKING);
+    int *gate = drv_gate_new(), *nb_gate = drv_gate_new();
+    unsigned *log = drv_log_new(), *nb_log = drv_log_new();
+    CU_OK(drv_launch_gate(nb, nb_gate, nb_log, TAG_B));
+    CU_OK(drv_launch_gate(b, gate, log, TAG_A));
+    drv_gate_open_after(gate, 50);
+    CU_OK(cuStreamSynchronize(CU_STREAM_LEGACY));
+    drv_assert_log(log, 1, TAG_A);
+    assert_int_equal(drv_log_count(nb_log), 0);
+
+    /* the same through stream 0, with the per-thread stream as the blocking one */
+    int *pt_gate = drv_gate_new();
+    CU_OK(drv_launch_gate(CU_STREAM_PER_THREAD, pt_gate, log, TAG_B));
+    drv_gate_open_after(pt_gate, 50);
+    CU_OK(cuStreamSynchronize(NULL));
+    drv_assert_log(log, 2, TAG_A, TAG_B);
+    assert_int_equal(drv_log_count(nb_log), 0);
+    drv_gate_open(nb_gate);
+    CU_OK(cuCtxSynchronize());
+    drv_assert_log(nb_log, 1, TAG_B);
+}
+
 int main(int argc, char **argv)
 {
     if (argc > 1) {
@@ -447,6 +479,7 @@ int main(int argc, char **argv)
         DRV_TEST(each_thread_has_its_own_per_thread_stream),
         DRV_TEST(a_stream_waits_for_an_event_recorded_in_another),
         DRV_TEST(cuCtxSynchronize_waits_for_every_stream),
+        DRV_TEST(synchronizing_the_legacy_stream_waits_for_earlier_blocking_stream_work),
         DRV_TEST(a_host_function_runs_in_stream_order),
         DRV_TEST(a_sync_copy_from_pageable_memory_lets_the_buffer_be_reused_at_once),
         DRV_TEST(an_async_copy_from_pinned_memory_reads_the_buffer_when_it_runs),
