@@ -1,0 +1,151 @@
+/* subtle - loops whose occurrences differ in one small detail a shim could
+ * overlook, each turning such a mistake into a wrong checksum. Every mode
+ * runs on a created blocking stream s:
+ *   lastbyte  scale_add_scalar's last argument alternates between two values
+ *             that differ only in their most significant byte (the last
+ *             byte of the kernel's parameter buffer)
+ *   gridy     jacobi2d's grid alternates between covering every row and
+ *             covering the first rows only (the Y dimension alone changes)
+ *   memset    a 32-bit memset whose value alternates, folded into a result
+ *   event     a step copies a result into pinned memory and records an
+ *             event on the legacy stream, which waits for s (a blocking
+ *             stream); the host waits for the event and reads the pinned
+ *             memory, with no other synchronization. Every third step
+ *             stops one launch short of the usual step before the event.
+ *   staging   a host-to-device copy from pageable memory whose bytes change
+ *             every step, then a kernel, then an event recorded on s (no
+ *             host wait), so that one step's copy is issued while the
+ *             previous step's work may still be queued; s is synchronized
+ *             every 8 steps
+ * Usage: subtle MODULE ITERS [lastbyte|gridy|memset|event|staging]
+ * (default lastbyte) */
+#include <string.h>
+
+#include <cuda.h>
+
+#include "appcommon.h"
+
+#define N 1024
+#define NX 30 /* jacobi2d interior: (NX+2) x (NX+2) cells, 16x16 blocks */
+
+int main(int argc, char **argv)
+{
+    app_usage(argc, argv, "[lastbyte|gridy|memset|event|staging]");
+    long iters = app_arg(argc, argv, 2, 0, 0, 100000000);
+    const char *mode = argc > 3 ? argv[3] : "lastbyte";
+    int lastbyte = !strcmp(mode, "lastbyte"), gridy = !strcmp(mode, "gridy"),
+        memset_ = !strcmp(mode, "memset"), event = !strcmp(mode, "event"),
+        staging = !strcmp(mode, "staging");
+    if (!lastbyte && !gridy && !memset_ && !event && !staging)
+        app_die("the third argument must be lastbyte, gridy, memset, event or staging");
+
+    CUdevice dev;
+    CUcontext ctx;
+    CUmodule mod;
+    CUfunction f_scale, f_axpy, f_iota, f_jacobi;
+    CK(cuInit, (0));
+    CK(cuDeviceGet, (&dev, 0));
+    CK(cuDevicePrimaryCtxRetain, (&ctx, dev));
+    CK(cuCtxSetCurrent, (ctx));
+    CK(cuModuleLoad, (&mod, argv[1]));
+    CK(cuModuleGetFunction, (&f_scale, mod, "scale_add_scalar"));
+    CK(cuModuleGetFunction, (&f_axpy, mod, "axpy"));
+    CK(cuModuleGetFunction, (&f_iota, mod, "iota_f32"));
+    CK(cuModuleGetFunction, (&f_jacobi, mod, "jacobi2d"));
+
+    CUstream s;
+    CK(cuStreamCreate, (&s, CU_STREAM_DEFAULT));
+    CUevent ev;
+    CK(cuEventCreate, (&ev, CU_EVENT_DISABLE_TIMING));
+    size_t bytes = N * sizeof(float);
+    CUdeviceptr x, y, z, m;
+    CK(cuMemAlloc, (&x, bytes));
+    CK(cuMemAlloc, (&y, bytes));
+    CK(cuMemAlloc, (&z, bytes));
+    CK(cuMemAlloc, (&m, bytes));
+    float *pinned;
+    CK(cuMemHostAlloc, ((void **)&pinned, bytes, 0));
+    float *pageable = malloc(bytes);
+    if (pageable == NULL)
+        app_die("out of host memory");
+
+    int32_t n = N;
+    unsigned int grid = app_blocks(N);
+    float s1 = 0.01f, b1 = 1.0f, zero = 0.0f, quarter = 0.25f;
+    void *ix[] = { &x, &n, &s1, &b1 };
+    void *iz[] = { &z, &n, &quarter, &zero };
+    CK(cuLaunchKernel, (f_iota, grid, 1, 1, TK_BLOCK, 1, 1, 0, s, ix, NULL));
+    CK(cuLaunchKernel, (f_iota, grid, 1, 1, TK_BLOCK, 1, 1, 0, s, iz, NULL));
+    CK(cuStreamSynchronize, (s));
+
+    /* jacobi2d over (NX+2)^2 cells with pitch NX+2, from x (read as a
+     * field) into y, then y copied back into x. */
+    tk_grid2d g = { NX, NX, NX + 2, 0.2f };
+    int32_t fixed = 1;
+    void *jac_args[] = { &y, &x, &z, &fixed, &g };
+
+    float decay = 0.75f, dt = 0.5f, half = 0.5f;
+    uint32_t iter = 3;
+    void *scale_x[] = { &x, &n, &decay, &dt, &iter };
+    void *scale_z[] = { &z, &n, &decay, &dt, &iter };
+    void *fold_x[] = { &z, &x, &half, &n };  /* z += x/2 */
+    void *fold_y[] = { &z, &y, &half, &n };  /* z += y/2 */
+    void *fold_m[] = { &z, &m, &half, &n };  /* z += m/2 */
+    uint64_t reads = 0x7375627400000000ull;
+    for (long it = 0; it < iters; it++) {
+        if (lastbyte) {
+            iter = (it & 1) ? 3u : 3u + (1u << 24);
+            CK(cuLaunchKernel, (f_scale, grid, 1, 1, TK_BLOCK, 1, 1, 0, s, scale_x, NULL));
+            CK(cuLaunchKernel, (f_axpy, grid, 1, 1, TK_BLOCK, 1, 1, 0, s, fold_x, NULL));
+            CK(cuStreamSynchronize, (s));
+        } else if (gridy) {
+            unsigned int gy = (it & 1) ? 1u : 2u; /* 2 x 16 rows cover all 32 */
+            CK(cuLaunchKernel, (f_jacobi, 2, gy, 1, 16, 16, 1, 0, s, jac_args, NULL));
+            CK(cuMemcpyDtoDAsync, (x, y, (size_t)(NX + 2) * (NX + 2) * sizeof(float), s));
+            CK(cuStreamSynchronize, (s));
+        } else if (memset_) {
+            unsigned int v = (it & 1) ? 0x3f800000u : 0x40000000u; /* 1.0f, 2.0f */
+            CK(cuMemsetD32Async, (m, v, N, s));
+            CK(cuLaunchKernel, (f_axpy, grid, 1, 1, TK_BLOCK, 1, 1, 0, s, fold_m, NULL));
+            CK(cuLaunchKernel, (f_scale, grid, 1, 1, TK_BLOCK, 1, 1, 0, s, scale_z, NULL));
+            CK(cuStreamSynchronize, (s));
+        } else if (event) {
+            CK(cuLaunchKernel, (f_scale, grid, 1, 1, TK_BLOCK, 1, 1, 0, s, scale_x, NULL));
+            CK(cuLaunchKernel, (f_axpy, grid, 1, 1, TK_BLOCK, 1, 1, 0, s, fold_x, NULL));
+            CK(cuMemcpyDtoHAsync, (pinned, z, bytes, s));
+            if (it % 3 != 2)
+                CK(cuLaunchKernel, (f_scale, grid, 1, 1, TK_BLOCK, 1, 1, 0, s, scale_z, NULL));
+            CK(cuEventRecord, (ev, CU_STREAM_LEGACY));
+            CK(cuEventSynchronize, (ev));
+            reads = app_hash(reads, pinned, bytes);
+        } else {
+            for (int i = 0; i < N; i++)
+                pageable[i] = (float)((it * 5 + i) % 11) * 0.25f;
+            CK(cuMemcpyHtoDAsync, (y, pageable, bytes, s));
+            CK(cuLaunchKernel, (f_axpy, grid, 1, 1, TK_BLOCK, 1, 1, 0, s, fold_y, NULL));
+            CK(cuEventRecord, (ev, s));
+            if ((it + 1) % 8 == 0)
+                CK(cuStreamSynchronize, (s));
+        }
+    }
+    CK(cuStreamSynchronize, (s));
+
+    float h[N];
+    CK(cuMemcpyDtoH, (h, z, bytes));
+    app_checksum("subtle-z", app_hash(0x7375627ull, h, bytes));
+    CK(cuMemcpyDtoH, (h, x, bytes));
+    app_checksum("subtle-x", app_hash(0x78ull, h, bytes));
+    app_checksum("subtle-reads", reads);
+
+    free(pageable);
+    CK(cuMemFreeHost, (pinned));
+    CK(cuMemFree, (x));
+    CK(cuMemFree, (y));
+    CK(cuMemFree, (z));
+    CK(cuMemFree, (m));
+    CK(cuEventDestroy, (ev));
+    CK(cuStreamDestroy, (s));
+    CK(cuModuleUnload, (mod));
+    CK(cuDevicePrimaryCtxRelease, (dev));
+    return 0;
+}

@@ -1,0 +1,45 @@
+#!/bin/sh
+# run.sh - checks the test suite's strength against known mistakes: each
+# patch here is one small deliberate bug in the shim (a mutation). For each,
+# the shim is rebuilt with the patch applied, in a copy of the working tree,
+# and the whole ctest suite runs; the mutation must make at least one test
+# fail by printing a wrong checksum (a program's stdout differing from the
+# run without the shim). Prints, per mutation, the tests that caught it, and
+# exits 1 if any mutation survived. Not part of CI (about a minute per
+# mutation on 2 cores); docs/RELIABILITY.md has the latest figures.
+# usage: tests/mutations/run.sh [PATCH...]   (default: every *.patch here)
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+repo=$(cd "$here/../.." && pwd)
+work=${TMPDIR:-/tmp}/reprise-mutations.$$
+trap 'rm -rf "$work"' EXIT INT TERM
+mkdir -p "$work/src" || exit 1
+(cd "$repo" && git ls-files -z | xargs -0 tar -cf - ) | tar -xf - -C "$work/src" || exit 1
+jobs=$(nproc 2>/dev/null || echo 2)
+echo "== building the unmutated tree"
+cmake -S "$work/src" -B "$work/build" -DREPRISE_UNIT_TESTS=OFF >"$work/configure.log" 2>&1 &&
+    cmake --build "$work/build" -j "$jobs" >"$work/build.log" 2>&1 ||
+    { echo "build failed: $work/build.log"; tail -20 "$work/build.log"; exit 1; }
+[ $# -gt 0 ] || set -- "$here"/*.patch
+survived=0
+for p in "$@"; do
+    name=$(basename "$p" .patch)
+    (cd "$work/src" && patch -s -p1 <"$p") || { echo "$name: the patch does not apply"; survived=1; continue; }
+    if ! cmake --build "$work/build" -j "$jobs" >"$work/build-$name.log" 2>&1; then
+        echo "$name: does not build ($work/build-$name.log)"; survived=1
+    else
+        ctest --test-dir "$work/build" -j "$jobs" --timeout 120 --output-on-failure >"$work/ctest-$name.log" 2>&1
+        caught=$(grep -E '^[[:space:]]*[0-9]+ - .* \(Failed|Timeout|SEGFAULT\)' "$work/ctest-$name.log" |
+                 sed 's/^[[:space:]]*[0-9]* - //; s/ (.*//' | tr '\n' ' ')
+        wrong=$(grep -c 'printed a different stdout\|MISMATCH' "$work/ctest-$name.log")
+        if [ -z "$caught" ]; then
+            echo "$name: SURVIVED (no test failed)"; survived=1
+        elif [ "$wrong" -eq 0 ]; then
+            echo "$name: caught, but by no wrong checksum: $caught"; survived=1
+        else
+            echo "$name: caught, $wrong wrong-output runs, by: $caught"
+        fi
+    fi
+    (cd "$work/src" && patch -s -R -p1 <"$p")
+done
+exit $survived
