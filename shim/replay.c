@@ -160,7 +160,10 @@ static int seq_match(const rp_seq *s, size_t k, const rp_op *op)
 }
 
 /* Set op `k`'s node of the executable to the values of `op` (same structure,
- * volatile fields changed). Returns the driver's answer. */
+ * volatile fields changed). The node is named by s->nodes[k], a node of the
+ * graph the executable was instantiated from, also when it was since updated
+ * to another graph (the driver accepts no other handle: capture.c,
+ * take_over). Returns the driver's answer. */
 static CUresult update_node(rp_seq *s, size_t k, const rp_op *op)
 {
     rp_ctxstate *cs = s->cs;
