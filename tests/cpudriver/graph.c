@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 struct cc_plan {
     int refs;              /* the executable's and each queued launch's */
@@ -317,8 +318,16 @@ static void exec_unref(cc_exec *x)
 void cc__plan_run(cc_plan *p)
 {
     /* Nodes are in creation order, which capture makes a topological order
-     * (a node only depends on nodes created before it). */
-    for (size_t i = 0; i < p->n; i++) cc__work_run(&p->w[i], true);
+     * (a node only depends on nodes created before it). Each node costs the
+     * simulated time an eager op costs (CPUCUDA_DELAY_US), so that graphs
+     * and eager work compare like with like; the worker slept once before
+     * this launch, which is the first node's delay. delay_us is set before
+     * any worker exists. */
+    unsigned delay = cc__g.delay_us;
+    for (size_t i = 0; i < p->n; i++) {
+        if (i && delay) usleep(delay);
+        cc__work_run(&p->w[i], true);
+    }
 }
 
 /* Builds an executable from g. OUT_OF_MEMORY / INVALID_VALUE; nothing is
