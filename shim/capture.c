@@ -57,9 +57,9 @@ static void log_failure_once(const char *what, CUresult rc)
                  what, (int)rc);
 }
 
-/* Set up what a sequence with volatile fields needs: its mask, the node of
- * each op (filled in the window), and a copy of the values the executable
- * will hold. Returns 0, or -1 when memory runs out. */
+/* Set up what a sequence with volatile fields needs besides its nodes
+ * (s->nodes, filled in the window): its mask and a copy of the values the
+ * executable will hold. Returns 0, or -1 when memory runs out. */
 static int volatile_setup(rp_seq *s, const rp_det_entry *e, const uint64_t *vmask)
 {
     s->vmask = malloc(e->n * sizeof *s->vmask);
