@@ -32,6 +32,8 @@ void rp__seq_destroy(rp_seq *s)
         rp__aux.cuEventDestroy_v2(s->done);
     if (s->exec)
         rp__aux.cuGraphExecDestroy(s->exec);
+    if (s->origin)
+        rp__aux.cuGraphDestroy(s->origin);
     if (cs) {
         for (size_t i = 0; i < s->sealed.nstaging; i++)
             cs->st.staging_live_bytes -= s->sealed.staging[i].bytes;
@@ -55,13 +57,12 @@ static void log_failure_once(const char *what, CUresult rc)
                  what, (int)rc);
 }
 
-/* Set up what a sequence with volatile fields needs: its mask, the node of
- * each op (filled in the window), and a copy of the values the executable
- * will hold. Returns 0, or -1 when memory runs out. */
+/* Set up what a sequence with volatile fields needs besides its nodes
+ * (s->nodes, filled in the window): its mask and a copy of the values the
+ * executable will hold. Returns 0, or -1 when memory runs out. */
 static int volatile_setup(rp_seq *s, const rp_det_entry *e, const uint64_t *vmask)
 {
     s->vmask = malloc(e->n * sizeof *s->vmask);
-    s->nodes = calloc(e->n, sizeof *s->nodes);
     s->held = calloc(e->n, sizeof *s->held);
     if (!s->vmask || !s->nodes || !s->held)
         return -1;
@@ -89,6 +90,33 @@ static CUresult node_of_last(rp_ctxstate *cs, CUgraphNode *out)
         return CUDA_ERROR_NOT_SUPPORTED;
     *out = deps[0];
     return CUDA_SUCCESS;
+}
+
+/* After cuGraphExecUpdate_v2(reuse->exec, s's graph) succeeded: s takes
+ * the executable over. The driver still names the executable's nodes by the
+ * handles of the graph it was instantiated from, not by those of the graph
+ * it was updated to (observed on an H200, driver 580.159.04: the new graph's
+ * nodes get CUDA_ERROR_INVALID_VALUE). So that graph moves with the
+ * executable, kept alive for as long as its nodes are used, and s's nodes
+ * become its nodes. The update pairs the two graphs' nodes in topological
+ * order, which for the shim's graphs (one stream, one chain, each op's node
+ * depending on the one before) is op order: op i of s pairs with op i of
+ * reuse, whose node handle is reuse->nodes[i]. */
+static void take_over(rp_seq *s, rp_seq *reuse)
+{
+    s->exec = reuse->exec;
+    reuse->exec = NULL;
+    if (reuse->origin) {
+        s->origin = reuse->origin;
+        reuse->origin = NULL;
+    } else {
+        /* The staging stays with reuse: the executable no longer reads it. */
+        s->origin = reuse->sealed.graph;
+        reuse->sealed.graph = NULL;
+    }
+    free(s->nodes);
+    s->nodes = reuse->nodes;
+    reuse->nodes = NULL;
 }
 
 CUstream rp__private_stream(rp_ctxstate *cs)
@@ -159,7 +187,10 @@ rp_seq *rp__capture(rp_ctxstate *cs, rp_det_entry *e, const uint64_t *vmask, rp_
     s->ctx = cs->ctx;
     s->cs = cs;
     s->det = e;
-    if (vmask && volatile_setup(s, e, vmask) != 0) {
+    /* Every sequence notes its ops' nodes, volatile or not: a later shape
+     * that takes its executable over needs them to update nodes. */
+    s->nodes = calloc(e->n, sizeof *s->nodes);
+    if (!s->nodes || (vmask && volatile_setup(s, e, vmask) != 0)) {
         free(stage_of);
         free(sizes);
         rp__seq_destroy(s);
@@ -201,8 +232,14 @@ rp_seq *rp__capture(rp_ctxstate *cs, rp_det_entry *e, const uint64_t *vmask, rp_
         for (size_t i = 0; i < e->n; i++) {
             const void *staged = stage_of[i] != SIZE_MAX ? cs->win.staging[stage_of[i]].ptr : NULL;
             CUresult irc = rp__rec_issue(cs, &e->ops[i], cs->priv, staged);
-            if (irc == CUDA_SUCCESS && s->nodes)
-                irc = node_of_last(cs, &s->nodes[i]);
+            if (irc == CUDA_SUCCESS && s->nodes && node_of_last(cs, &s->nodes[i]) != CUDA_SUCCESS) {
+                /* A sequence that updates nodes cannot do without them;
+                 * one that does not only loses them. */
+                if (s->vmask)
+                    irc = CUDA_ERROR_NOT_SUPPORTED;
+                free(s->nodes);
+                s->nodes = NULL;
+            }
             rp__lc_note_issued(&cs->win, irc);
         }
         rc = rp__lc_end(&cs->win, &s->sealed);
@@ -217,15 +254,16 @@ rp_seq *rp__capture(rp_ctxstate *cs, rp_det_entry *e, const uint64_t *vmask, rp_
         return NULL;
     }
     rc = CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE;
-    if (reuse && reuse->exec) {
+    /* A sequence that updates nodes can take over only an executable whose
+     * node handles are known. */
+    if (reuse && reuse->exec && (reuse->nodes || !s->vmask)) {
         /* The shape changed for good: an update of the old executable is
          * cheaper than a new one, where the driver accepts it. */
         CUgraphExecUpdateResultInfo info;
         memset(&info, 0, sizeof info);
         rc = rp__aux.cuGraphExecUpdate_v2(reuse->exec, s->sealed.graph, &info);
         if (rc == CUDA_SUCCESS) {
-            s->exec = reuse->exec;
-            reuse->exec = NULL;
+            take_over(s, reuse);
             cs->st.exec_updates++;
         } else {
             cs->st.exec_update_refused++;

@@ -117,6 +117,9 @@ typedef struct rp_seq {
     CUcontext ctx;
     CUgraphExec exec;
     rp_lc_sealed sealed;    /* graph + staging, released together */
+    CUgraph origin;         /* when exec was taken over by an exec update: the
+                               graph it was instantiated from, whose nodes name
+                               its nodes (`nodes`); destroyed after exec */
     size_t *stage_of;       /* per op: staging index (HtoD ops), else SIZE_MAX */
     CUevent done;           /* recorded after each launch that reads staging */
     int done_pending;
@@ -129,7 +132,9 @@ typedef struct rp_seq {
     const char *div_why;    /* ... and why (NULL: none yet) */
     /* Sequences with volatile fields (NULL vmask: an exact-content one). */
     uint64_t *vmask;        /* per op: the fields updated before a replay */
-    CUgraphNode *nodes;     /* per op: its node in the captured graph */
+    CUgraphNode *nodes;     /* per op: the node that names it in exec, one of
+                               the graph exec was instantiated from (`origin`
+                               if set, else sealed.graph); NULL if unknown */
     rp_op *held;            /* per op: the values the executable holds now */
     uint64_t updates;       /* node updates applied */
     uint64_t widened;       /* fields found volatile after the capture */
@@ -286,7 +291,8 @@ void rp__rec_reset(rp_ctxstate *cs);
 /* `reuse`, when not NULL, is a sequence whose executable may be updated
  * to the new graph (cuGraphExecUpdate_v2) instead of instantiating a new
  * one; on success its executable moves to the new sequence (reuse->exec
- * becomes NULL) and the caller drops `reuse`. */
+ * becomes NULL), with the graph it was instantiated from and that graph's
+ * node handles (see `origin`), and the caller drops `reuse`. */
 rp_seq *rp__capture(rp_ctxstate *cs, rp_det_entry *e, const uint64_t *vmask, rp_seq *reuse);
 void rp__seq_destroy(rp_seq *s);
 /* The lifecycle's view of the driver (filled once from the aux table). */

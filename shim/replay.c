@@ -163,7 +163,10 @@ static int seq_match(const rp_seq *s, size_t k, const rp_op *op)
 }
 
 /* Set op `k`'s node of the executable to the values of `op` (same structure,
- * volatile fields changed). Returns the driver's answer. */
+ * volatile fields changed). The node is named by s->nodes[k], a node of the
+ * graph the executable was instantiated from, also when it was since updated
+ * to another graph (the driver accepts no other handle: capture.c,
+ * take_over). Returns the driver's answer. */
 static CUresult update_node(rp_seq *s, size_t k, const rp_op *op)
 {
     rp_ctxstate *cs = s->cs;
@@ -259,15 +262,18 @@ static CUresult apply_updates(rp_stream *st, rp_seq *s)
 /* Launch `s` in place of the first s->det->n deferred ops. The staging the
  * graph reads is refilled with this occurrence's bytes, after the previous
  * launch of the graph has finished reading it. Returns the driver's error
- * (nothing launched) or CUDA_SUCCESS. */
-static CUresult replay(rp_stream *st, rp_seq *s, CUstream target)
+ * (nothing launched; *what names the step that failed) or CUDA_SUCCESS. */
+static CUresult replay(rp_stream *st, rp_seq *s, CUstream target, const char **what)
 {
+    *what = "graph launch";
     size_t n = s->det->n;
     if (s->sealed.nstaging) {
         if (s->done_pending) {
             CUresult rc = rp__aux.cuEventSynchronize(s->done);
-            if (rc != CUDA_SUCCESS)
+            if (rc != CUDA_SUCCESS) {
+                *what = "waiting for the previous launch";
                 return rc;
+            }
             s->done_pending = 0;
         }
         for (size_t i = 0; i < n; i++)
@@ -276,8 +282,10 @@ static CUresult replay(rp_stream *st, rp_seq *s, CUstream target)
     }
     if (s->vmask) {
         CUresult rc = apply_updates(st, s);
-        if (rc != CUDA_SUCCESS)
+        if (rc != CUDA_SUCCESS) {
+            *what = "graph node update";
             return rc;
+        }
     }
     CUresult rc = (st->def[0].flags & RP_OPF_PTSZ) && target == st->handle
                       ? rp__aux.cuGraphLaunch_ptsz(s->exec, target)
@@ -321,7 +329,8 @@ CUresult rp__match_resolve(rp_stream *st)
         rp__trace("replay sequence %u (%zu ops) on stream %p", c->id, c->det->n,
                   (void *)target);
         rp__nvtx_push("reprise: replay sequence %u", c->id);
-        CUresult rc = replay(st, c, target);
+        const char *what;
+        CUresult rc = replay(st, c, target, &what);
         rp__nvtx_pop();
         if (rc == CUDA_SUCCESS) {
             done = c->det->n;
@@ -337,7 +346,7 @@ CUresult rp__match_resolve(rp_stream *st)
              * below, and the graph is not offered again. */
             static unsigned int logged;
             if (logged++ < 8)
-                rp__warn("graph launch failed (CUresult %d); its ops ran eagerly and the graph was dropped",
+                rp__warn("%s failed (CUresult %d); its ops ran eagerly and the graph was dropped", what,
                          (int)rc);
             c->broken = 1;
             cs->st.replay_failures++;

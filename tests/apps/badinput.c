@@ -1,7 +1,9 @@
 /* badinput - a program that misuses the driver API on purpose and prints
  * the CUresult of each misuse: a NULL function, a zero grid, too many
  * threads per block, too much shared memory, both kinds of parameter
- * arguments at once, copies and memsets with NULL or unallocated addresses, a zero
+ * arguments at once (kernelParams with an `extra` buffer: INVALID_VALUE; with
+ * an empty `extra` the real driver launches with the kernelParams, observed
+ * on an H200), copies and memsets with NULL or unallocated addresses, a zero
  * allocation, a free of memory never allocated; each also after the same
  * launch succeeded often enough for a replaying shim to have captured it.
  * With or without the shim the printed codes must be the same (only misuses
@@ -58,8 +60,14 @@ int main(int argc, char **argv)
            cuLaunchKernel(f_axpy, 2, 1, 1, 2048, 1, 1, 0, s, args, NULL));
     report("launch: 1 GiB of shared memory",
            cuLaunchKernel(f_axpy, 2, 1, 1, 128, 1, 1, 1u << 30, s, args, NULL));
-    void *extra[] = { CU_LAUNCH_PARAM_END };
-    report("launch: both kernelParams and extra",
+    void *no_extra[] = { CU_LAUNCH_PARAM_END };
+    report("launch: kernelParams and an empty extra",
+           cuLaunchKernel(f_axpy, 2, 1, 1, 128, 1, 1, 0, s, args, no_extra));
+    unsigned char buf[24] = {0};
+    size_t bufsize = sizeof buf;
+    void *extra[] = { CU_LAUNCH_PARAM_BUFFER_POINTER, buf, CU_LAUNCH_PARAM_BUFFER_SIZE, &bufsize,
+                      CU_LAUNCH_PARAM_END };
+    report("launch: kernelParams and an extra buffer",
            cuLaunchKernel(f_axpy, 2, 1, 1, 128, 1, 1, 0, s, args, extra));
     report("copy: HtoD from NULL", cuMemcpyHtoDAsync(x, NULL, sizeof host, s));
     report("copy: HtoD to address 0", cuMemcpyHtoDAsync(0, host, sizeof host, s));

@@ -1,12 +1,20 @@
 /* graph.c - graphs (built by capture), their node getters, executable
  * graphs (instantiate, launch, upload, per-node updates, whole-graph
- * update). An executable owns deep copies of its nodes' work and runs them in
- * dependency order as one op on the launch stream's worker. */
+ * update). An executable owns deep copies of its nodes' work (a plan) and
+ * runs them in dependency order as one op on the launch stream's worker; a
+ * queued launch keeps the plan it was launched with. */
 #include "internal.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+
+struct cc_plan {
+    int refs;              /* the executable's and each queued launch's */
+    size_t n;
+    cc_work *w;            /* topological (= creation) order */
+};
 
 struct cc_exec {
     int refs;
@@ -14,8 +22,11 @@ struct cc_exec {
     unsigned long long flags;
     cc_ctx *ctx;
     size_t n;
-    cc_work *w;            /* topological (= creation) order */
-    const cc_node **src;   /* identity only: which graph node each one was */
+    cc_plan *plan;         /* what the next launch runs */
+    /* Which node of the graph it was *instantiated* from each one is: the
+     * handles cuGraphExec*NodeSetParams accepts, also after
+     * cuGraphExecUpdate (observed on an H200, driver 580.159.04). */
+    unsigned long long *src;
     size_t **deps;         /* dependency indices, for update checks */
     size_t *ndeps;
     bool *freed_in_graph;  /* MEM_ALLOC nodes whose memory a MEM_FREE node frees */
@@ -48,6 +59,7 @@ CUresult cc__graph_add(cc_graph *g, cc_work *w, cc_node *const *deps, size_t nde
     }
     if (ndeps) memcpy(d, deps, ndeps * sizeof *d);
     n->g = g;
+    n->id = ++cc__g.next_id;
     n->idx = g->n;
     n->w = *w;
     memset(w, 0, sizeof *w);
@@ -246,15 +258,55 @@ CC_EXPORT CUresult cuGraphMemsetNodeGetParams(CUgraphNode hNode, CUDA_MEMSET_NOD
 
 /* ---- executable graphs --------------------------------------------------- */
 
-void cc__exec_unref(cc_exec *x)
+void cc__plan_unref(cc_plan *p)
+{
+    if (--p->refs > 0) return;
+    for (size_t i = 0; i < p->n; i++) cc__work_free(&p->w[i]);
+    free(p->w);
+    free(p);
+}
+
+/* A plan holding deep copies of n works (from graph nodes when `nodes`,
+ * else from works `w`). NULL when memory runs out (nothing left allocated). */
+static cc_plan *plan_new(size_t n, cc_node *const *nodes, const cc_work *w)
+{
+    cc_plan *p = calloc(1, sizeof *p);
+    if (!p) return NULL;
+    p->refs = 1;
+    p->w = calloc(n ? n : 1, sizeof *p->w);
+    if (!p->w) {
+        free(p);
+        return NULL;
+    }
+    for (; p->n < n; p->n++)
+        if (cc__work_copy(&p->w[p->n], nodes ? &nodes[p->n]->w : &w[p->n])) {
+            cc__plan_unref(p);
+            return NULL;
+        }
+    return p;
+}
+
+/* The executable's plan, made its own first when a queued launch still
+ * holds it: setting a node's parameters while an earlier launch is in
+ * flight is accepted, and that launch keeps the parameters it was launched
+ * with (observed on an H200, driver 580.159.04). NULL: out of memory, the
+ * executable unchanged. Lock held. */
+static cc_plan *plan_own(cc_exec *x)
+{
+    if (x->plan->refs == 1) return x->plan;
+    cc_plan *p = plan_new(x->plan->n, NULL, x->plan->w);
+    if (!p) return NULL;
+    cc__plan_unref(x->plan);
+    x->plan = p;
+    return p;
+}
+
+static void exec_unref(cc_exec *x)
 {
     if (--x->refs > 0) return;
-    for (size_t i = 0; i < x->n; i++) {
-        cc__work_free(&x->w[i]);
-        free(x->deps[i]);
-    }
+    for (size_t i = 0; i < x->n; i++) free(x->deps[i]);
+    if (x->plan) cc__plan_unref(x->plan);
     if (x->last) cc__stream_unref(x->last);
-    free(x->w);
     free(x->src);
     free(x->deps);
     free(x->ndeps);
@@ -263,11 +315,19 @@ void cc__exec_unref(cc_exec *x)
     free(x);
 }
 
-void cc__exec_run(cc_exec *x)
+void cc__plan_run(cc_plan *p)
 {
     /* Nodes are in creation order, which capture makes a topological order
-     * (a node only depends on nodes created before it). */
-    for (size_t i = 0; i < x->n; i++) cc__work_run(&x->w[i], true);
+     * (a node only depends on nodes created before it). Each node costs the
+     * simulated time an eager op costs (CPUCUDA_DELAY_US), so that graphs
+     * and eager work compare like with like; the worker slept once before
+     * this launch, which is the first node's delay. delay_us is set before
+     * any worker exists. */
+    unsigned delay = cc__g.delay_us;
+    for (size_t i = 0; i < p->n; i++) {
+        if (i && delay) usleep(delay);
+        cc__work_run(&p->w[i], true);
+    }
 }
 
 /* Builds an executable from g. OUT_OF_MEMORY / INVALID_VALUE; nothing is
@@ -289,33 +349,33 @@ static CUresult instantiate(cc_graph *g, unsigned long long flags, cc_exec **out
     x->flags = flags;
     x->ctx = c;
     size_t n = g->n, m = n ? n : 1;
-    x->w = calloc(m, sizeof *x->w);
+    x->plan = plan_new(n, g->nodes, NULL);
     x->src = calloc(m, sizeof *x->src);
     x->deps = calloc(m, sizeof *x->deps);
     x->ndeps = calloc(m, sizeof *x->ndeps);
     x->freed_in_graph = calloc(m, sizeof(bool));
     x->alloc_in_graph = calloc(m, sizeof(bool));
-    if (!x->w || !x->src || !x->deps || !x->ndeps || !x->freed_in_graph || !x->alloc_in_graph) {
-        cc__exec_unref(x);
+    if (!x->plan || !x->src || !x->deps || !x->ndeps || !x->freed_in_graph || !x->alloc_in_graph) {
+        exec_unref(x);
         return CUDA_ERROR_OUT_OF_MEMORY;
     }
     for (size_t i = 0; i < n; i++) {
         cc_node *nd = g->nodes[i];
         x->deps[i] = nd->ndeps ? malloc(nd->ndeps * sizeof(size_t)) : NULL;
-        if ((nd->ndeps && !x->deps[i]) || cc__work_copy(&x->w[i], &nd->w)) {
+        if (nd->ndeps && !x->deps[i]) {
             x->n = i; /* what is filled so far */
-            free(x->deps[i]);
-            cc__exec_unref(x);
+            exec_unref(x);
             return CUDA_ERROR_OUT_OF_MEMORY;
         }
         x->n = i + 1;
-        x->src[i] = nd;
+        x->src[i] = nd->id;
         x->ndeps[i] = nd->ndeps;
         for (size_t j = 0; j < nd->ndeps; j++) x->deps[i][j] = nd->deps[j]->idx;
     }
+    const cc_work *w = x->plan->w;
     for (size_t i = 0; i < n; i++)
         for (size_t j = 0; j < n; j++)
-            if (x->w[i].kind == CC_W_MEM_ALLOC && x->w[j].kind == CC_W_MEM_FREE && x->w[i].u.a.p == x->w[j].u.a.p) {
+            if (w[i].kind == CC_W_MEM_ALLOC && w[j].kind == CC_W_MEM_FREE && w[i].u.a.p == w[j].u.a.p) {
                 x->freed_in_graph[i] = true;
                 x->alloc_in_graph[j] = true;
             }
@@ -408,7 +468,7 @@ CC_EXPORT CUresult cuGraphExecDestroy(CUgraphExec hGraphExec)
         /* A pending launch keeps its reference and completes. */
         x->dead = true;
         cc__handle_del(x);
-        cc__exec_unref(x);
+        exec_unref(x);
     }
     cc__unlock();
     return r;
@@ -430,9 +490,10 @@ static CUresult graph_launch(CUgraphExec h, CUstream hs, bool pt)
         r = CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
     }
     if (!r) r = cc__legacy_use(s);
+    const cc_work *xw = x ? x->plan->w : NULL;
     for (size_t i = 0; !r && i < x->n; i++)
-        if (x->w[i].kind == CC_W_MEM_ALLOC && !x->freed_in_graph[i]) {
-            cc_alloc *a = cc__mem_find((uintptr_t)x->w[i].u.a.p);
+        if (xw[i].kind == CC_W_MEM_ALLOC && !x->freed_in_graph[i]) {
+            cc_alloc *a = cc__mem_find((uintptr_t)xw[i].u.a.p);
             if (a && a->live && !(x->flags & CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH)) {
                 cc__log("graph relaunched while its allocation %p is live", (void *)a->base);
                 r = CUDA_ERROR_INVALID_VALUE;
@@ -440,13 +501,13 @@ static CUresult graph_launch(CUgraphExec h, CUstream hs, bool pt)
         }
     if (!r) {
         cc_work w = {.kind = CC_W_GRAPH, .ctx = s->ctx};
-        w.u.g.x = x;
-        x->refs++;
+        w.u.g.p = x->plan;
+        x->plan->refs++;
         cc_fence f = {x->last, x->last_seq};
         unsigned long long seq;
         r = cc__submit(s, &w, x->last ? &f : NULL, x->last ? 1 : 0, &seq);
         if (r) {
-            x->refs--;
+            x->plan->refs--;
         } else {
             cc__stream_ref(s);
             if (x->last) cc__stream_unref(x->last);
@@ -454,10 +515,10 @@ static CUresult graph_launch(CUgraphExec h, CUstream hs, bool pt)
             x->last_seq = seq;
             for (size_t i = 0; i < x->n; i++) {
                 cc_alloc *a = NULL;
-                if (x->w[i].kind == CC_W_MEM_ALLOC && !x->freed_in_graph[i])
-                    if ((a = cc__mem_find((uintptr_t)x->w[i].u.a.p))) a->live = true;
-                if (x->w[i].kind == CC_W_MEM_FREE && !x->alloc_in_graph[i])
-                    if ((a = cc__mem_find((uintptr_t)x->w[i].u.a.p))) a->live = false;
+                if (xw[i].kind == CC_W_MEM_ALLOC && !x->freed_in_graph[i])
+                    if ((a = cc__mem_find((uintptr_t)xw[i].u.a.p))) a->live = true;
+                if (xw[i].kind == CC_W_MEM_FREE && !x->alloc_in_graph[i])
+                    if ((a = cc__mem_find((uintptr_t)xw[i].u.a.p))) a->live = false;
             }
         }
     }
@@ -499,20 +560,19 @@ CC_EXPORT CUresult cuGraphUpload_ptsz(CUgraphExec hGraphExec, CUstream hStream)
     return upload(hGraphExec, hStream, true);
 }
 
-/* The executable's copy of a graph node, or -1. */
+/* The executable's copy of graph node h, or -1 (INVALID_VALUE for the
+ * caller). Only a live node of the graph the executable was instantiated
+ * from names one: after cuGraphExecUpdate a node of the new graph gets
+ * INVALID_VALUE, and so does a node of an unrelated graph, leaving the
+ * executable unchanged (both observed on an H200, driver 580.159.04). A node
+ * of a destroyed graph is refused too (stricter; unverified). */
 static long exec_index(cc_exec *x, CUgraphNode h)
 {
+    cc_node *n = node_get(h);
+    if (!n) return -1;
     for (size_t i = 0; i < x->n; i++)
-        if (x->src[i] == (const cc_node *)h) return (long)i;
+        if (x->src[i] == n->id) return (long)i;
     return -1;
-}
-
-/* Changing an executable must not race with a launch of it that is queued
- * or running: wait for the last one (the update applies to later launches,
- * so the result is the same as the real driver's). */
-static void exec_quiesce(cc_exec *x)
-{
-    if (x->last) cc__wait(x->last, x->last_seq);
 }
 
 static CUresult exec_kernel_set(CUgraphExec h, CUgraphNode hn, const CUDA_KERNEL_NODE_PARAMS_v2 *p)
@@ -521,19 +581,23 @@ static CUresult exec_kernel_set(CUgraphExec h, CUgraphNode hn, const CUDA_KERNEL
     LOCKED_INIT();
     cc_exec *x = exec_get(h);
     long i = x ? exec_index(x, hn) : -1;
-    if (i < 0 || x->w[i].kind != CC_W_KERNEL) {
+    if (i < 0 || x->plan->w[i].kind != CC_W_KERNEL) {
         r = CUDA_ERROR_INVALID_VALUE;
     } else {
         cc_work w;
+        cc_plan *pl = NULL;
         CUfunction f = p->func ? p->func : (CUfunction)p->kern;
         r = cc__kernel_work(f, (cpuk_dim3){p->gridDimX, p->gridDimY, p->gridDimZ},
                             (cpuk_dim3){p->blockDimX, p->blockDimY, p->blockDimZ}, p->sharedMemBytes,
                             p->kernelParams, p->extra, &w);
+        if (!r && !(pl = plan_own(x))) {
+            cc__work_free(&w);
+            r = CUDA_ERROR_OUT_OF_MEMORY;
+        }
         if (!r) {
-            w.ctx = x->w[i].ctx;
-            exec_quiesce(x);
-            cc__work_free(&x->w[i]);
-            x->w[i] = w;
+            w.ctx = pl->w[i].ctx;
+            cc__work_free(&pl->w[i]);
+            pl->w[i] = w;
             cc__count(CC_C_GRAPH_EXEC_UPDATES);
         }
     }
@@ -568,12 +632,12 @@ CC_EXPORT CUresult cuGraphExecMemcpyNodeSetParams(CUgraphExec hGraphExec, CUgrap
     LOCKED_INIT();
     cc_exec *x = exec_get(hGraphExec);
     long i = x ? exec_index(x, hNode) : -1;
-    if (i < 0 || x->w[i].kind != CC_W_COPY) r = CUDA_ERROR_INVALID_VALUE;
+    if (i < 0 || x->plan->w[i].kind != CC_W_COPY) r = CUDA_ERROR_INVALID_VALUE;
     else if (ctx && !cc__ctx_ok((cc_ctx *)ctx)) r = CUDA_ERROR_INVALID_CONTEXT;
     else if ((p->Height > 1) || (p->Depth > 1) || p->srcXInBytes || p->srcY || p->srcZ || p->dstXInBytes ||
              p->dstY || p->dstZ || p->srcArray || p->dstArray)
         r = CUDA_ERROR_INVALID_VALUE;
-    else if (p->srcMemoryType != x->w[i].u.c.st || p->dstMemoryType != x->w[i].u.c.dt)
+    else if (p->srcMemoryType != x->plan->w[i].u.c.st || p->dstMemoryType != x->plan->w[i].u.c.dt)
         r = CUDA_ERROR_INVALID_VALUE;
     if (!r) {
         const void *src = p->srcMemoryType == CU_MEMORYTYPE_DEVICE ? (const void *)(uintptr_t)p->srcDevice : p->srcHost;
@@ -582,13 +646,15 @@ CC_EXPORT CUresult cuGraphExecMemcpyNodeSetParams(CUgraphExec hGraphExec, CUgrap
         if (n && p->srcMemoryType == CU_MEMORYTYPE_DEVICE) r = cc__mem_check_dev(p->srcDevice, n);
         if (!r && n && p->dstMemoryType == CU_MEMORYTYPE_DEVICE) r = cc__mem_check_dev(p->dstDevice, n);
         if (!r && n && (!src || !dst)) r = CUDA_ERROR_INVALID_VALUE;
+        cc_plan *pl = NULL;
+        if (!r && !(pl = plan_own(x))) r = CUDA_ERROR_OUT_OF_MEMORY;
         if (!r) {
-            exec_quiesce(x);
-            free(x->w[i].u.c.stage);
-            x->w[i].u.c.stage = NULL;
-            x->w[i].u.c.src = src;
-            x->w[i].u.c.dst = dst;
-            x->w[i].u.c.n = n;
+            cc_work *w = &pl->w[i];
+            free(w->u.c.stage);
+            w->u.c.stage = NULL;
+            w->u.c.src = src;
+            w->u.c.dst = dst;
+            w->u.c.n = n;
             cc__count(CC_C_GRAPH_EXEC_UPDATES);
         }
     }
@@ -604,7 +670,7 @@ CC_EXPORT CUresult cuGraphExecMemsetNodeSetParams(CUgraphExec hGraphExec, CUgrap
     LOCKED_INIT();
     cc_exec *x = exec_get(hGraphExec);
     long i = x ? exec_index(x, hNode) : -1;
-    if (i < 0 || x->w[i].kind != CC_W_MEMSET) r = CUDA_ERROR_INVALID_VALUE;
+    if (i < 0 || x->plan->w[i].kind != CC_W_MEMSET) r = CUDA_ERROR_INVALID_VALUE;
     else if (ctx && !cc__ctx_ok((cc_ctx *)ctx)) r = CUDA_ERROR_INVALID_CONTEXT;
     else if (p->elementSize != 1 && p->elementSize != 2 && p->elementSize != 4) r = CUDA_ERROR_INVALID_VALUE;
     else if (!p->width || !p->height || p->dst % p->elementSize) r = CUDA_ERROR_INVALID_VALUE;
@@ -612,14 +678,16 @@ CC_EXPORT CUresult cuGraphExecMemsetNodeSetParams(CUgraphExec hGraphExec, CUgrap
     if (!r) {
         size_t pitch = p->height > 1 ? p->pitch : p->width * p->elementSize;
         r = cc__mem_check_dev(p->dst, (p->height - 1) * pitch + p->width * p->elementSize);
+        cc_plan *pl = NULL;
+        if (!r && !(pl = plan_own(x))) r = CUDA_ERROR_OUT_OF_MEMORY;
         if (!r) {
-            exec_quiesce(x);
-            x->w[i].u.m.dst = p->dst;
-            x->w[i].u.m.pitch = pitch;
-            x->w[i].u.m.value = p->value;
-            x->w[i].u.m.esz = p->elementSize;
-            x->w[i].u.m.w = p->width;
-            x->w[i].u.m.h = p->height;
+            cc_work *w = &pl->w[i];
+            w->u.m.dst = p->dst;
+            w->u.m.pitch = pitch;
+            w->u.m.value = p->value;
+            w->u.m.esz = p->elementSize;
+            w->u.m.w = p->width;
+            w->u.m.h = p->height;
             cc__count(CC_C_GRAPH_EXEC_UPDATES);
         }
     }
@@ -629,7 +697,9 @@ CC_EXPORT CUresult cuGraphExecMemsetNodeSetParams(CUgraphExec hGraphExec, CUgrap
 
 /* Whole-graph update: nodes pair by creation order; the topology, every
  * node's type, a kernel node's context, a copy's memory types and memory
- * nodes' addresses must match, else 910 with the reason. */
+ * nodes' addresses must match, else 910 with the reason. The executable's
+ * nodes keep the handles of the graph it was instantiated from (observed on
+ * an H200): only its plan changes; queued launches keep theirs. */
 static CUresult exec_update(CUgraphExec h, CUgraph hg, CUgraphExecUpdateResultInfo *info)
 {
     LOCKED_INIT();
@@ -645,7 +715,7 @@ static CUresult exec_update(CUgraphExec h, CUgraph hg, CUgraphExecUpdateResultIn
     } else {
         for (size_t i = 0; i < g->n && !why; i++) {
             cc_node *n = g->nodes[i];
-            const cc_work *o = &x->w[i];
+            const cc_work *o = &x->plan->w[i];
             bad = (CUgraphNode)n;
             if (n->w.kind != o->kind) {
                 why = CU_GRAPH_EXEC_UPDATE_ERROR_NODE_TYPE_CHANGED;
@@ -682,23 +752,13 @@ static CUresult exec_update(CUgraphExec h, CUgraph hg, CUgraphExecUpdateResultIn
         }
         if (!why) {
             bad = NULL;
-            cc_work *nw = calloc(g->n ? g->n : 1, sizeof *nw);
-            size_t done = 0;
-            if (!nw) r = CUDA_ERROR_OUT_OF_MEMORY;
-            for (; !r && done < g->n; done++)
-                r = cc__work_copy(&nw[done], &g->nodes[done]->w);
-            if (r) {
-                for (size_t i = 0; i + 1 < done; i++) cc__work_free(&nw[i]);
-                free(nw);
+            cc_plan *p = plan_new(g->n, g->nodes, NULL);
+            if (!p) {
+                r = CUDA_ERROR_OUT_OF_MEMORY;
                 why = CU_GRAPH_EXEC_UPDATE_ERROR;
             } else {
-                exec_quiesce(x);
-                for (size_t i = 0; i < x->n; i++) {
-                    cc__work_free(&x->w[i]);
-                    x->w[i] = nw[i];
-                    x->src[i] = g->nodes[i];
-                }
-                free(nw);
+                cc__plan_unref(x->plan);
+                x->plan = p;
                 cc__count(CC_C_GRAPH_EXEC_UPDATES);
             }
         }

@@ -74,6 +74,7 @@ typedef struct cc_kern cc_kern;
 typedef struct cc_graph cc_graph;
 typedef struct cc_node cc_node;
 typedef struct cc_exec cc_exec;
+typedef struct cc_plan cc_plan;
 typedef struct cc_capture cc_capture;
 
 /* One mutex guards all driver state; `progress` is broadcast whenever any
@@ -157,7 +158,7 @@ typedef struct cc_work {
         struct { CUhostFn fn; void *data; } h;
         struct { cc_event *ev; unsigned long long gen; } e;
         struct { CUdeviceptr p; size_t n; } a;
-        struct { cc_exec *x; } g;
+        struct { cc_plan *p; } g;   /* a launch holds the node work it was launched with */
         /* stream memory operations: a 32- or 64-bit write, or a wait until
          * the value at p meets the CU_STREAM_WAIT_VALUE_* condition */
         struct { CUdeviceptr p; uint64_t v; unsigned cond; bool is64; } mo;
@@ -350,6 +351,9 @@ CUresult cc__capture_event_wait(cc_stream *s, cc_event *e, unsigned flags,
 /* ---- graphs (graph.c) ----------------------------------------------------- */
 struct cc_node {
     cc_graph *g;
+    unsigned long long id; /* unique for the process: an executable names its
+                              nodes by id, so a freed node's address reused by
+                              a new node does not alias it */
     size_t idx;          /* creation order: pairs nodes in exec update */
     cc_work w;
     cc_node **deps;
@@ -367,7 +371,10 @@ CUresult cc__graph_new(cc_graph **out);
 CUresult cc__graph_add(cc_graph *g, cc_work *w, cc_node *const *deps,
                        size_t ndeps, cc_node **out);
 void cc__graph_free(cc_graph *g);
-void cc__exec_run(cc_exec *x);
-void cc__exec_unref(cc_exec *x);
+/* What one launch of an executable runs: its nodes' work, in creation
+ * order. Shared by reference between the executable and its queued launches;
+ * changed only while the executable holds the sole reference (lock held). */
+void cc__plan_run(cc_plan *p);
+void cc__plan_unref(cc_plan *p);
 
 #endif

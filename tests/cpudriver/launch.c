@@ -19,6 +19,10 @@ CUresult cc__kernel_work(CUfunction f, cpuk_dim3 g, cpuk_dim3 b, unsigned shmem,
     if (!b.x || !b.y || !b.z || b.x > 1024u || b.y > 1024u || b.z > 64u) return CUDA_ERROR_INVALID_VALUE;
     if ((unsigned long long)b.x * b.y * b.z > 1024u) return CUDA_ERROR_INVALID_VALUE;
     if (shmem > CC_MAX_SHARED) return CUDA_ERROR_INVALID_VALUE;
+    /* With kernelParams, an `extra` that carries nothing (ends at once) is
+     * ignored and the kernelParams are used; one that carries anything is
+     * INVALID_VALUE (both observed on an H200, driver 580.159.04). */
+    if (params && extra && extra[0] == CU_LAUNCH_PARAM_END) extra = NULL;
     if (params && extra) return CUDA_ERROR_INVALID_VALUE;
     const cpuk_kernel *k = fn->k;
     size_t argsz = cc__kernel_argsize(k);

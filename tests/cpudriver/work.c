@@ -145,7 +145,7 @@ void cc__work_run(cc_work *w, bool in_graph)
         if (in_graph) cc__count(CC_C_NODE_EMPTY);
         break;
     case CC_W_GRAPH:
-        cc__exec_run(w->u.g.x);
+        cc__plan_run(w->u.g.p);
         cc__count(CC_C_LAUNCH_GRAPH);
         break;
     case CC_W_NOP:
@@ -175,7 +175,7 @@ void cc__work_free(cc_work *w)
         if (w->u.e.ev) cc__event_unref(w->u.e.ev);
         break;
     case CC_W_GRAPH:
-        if (w->u.g.x) cc__exec_unref(w->u.g.x);
+        if (w->u.g.p) cc__plan_unref(w->u.g.p);
         break;
     default:
         break;

@@ -398,8 +398,10 @@ static void a_launch_with_too_much_shared_memory_fails_with_invalid_value(void *
     assert_int_equal(*v, 6);
 }
 
-/* kernelParams and extra together are INVALID_VALUE and nothing runs. */
-static void a_launch_with_both_params_and_extra_fails_with_invalid_value(void **state)
+/* kernelParams with an `extra` that carries a buffer are INVALID_VALUE and
+ * nothing runs (observed on an H200, driver 580.159.04). A driver that ran
+ * one of the two would let a program that fails on a GPU pass here. */
+static void a_launch_with_params_and_an_extra_buffer_fails_with_invalid_value(void **state)
 {
     (void)state;
     drv_init();
@@ -417,6 +419,24 @@ static void a_launch_with_both_params_and_extra_fails_with_invalid_value(void **
           cuLaunchKernel(drv_fn("drv_set"), 1, 1, 1, 1, 1, 1, 0, NULL, args, extra));
     CU_OK(cuCtxSynchronize());
     assert_int_equal(*v, 0);
+}
+
+/* kernelParams with an empty `extra` ({CU_LAUNCH_PARAM_END}) launch, with
+ * the kernelParams (observed on an H200, driver 580.159.04: CUDA_SUCCESS). A
+ * driver that refused it would fail programs (and badinput) that pass on a
+ * GPU. */
+static void a_launch_with_params_and_an_empty_extra_runs_with_the_params(void **state)
+{
+    (void)state;
+    drv_init();
+    int *v = drv_pinned(sizeof(int));
+    CUdeviceptr p = drv_dp(v);
+    int val = 5;
+    void *args[] = {&p, &val};
+    void *extra[] = {CU_LAUNCH_PARAM_END};
+    CU_OK(cuLaunchKernel(drv_fn("drv_set"), 1, 1, 1, 1, 1, 1, 0, NULL, args, extra));
+    CU_OK(cuCtxSynchronize());
+    assert_int_equal(*v, 5);
 }
 
 /* The extra form (one packed buffer at the kernel's offsets) passes the same
@@ -673,7 +693,8 @@ int main(int argc, char **argv)
         DRV_TEST(a_launch_with_a_zero_dimension_fails_with_invalid_value),
         DRV_TEST(a_launch_with_too_many_threads_per_block_fails_with_invalid_value),
         DRV_TEST(a_launch_with_too_much_shared_memory_fails_with_invalid_value),
-        DRV_TEST(a_launch_with_both_params_and_extra_fails_with_invalid_value),
+        DRV_TEST(a_launch_with_params_and_an_extra_buffer_fails_with_invalid_value),
+        DRV_TEST(a_launch_with_params_and_an_empty_extra_runs_with_the_params),
         DRV_TEST(the_extra_buffer_form_passes_the_packed_arguments),
         DRV_TEST(kernel_arguments_are_copied_at_the_launch_call),
         DRV_TEST(each_block_gets_its_own_dynamic_shared_memory),

@@ -4,10 +4,13 @@
  * executable graph; cuGraphExecUpdate with the same and with a different
  * topology; reading a captured kernel node's parameters; and the ordering of
  * a graph launch after earlier work on its stream and after earlier launches
- * of the same executable graph. */
+ * of the same executable graph; with CPUCUDA_DELAY_US, each graph node costs
+ * the delay an eager op costs. */
 #include "drvtest.h"
 
+#include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #define TAG_A 1u
 #define TAG_B 2u
@@ -357,8 +360,79 @@ static void launches_of_one_executable_graph_run_one_at_a_time(void **state)
     drv_assert_log(log, 4, TAG_A, TAG_B, TAG_A, TAG_B);
 }
 
-int main(void)
+#define DELAY_NODES 8
+#define DELAY_US 20000
+
+static double now_ms(void)
 {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+/* Child of the graph delay test (CPUCUDA_DELAY_US=DELAY_US): DELAY_NODES
+ * eager launches and a graph of DELAY_NODES kernel nodes must each take at
+ * least DELAY_NODES delays. Exit 0 when they do. */
+static int child_graph_delay(void)
+{
+    CUcontext c;
+    CUmodule m;
+    CUfunction f;
+    CUstream s;
+    int *v = NULL;
+    if (cuInit(0) || cuDevicePrimaryCtxRetain(&c, 0) || cuCtxSetCurrent(c) ||
+        cuModuleLoad(&m, DRV_KERNELS_PATH) || cuModuleGetFunction(&f, m, "drv_set") ||
+        cuStreamCreate(&s, CU_STREAM_NON_BLOCKING) || cuMemAllocHost((void **)&v, sizeof(int)))
+        return 10;
+    CUdeviceptr p = drv_dp(v);
+    int val = 1;
+    void *args[] = {&p, &val};
+    double t0 = now_ms();
+    for (int i = 0; i < DELAY_NODES; i++)
+        if (cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, s, args, NULL))
+            return 11;
+    if (cuStreamSynchronize(s))
+        return 12;
+    double eager = now_ms() - t0;
+    CUgraph g;
+    CUgraphExec e;
+    if (cuStreamBeginCapture(s, CU_STREAM_CAPTURE_MODE_GLOBAL))
+        return 13;
+    for (int i = 0; i < DELAY_NODES; i++)
+        if (cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, s, args, NULL))
+            return 14;
+    if (cuStreamEndCapture(s, &g) || cuGraphInstantiate(&e, g, 0))
+        return 15;
+    t0 = now_ms();
+    if (cuGraphLaunch(e, s) || cuStreamSynchronize(s))
+        return 16;
+    double graph = now_ms() - t0;
+    double floor = DELAY_NODES * DELAY_US / 1e3;
+    if (eager < floor || graph < floor) {
+        fprintf(stderr, "child: %d eager launches took %.1f ms, a graph of %d nodes %.1f ms; "
+                        "each should take at least %.1f ms\n", DELAY_NODES, eager, DELAY_NODES, graph, floor);
+        return 17;
+    }
+    return 0;
+}
+
+/* With CPUCUDA_DELAY_US, every node of a launched graph is delayed as an
+ * eager op is, so a graph of N nodes costs N delays like N eager launches.
+ * If a graph cost one delay, graphs would look far cheaper on the CPU driver
+ * than on a GPU, and a shim that holds work back would look harmless. */
+static void with_a_worker_delay_each_graph_node_costs_what_an_eager_op_costs(void **state)
+{
+    (void)state;
+    char delay[40];
+    snprintf(delay, sizeof delay, "CPUCUDA_DELAY_US=%d", DELAY_US);
+    const char *env[] = {delay, NULL};
+    assert_int_equal(drv_run_self("child-graph-delay", env), 0);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc > 1)
+        return strcmp(argv[1], "child-graph-delay") == 0 ? child_graph_delay() : 2;
     const struct CMUnitTest tests[] = {
         DRV_TEST(a_launched_graph_runs_its_nodes_in_order_and_counts_them_as_graph_work),
         DRV_TEST(a_graph_can_be_launched_repeatedly),
@@ -370,6 +444,7 @@ int main(void)
         DRV_TEST(a_graph_launch_is_ordered_after_earlier_work_on_its_stream),
         DRV_TEST(a_graph_can_be_launched_on_the_legacy_stream),
         DRV_TEST(launches_of_one_executable_graph_run_one_at_a_time),
+        DRV_TEST(with_a_worker_delay_each_graph_node_costs_what_an_eager_op_costs),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

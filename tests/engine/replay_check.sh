@@ -4,7 +4,9 @@
 # byte-identical output, and checks numbers from both stats files.
 #
 # usage: replay_check.sh BUILD_DIR [--faults SPEC] [--env VAR=VALUE]...
-#            [--expect 'FILE KEY OP VALUE']... -- APP ARGS...
+#            [--no-warnings] [--expect 'FILE KEY OP VALUE']... -- APP ARGS...
+# --no-warnings: a `reprise:` line on stderr (at the default log level only
+# warnings and errors print) is a failure.
 # FILE is `shim` (REPRISE_STATS) or `driver` (CPUCUDA_STATS); KEY a JSON key
 # whose first occurrence holds a number (e.g. replayed_share, launch.graph);
 # OP one of -ge -le -eq -gt -lt (for shares, values are compared x10000).
@@ -12,11 +14,13 @@ set -u
 build=$1; shift
 faults=
 envs=
+no_warnings=0
 expects=
 while [ $# -gt 0 ] && [ "$1" != "--" ]; do
     case $1 in
         --faults) faults=$2; shift 2 ;;
         --env) envs="$envs $2"; shift 2 ;;
+        --no-warnings) no_warnings=1; shift ;;
         --expect) expects="$expects
 $2"; shift 2 ;;
         *) echo "replay_check.sh: unknown option $1" >&2; exit 2 ;;
@@ -45,6 +49,9 @@ if ! cmp -s "$work/plain.out" "$work/shim.out"; then
     echo "FAIL: output differs with the shim"; diff "$work/plain.out" "$work/shim.out"; exit 1
 fi
 cat "$work/shim.out"
+if [ $no_warnings -eq 1 ] && grep -q '^reprise: ' "$work/shim.err"; then
+    echo "FAIL: the shim warned:"; grep '^reprise: ' "$work/shim.err" | head -n 5; exit 1
+fi
 
 # value FILE KEY: the first number after "KEY": in the file.
 value() {

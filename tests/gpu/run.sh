@@ -4,7 +4,9 @@
 #   1. builds everything (Release, kernels for sm_90, no cmocka needed);
 #   2. runs every test program on the real driver without and with the shim
 #      and compares the checksums, and compares both with the CPU driver's
-#      (the kernels are written to give the same bits on both);
+#      (the kernels are written to give the same bits on both); a `reprise:`
+#      line (a warning: at the default level the shim prints nothing else)
+#      fails the program, and the table shows the line;
 #   3. runs the runtime-API program (<<<>>>, static and shared cudart) under
 #      the shim and checks from the stats that its launches were replayed;
 #   4. runs the benchmarks (overhead, updates, the launch-bound suite);
@@ -68,6 +70,8 @@ fi
 # ---- 2. every program: absent vs shim (vs CPU driver) ----------------------
 say "== test programs"
 num() { sed -n "s/.*\"$2\": *\([0-9.]*\).*/\1/p" "$1" | head -n 1; }
+# The shim's first warning line in a program's output, if any.
+warning() { printf '%s\n' "$1" | grep -m 1 '^reprise: '; }
 for run in "kernelcheck 2" "heat 200" "pingpong 96" "pingpong 60 2 3" "stepper 200 1" \
            "runtime_like 100" "threads 50 4 steady" "threads 50 4" "selfcapture 24" \
            "pageable 16" "libkernel 40" "phases 120 40" "handoff 30" "badinput 8"; do
@@ -79,6 +83,11 @@ for run in "kernelcheck 2" "heat 200" "pingpong 96" "pingpong 60 2 3" "stepper 2
         timeout 60 "$B/apps/$app" "$mod" "$@" 2>&1); rs=$?
   echo "$name absent: $a" >>"$out/log.txt"
   echo "$name shim:   $s" >>"$out/log.txt"
+  w=$(warning "$s")
+  if [ -n "$w" ]; then
+    fail "$name: the shim warned" "$w"
+    continue
+  fi
   if [ $ra -ne 0 ] || [ $rs -ne 0 ] || [ "$a" != "$s" ]; then
     fail "$name: same output with the shim" "(exit $ra/$rs)"
     continue
@@ -102,7 +111,10 @@ for kind in static shared; do
     a=$(timeout 60 "$bin" 16 50 2>&1); ra=$?
     s=$(env "${shim_env[@]}" REPRISE_STATS="$st" timeout 60 "$bin" 16 50 2>&1); rs=$?
     replays=$(num "$st" replays)
-    if [ $ra -ne 0 ] || [ $rs -ne 0 ] || [ "$a" != "$s" ]; then
+    w=$(warning "$s")
+    if [ -n "$w" ]; then
+      fail "rtapi_$kind: the shim warned" "$w"
+    elif [ $ra -ne 0 ] || [ $rs -ne 0 ] || [ "$a" != "$s" ]; then
       fail "rtapi_$kind: same output with the shim" "(exit $ra/$rs)"
     elif [ "${replays:-0}" -lt 40 ]; then
       fail "rtapi_$kind: launches replayed" "(replays ${replays:-0} of 49 possible)"
