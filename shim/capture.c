@@ -12,7 +12,16 @@
 #include <string.h>
 #include <time.h>
 
-rp_lc_driver rp__lc_drv;
+void rp__lc_driver_from(rp_lc_driver *lc, const struct rp__driver *drv)
+{
+    lc->begin_capture = drv->cuStreamBeginCapture_v2;
+    lc->end_capture = drv->cuStreamEndCapture;
+    lc->graph_destroy = drv->cuGraphDestroy;
+    lc->graph_get_nodes = drv->cuGraphGetNodes;
+    lc->node_get_type = drv->cuGraphNodeGetType;
+    lc->host_alloc = drv->cuMemHostAlloc;
+    lc->host_free = drv->cuMemFreeHost;
+}
 
 static uint64_t now_ns(void)
 {
@@ -26,14 +35,15 @@ void rp__seq_destroy(rp_seq *s)
     if (!s)
         return;
     rp_ctxstate *cs = s->cs;
-    if (s->done_pending && rp__aux.cuEventSynchronize)
-        rp__aux.cuEventSynchronize(s->done);
+    const struct rp__driver *D = cs->drv;
+    if (s->done_pending)
+        D->cuEventSynchronize(s->done);
     if (s->done)
-        rp__aux.cuEventDestroy_v2(s->done);
+        D->cuEventDestroy_v2(s->done);
     if (s->exec)
-        rp__aux.cuGraphExecDestroy(s->exec);
+        D->cuGraphExecDestroy(s->exec);
     if (s->origin)
-        rp__aux.cuGraphDestroy(s->origin);
+        D->cuGraphDestroy(s->origin);
     if (cs) {
         for (size_t i = 0; i < s->sealed.nstaging; i++)
             cs->st.staging_live_bytes -= s->sealed.staging[i].bytes;
@@ -83,7 +93,7 @@ static CUresult node_of_last(rp_ctxstate *cs, CUgraphNode *out)
     CUstreamCaptureStatus st;
     const CUgraphNode *deps = NULL;
     size_t ndeps = 0;
-    CUresult rc = rp__aux.cuStreamGetCaptureInfo_v2(cs->priv, &st, NULL, NULL, &deps, &ndeps);
+    CUresult rc = cs->drv->cuStreamGetCaptureInfo_v2(cs->priv, &st, NULL, NULL, &deps, &ndeps);
     if (rc != CUDA_SUCCESS)
         return rc;
     if (st != CU_STREAM_CAPTURE_STATUS_ACTIVE || ndeps != 1 || !deps)
@@ -121,7 +131,7 @@ static void take_over(rp_seq *s, rp_seq *reuse)
 
 CUstream rp__private_stream(rp_ctxstate *cs)
 {
-    if (!cs->priv && rp__aux.cuStreamCreate(&cs->priv, CU_STREAM_NON_BLOCKING) != CUDA_SUCCESS)
+    if (!cs->priv && cs->drv->cuStreamCreate(&cs->priv, CU_STREAM_NON_BLOCKING) != CUDA_SUCCESS)
         cs->priv = NULL;
     cs->win.stream = cs->priv;
     return cs->priv;
@@ -132,13 +142,13 @@ static void count_nodes(rp_ctxstate *cs, CUgraph g)
 {
     CUgraphNode nodes[256];
     size_t n = sizeof nodes / sizeof nodes[0];
-    if (rp__aux.cuGraphGetNodes(g, nodes, &n) != CUDA_SUCCESS)
+    if (cs->drv->cuGraphGetNodes(g, nodes, &n) != CUDA_SUCCESS)
         return;
     if (n > sizeof nodes / sizeof nodes[0])
         n = sizeof nodes / sizeof nodes[0]; /* counted up to 256 nodes a graph */
     for (size_t i = 0; i < n; i++) {
         CUgraphNodeType t;
-        if (rp__aux.cuGraphNodeGetType(nodes[i], &t) != CUDA_SUCCESS)
+        if (cs->drv->cuGraphNodeGetType(nodes[i], &t) != CUDA_SUCCESS)
             continue;
         if (t == CU_GRAPH_NODE_TYPE_KERNEL)
             cs->st.nodes_kernel++;
@@ -157,7 +167,7 @@ rp_seq *rp__capture(rp_ctxstate *cs, rp_det_entry *e, const uint64_t *vmask, rp_
         if (e->ops[i].ctx != cs->ctx)
             return NULL; /* NEVER: segments are per stream, streams per context */
     CUcontext cur = NULL;
-    if (rp__aux.cuCtxGetCurrent(&cur) != CUDA_SUCCESS || cur != cs->ctx) {
+    if (cs->drv->cuCtxGetCurrent(&cur) != CUDA_SUCCESS || cur != cs->ctx) {
         log_failure_once("context not current", CUDA_ERROR_INVALID_CONTEXT);
         return NULL;
     }
@@ -209,7 +219,7 @@ rp_seq *rp__capture(rp_ctxstate *cs, rp_det_entry *e, const uint64_t *vmask, rp_
      * is created before the window: nothing is allocated inside it. */
     CUresult rc = CUDA_SUCCESS;
     if (nstage)
-        rc = rp__aux.cuEventCreate(&s->done, CU_EVENT_DISABLE_TIMING);
+        rc = cs->drv->cuEventCreate(&s->done, CU_EVENT_DISABLE_TIMING);
     if (rc == CUDA_SUCCESS)
         rc = rp__lc_prepare(&cs->win, sizes, nstage);
     free(sizes);
@@ -261,7 +271,7 @@ rp_seq *rp__capture(rp_ctxstate *cs, rp_det_entry *e, const uint64_t *vmask, rp_
          * cheaper than a new one, where the driver accepts it. */
         CUgraphExecUpdateResultInfo info;
         memset(&info, 0, sizeof info);
-        rc = rp__aux.cuGraphExecUpdate_v2(reuse->exec, s->sealed.graph, &info);
+        rc = cs->drv->cuGraphExecUpdate_v2(reuse->exec, s->sealed.graph, &info);
         if (rc == CUDA_SUCCESS) {
             take_over(s, reuse);
             cs->st.exec_updates++;
@@ -270,7 +280,7 @@ rp_seq *rp__capture(rp_ctxstate *cs, rp_det_entry *e, const uint64_t *vmask, rp_
         }
     }
     if (rc != CUDA_SUCCESS) {
-        rc = rp__aux.cuGraphInstantiateWithFlags(&s->exec, s->sealed.graph, 0);
+        rc = cs->drv->cuGraphInstantiateWithFlags(&s->exec, s->sealed.graph, 0);
         if (rc == CUDA_SUCCESS)
             cs->st.instantiates++;
     }
@@ -279,7 +289,7 @@ rp_seq *rp__capture(rp_ctxstate *cs, rp_det_entry *e, const uint64_t *vmask, rp_
     else
         /* Upload now, on the private stream, so the first replay does not
          * pay for it on the program's stream. */
-        rc = rp__aux.cuGraphUpload(s->exec, cs->priv);
+        rc = cs->drv->cuGraphUpload(s->exec, cs->priv);
     cs->st.instantiate_ns += now_ns() - t1;
     if (rc != CUDA_SUCCESS) {
         log_failure_once(s->exec ? "upload" : "instantiate", rc);

@@ -1,34 +1,36 @@
-/* The core: the table an enabled wrapper calls, between interposition and the
- * real driver.
- *
- * Today every entry forwards to the real driver, except the cuGetProcAddress
- * pair, which must hand out our wrappers (procaddr.c).  This is the seam the
- * capture engine plugs into: it replaces the members for the calls it
- * records, and reaches the driver only through the real-entry table it is
- * given, so unit tests can run it on a table of fakes. */
+/* core.c - the tables every wrapper reads, and the flags that say how to
+ * use them: the real driver (rp__real), what an enabled wrapper calls
+ * (rp__core: the real entries with the engine's hooks and the
+ * cuGetProcAddress hooks put in by init.c), whether reprise is enabled,
+ * whether a driver was loaded, and the calls and lookups the face counted. Data only: this file calls nothing, so every
+ * part of the shim may read it without tying itself to the rest. */
 #include "shim.h"
 
-static CUresult CUDAAPI core_get_proc_address(const char *symbol, void **pfn, int cudaVersion,
-                                              cuuint64_t flags)
+_Atomic int rp__state = RP_INIT_NONE;
+bool rp__enabled;
+struct rp__driver rp__real;
+struct rp__driver rp__core;
+RP_TLS int rp__depth;
+bool rp__loaded;
+
+/* Calls per exported name, and lookups, counted by the face (interpose.c,
+ * procaddr.c; the report reads them). */
+_Atomic uint64_t rp__calls[RP_E_COUNT];
+_Atomic uint64_t rp__lookups;
+_Atomic uint64_t rp__lookups_wrapped;
+_Atomic unsigned char rp__handed_out[RP_E_COUNT];
+
+bool rp__driver_loaded(void)
 {
-    return rp__procaddr_v1(&rp__real, &rp__routes, symbol, pfn, cudaVersion, flags);
+    return rp__loaded;
 }
 
-static CUresult CUDAAPI core_get_proc_address_v2(const char *symbol, void **pfn, int cudaVersion,
-                                                 cuuint64_t flags,
-                                                 CUdriverProcAddressQueryResult *symbolStatus)
+CUresult rp__missing(enum rp__entry id)
 {
-    return rp__procaddr_v2(&rp__real, &rp__routes, symbol, pfn, cudaVersion, flags,
-                           symbolStatus);
-}
-
-void rp__core_build(struct rp__driver *core, const struct rp__driver *real)
-{
-    *core = *real;
-    /* Keep a missing resolver missing: the wrapper checks the real member
-     * before it ever reaches the core. */
-    if (real->cuGetProcAddress)
-        core->cuGetProcAddress = core_get_proc_address;
-    if (real->cuGetProcAddress_v2)
-        core->cuGetProcAddress_v2 = core_get_proc_address_v2;
+    if (!rp__loaded)
+        return id == RP_E_cuInit ? CUDA_ERROR_NO_DEVICE : CUDA_ERROR_NOT_INITIALIZED;
+    /* The driver exists but lacks this entry: a program linked against it
+     * would not have started, and its cuGetProcAddress would have given no
+     * pointer.  Only callers that bound to our symbol get here. */
+    return CUDA_ERROR_NOT_FOUND;
 }

@@ -15,6 +15,7 @@
  *     handle the driver must have the symbol, so a missing one stays missing.
  * No allocation, no logging: dlsym runs inside other libraries' init code. */
 #include "shim.h"
+#include "init.h"
 
 #include <dlfcn.h>
 

@@ -13,9 +13,10 @@
 #include <link.h>
 #include <string.h>
 
-static const size_t entry_offset[RP_E_COUNT] = {
-#define X(name, params, args) [RP_E_##name] = offsetof(struct rp__driver, name),
+static const size_t entry_offset[RP_DRIVER_COUNT] = {
+#define X(name, params, args, role) [RP_E_##name] = offsetof(struct rp__driver, name),
     RP_ENTRIES(X)
+    RP_HELPERS(X)
 #undef X
 };
 
@@ -114,7 +115,7 @@ bool rp__driver_load(struct rp__driver *out)
 
     rp__dlsym_fn real = rp__dlsym_real();
     int found = 0;
-    for (int id = 0; id < RP_E_COUNT; id++) {
+    for (int id = 0; id < RP_DRIVER_COUNT; id++) {
         void *fn = real(h, rp__entry_names[id]);
         rp__driver_set(out, (enum rp__entry)id, fn);
         found += fn != NULL;
@@ -128,7 +129,7 @@ bool rp__driver_load(struct rp__driver *out)
     }
     rp__info("driver %s (%s): %d of %d entry points, %zu segments",
              lm && lm->l_name[0] ? lm->l_name : path, reused ? "already loaded" : "loaded",
-             found, (int)RP_E_COUNT, n_ranges);
+             found, (int)RP_DRIVER_COUNT, n_ranges);
     return true;
 }
 

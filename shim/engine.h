@@ -1,10 +1,14 @@
-/* engine.h - internal interfaces of the capture engine (DESIGN.md §1-§5):
- * the recorder turns intercepted calls into op records (recorder.c), the
- * engine keeps per-stream segments and decides boundaries (engine.c), the
- * capture module turns a segment into an executable graph under the
- * lifecycle rules (capture.c), and the matcher defers, replays or flushes
- * (replay.c). Everything here runs under the engine lock, and reaches the
- * driver only through the real-entry table and the auxiliary table below. */
+/* engine.h - internal interfaces of the capture engine (DESIGN.md §1-§5),
+ * in data-path order: hooks.c (the entry points, generated from the roles in
+ * entries.h) records a call (recorder.c) and offers it to the matcher
+ * (replay.c); streams.c knows contexts and streams, their implicit ordering
+ * and boundaries, and resolves what is deferred (replay or flush) on behalf
+ * of whoever must; learn.c keeps each stream's learning segment, asks the
+ * detector (detector.c) and captures (capture.c, under the lifecycle rules
+ * of lifecycle.c); engstats.c keeps the report lines. Every module reaches
+ * the driver only through the table the engine was installed with (cs->drv),
+ * never through a global table or dlsym, so unit tests hand it fakes. State
+ * is per context, under that context's lock. */
 #ifndef REPRISE_ENGINE_H
 #define REPRISE_ENGINE_H
 
@@ -16,63 +20,6 @@
 #include "explain.h"
 #include "lifecycle.h"
 #include "oprecord.h"
-
-/* Driver entry points the engine calls but does not interpose. */
-#define RP_AUX_ENTRIES(X)                                                                    \
-    X(cuGraphInstantiateWithFlags, (CUgraphExec * e, CUgraph g, unsigned long long flags))   \
-    X(cuGraphLaunch, (CUgraphExec e, CUstream s))                                            \
-    X(cuGraphLaunch_ptsz, (CUgraphExec e, CUstream s))                                       \
-    X(cuGraphExecDestroy, (CUgraphExec e))                                                   \
-    X(cuGraphDestroy, (CUgraph g))                                                           \
-    X(cuGraphGetNodes, (CUgraph g, CUgraphNode * nodes, size_t * n))                         \
-    X(cuGraphNodeGetType, (CUgraphNode n, CUgraphNodeType * t))                              \
-    X(cuStreamCreate, (CUstream * s, unsigned int flags))                                    \
-    X(cuStreamGetCtx, (CUstream s, CUcontext * c))                                           \
-    X(cuStreamGetFlags, (CUstream s, unsigned int *flags))                                   \
-    X(cuEventCreate, (CUevent * e, unsigned int flags))                                      \
-    X(cuEventDestroy_v2, (CUevent e))                                                        \
-    X(cuEventSynchronize, (CUevent e))                                                       \
-    X(cuEventRecord, (CUevent e, CUstream s))                                                \
-    X(cuPointerGetAttribute, (void *data, CUpointer_attribute a, CUdeviceptr p))             \
-    X(cuFuncGetParamInfo, (CUfunction f, size_t i, size_t * off, size_t * size))             \
-    X(cuKernelGetParamInfo, (CUkernel k, size_t i, size_t * off, size_t * size))             \
-    X(cuFuncGetName, (const char **name, CUfunction f))                                      \
-    X(cuKernelGetName, (const char **name, CUkernel k))                                      \
-    X(cuCtxGetCurrent, (CUcontext * c))                                                      \
-    X(cuLaunchKernel, (CUfunction f, unsigned int gx, unsigned int gy, unsigned int gz,      \
-                       unsigned int bx, unsigned int by, unsigned int bz, unsigned int shmem, \
-                       CUstream s, void **params, void **extra))                             \
-    X(cuMemcpyHtoDAsync_v2, (CUdeviceptr d, const void *h, size_t n, CUstream s))            \
-    X(cuMemcpyDtoHAsync_v2, (void *h, CUdeviceptr d, size_t n, CUstream s))                  \
-    X(cuMemcpyDtoDAsync_v2, (CUdeviceptr d, CUdeviceptr s_, size_t n, CUstream s))           \
-    X(cuMemsetD8Async, (CUdeviceptr d, unsigned char v, size_t n, CUstream s))               \
-    X(cuMemsetD16Async, (CUdeviceptr d, unsigned short v, size_t n, CUstream s))             \
-    X(cuMemsetD32Async, (CUdeviceptr d, unsigned int v, size_t n, CUstream s))               \
-    X(cuStreamBeginCapture_v2, (CUstream s, CUstreamCaptureMode mode))                       \
-    X(cuStreamEndCapture, (CUstream s, CUgraph * g))                                         \
-    X(cuMemHostAlloc, (void **p, size_t n, unsigned int flags))                              \
-    X(cuMemFreeHost, (void *p))                                                              \
-    X(cuStreamDestroy_v2, (CUstream s))                                                      \
-    X(cuGraphUpload, (CUgraphExec e, CUstream s))                                            \
-    X(cuStreamGetCaptureInfo_v2, (CUstream s, CUstreamCaptureStatus * st, cuuint64_t * id,   \
-                                  CUgraph * g, const CUgraphNode **deps, size_t *ndeps))     \
-    X(cuGraphExecKernelNodeSetParams_v2,                                                     \
-      (CUgraphExec e, CUgraphNode n, const CUDA_KERNEL_NODE_PARAMS_v2 *p))                   \
-    X(cuGraphExecMemcpyNodeSetParams,                                                        \
-      (CUgraphExec e, CUgraphNode n, const CUDA_MEMCPY3D *p, CUcontext c))                   \
-    X(cuGraphExecMemsetNodeSetParams,                                                        \
-      (CUgraphExec e, CUgraphNode n, const CUDA_MEMSET_NODE_PARAMS *p, CUcontext c))         \
-    X(cuGraphExecUpdate_v2, (CUgraphExec e, CUgraph g, CUgraphExecUpdateResultInfo * info)) \
-    X(cuStreamWaitEvent, (CUstream s, CUevent e, unsigned int flags))                        \
-    X(cuCtxPushCurrent_v2, (CUcontext c))                                                    \
-    X(cuCtxPopCurrent_v2, (CUcontext * c))                                                   \
-    X(cuStreamSynchronize, (CUstream s))
-
-struct rp__aux {
-#define X(name, params) CUresult(CUDAAPI *name) params;
-    RP_AUX_ENTRIES(X)
-#undef X
-};
 
 /* Engine settings, from the options table. */
 struct rp__engine_config {
@@ -222,21 +169,207 @@ typedef struct rp_ctxstate {
     rp_detector sdet;       /* by structure: repeats whose arguments change */
     struct rp__engine_stats st;
     void *layouts;          /* recorder.c's parameter-layout cache */
+    const struct rp__driver *drv; /* the table the engine was installed with */
 } rp_ctxstate;
 
-/* ---- engine.c ------------------------------------------------------------- */
-extern struct rp__aux rp__aux;
-extern struct rp__engine_config rp__eng_cfg;
+/* ---- hooks.c: the entry points --------------------------------------------- */
 
-/* Install the engine's members into `core` (when reprise is enabled). */
-void rp__engine_install(struct rp__driver *core, const struct rp__driver *real);
-/* Resolve deferred work everywhere and end every segment (exit, global
- * boundaries). Returns the first error a flushed call returned. */
+/* Install the engine into `core`, calling the driver through `drv` (which
+ * must outlive the engine), configured by `cfg`: every interposed entry
+ * gets the hook its role in entries.h names. Returns 0, or -1 (one line
+ * logged, `core` left forwarding) when `drv` lacks an entry point the
+ * engine needs. */
+int rp__engine_install(struct rp__driver *core, const struct rp__driver *drv,
+                       const struct rp__engine_config *cfg);
+
+/* ---- streams.c: contexts, streams, boundaries, resolution ------------------ */
+
+/* The driver table every context of the engine calls through. */
+void rp__streams_setup(const struct rp__driver *drv);
+
+/* The state of context `ctx`, created on first use; NULL when MAX contexts
+ * are tracked or memory runs out (a bound hit: that work runs eagerly). */
+rp_ctxstate *rp__ctx_of(CUcontext ctx);
+/* The context whose work stream `s` (as named in an entry point; `ptsz`:
+ * a _ptsz/_ptds one) carries; NULL if the driver cannot say. */
+rp_ctxstate *rp__ctx_of_stream(CUstream s, int ptsz);
+/* The current context's state, or NULL. */
+rp_ctxstate *rp__ctx_current(void);
+/* Context number `i` in the order the engine met them, NULL past the last. */
+rp_ctxstate *rp__ctx_at(size_t i);
+/* The engine's record of stream `s` of `cs` (cs locked); NULL when the
+ * table is full or the stream's flags cannot be read (the call then runs
+ * eagerly). The per-thread stream is one per thread; its owner coming back
+ * first waits for work another thread resolved for it. */
+rp_stream *rp__stream_of(rp_ctxstate *cs, CUstream s, int ptsz);
+/* Resolve and end the segments of every stream implicitly ordered with `st`
+ * (itself included when `self`). Returns the first flush error. */
+CUresult rp__end_ordered(rp_stream *st, int self);
+/* Resolve and end every stream's segment of `cs` (cs locked). */
+CUresult rp__resolve_ctx(rp_ctxstate *cs);
+/* Resolve what `st` holds deferred (replay or flush), on its own stream or,
+ * for another thread's per-thread stream, on the private stream with every
+ * ordering the driver would have given it; the learner gets what ran. */
+CUresult rp__resolve_stream(rp_stream *st);
+/* Offer a recorded capturable op to the matcher of `st` (cs locked),
+ * resolving what is pending first where it cannot take the op, and at once
+ * when the op completes a sequence. Returns 1 when the op was deferred (the
+ * record moved into the stream), 0 when the caller must issue it eagerly
+ * now (what was pending has been resolved). *err: a flush's first error. */
+int rp__defer(rp_stream *st, rp_op *op, CUresult *err);
+/* A global boundary: every context resolved, each under its lock, then
+ * `then(cs, arg)` if given. Returns the first error. */
+CUresult rp__resolve_every_ctx(void (*then)(rp_ctxstate *, int), int arg);
+/* Every context's capture gate held for reading (no capture window opens
+ * until rp__gates_release); returns how many were taken. */
+size_t rp__gates_hold(void);
+void rp__gates_release(size_t n);
+/* Forget every graph and stream of `cs` (a teardown); with `ctx_dies`, the
+ * private stream goes too. */
+void rp__forget_ctx(rp_ctxstate *cs, int ctx_dies);
+/* The created stream `h` of `cs` is being destroyed (cs locked): its
+ * deferred work and that of the streams ordered with it are resolved, and
+ * its record goes. Returns the first flush error. */
+CUresult rp__stream_destroyed_locked(rp_ctxstate *cs, CUstream h);
+/* Drop every context's record of the created stream `h`, destroyed while
+ * the engine stepped aside (nothing of it is deferred). */
+void rp__forget_stream(CUstream h);
+/* A stream handle may now name another stream (empties every thread's
+ * stream-to-context cache). */
+void rp__streams_changed(void);
+/* The program's own captures (DESIGN.md §2.5): while one is open the engine
+ * steps aside; from the start of a begin nothing new is deferred. */
+int rp__stepping_aside(void);
+int rp__program_capture_pending(void);
+CUresult rp__program_capture_prepare(void);
+void rp__program_capture_begun(CUresult rc);
+void rp__program_capture_ended(CUresult rc);
+uint64_t rp__engine_program_captures(void);
+/* Resolve deferred work everywhere and end every segment (exit). */
 CUresult rp__engine_resolve_all(void);
-/* A copy of the counters of context number `i` (0-based, in the order the
- * engine met them), taken under its lock if that can be had within a moment
- * (at exit another thread may hold it for ever). Returns 0 past the last. */
+/* At the first capture: make sure deferred work reaches the driver at exit. */
+void rp__arm_exit_hook(void);
+/* In a child of fork(): the parent's deferred work and report are the
+ * parent's; the child resolves nothing. */
+void rp__engine_forked(void);
+bool rp__engine_in_forked_child(void);
+/* A copy of context number `i`'s counters, taken under its lock if that can
+ * be had within a moment (at exit another thread may hold it for ever).
+ * Returns 0 past the last context. */
 int rp__engine_stats_snapshot(size_t i, struct rp__engine_stats *out, uint64_t *evictions);
+/* Copy up to `max` report lines of sequences (dropped ones first). */
+struct rp__seq_info;
+size_t rp__engine_seq_snapshot(struct rp__seq_info *out, size_t max);
+
+/* ---- learn.c: segments, detection, capture policy, the sequence table ------ */
+
+/* Append an eagerly executed op to the stream's segment (the record moves
+ * into it; `op` is zeroed). `pending` is the reason it counts under if the
+ * segment is never captured. */
+void rp__seg_append(rp_stream *st, rp_op *op, enum rp__eager_reason pending);
+/* The segment of `st` ends: count it, and capture it if the detector asks. */
+void rp__seg_end(rp_stream *st);
+/* Forget the segment of `st` without counting it (its stream goes). */
+void rp__seg_clear(rp_stream *st);
+/* What a resolution of `st` did, for learning: a replay ends the segment
+ * before it (the ops around a graph launch are not contiguous), and the
+ * flushed ops (left in st->def[0..nflushed)) join the segment. */
+struct rp_resolved;
+void rp__learn_resolved(rp_stream *st, const struct rp_resolved *r);
+/* Add a sequence to its context's list (which owns it from now on). */
+void rp__seqs_add(rp_ctxstate *cs, rp_seq *s);
+/* Destroy every sequence of the context (their report lines are kept). */
+void rp__seqs_drop_all(rp_ctxstate *cs);
+/* Drop sequences whose launch or update failed, once no stream matches
+ * against them; their segments back off. */
+void rp__sweep_broken(rp_ctxstate *cs);
+
+/* ---- replay.c: the matcher -------------------------------------------------- */
+
+enum rp_offer {
+    RP_OFFER_EAGER,    /* no sequence can start with it: issue it now */
+    RP_OFFER_MATCHES,  /* candidates can take it: rp__match_defer it */
+    RP_OFFER_RESOLVE,  /* what is pending cannot take it: resolve, then offer again */
+    RP_OFFER_DEFERRED, /* (rp__match_defer) deferred: the record belongs to the stream */
+    RP_OFFER_COMPLETE, /* (rp__match_defer) deferred, and a sequence matched in full */
+};
+/* Offer a recorded capturable op to the matcher of `st`: narrows the
+ * candidates (or, with nothing pending, finds them). */
+enum rp_offer rp__match_offer(rp_stream *st, const rp_op *op);
+/* Defer `op` after rp__match_offer said MATCHES: DEFERRED, COMPLETE (resolve
+ * now), or RESOLVE when it cannot be kept (memory; the op is left to the
+ * caller, to issue eagerly after resolving). */
+enum rp_offer rp__match_defer(rp_stream *st, rp_op *op);
+/* Forget the candidates rp__match_offer found (nothing deferred yet). */
+void rp__match_cancel(rp_stream *st);
+/* What rp__match_resolve did. */
+struct rp_resolved {
+    rp_seq *replayed;   /* the sequence launched in place of the first ops, or NULL */
+    size_t nflushed;    /* ops issued eagerly after it, left in st->def[0..nflushed) */
+    CUresult err;       /* the first error of a flushed call */
+};
+/* Resolve what is deferred on `st`, issuing on `target` (its own stream, or
+ * the private stream for another thread's per-thread stream): launch the
+ * longest complete match, issue the rest eagerly in order. Afterwards
+ * nothing is deferred and the flushed records wait in st->def for the
+ * caller to hand them to learning (rp__learn_resolved). */
+void rp__match_resolve(rp_stream *st, CUstream target, struct rp_resolved *out);
+
+/* ---- capture.c: capture windows and staging --------------------------------- */
+/* Capture detector entry `e` into a new sequence (with volatile fields
+ * `vmask`, or NULL for an exact-content one). Returns it, or NULL (the
+ * reason counted and logged once). `reuse`, when not NULL, is a sequence
+ * whose executable may be updated to the new graph (cuGraphExecUpdate_v2)
+ * instead of instantiating a new one; on success its executable moves to
+ * the new sequence (reuse->exec becomes NULL), with the graph it was
+ * instantiated from and that graph's node handles (see `origin`), and the
+ * caller drops `reuse`. */
+rp_seq *rp__capture(rp_ctxstate *cs, rp_det_entry *e, const uint64_t *vmask, rp_seq *reuse);
+void rp__seq_destroy(rp_seq *s);
+/* The context's private stream, created on first use (NULL if it cannot be). */
+CUstream rp__private_stream(rp_ctxstate *cs);
+/* The lifecycle's view of a driver table. */
+void rp__lc_driver_from(rp_lc_driver *lc, const struct rp__driver *drv);
+
+/* ---- recorder.c ------------------------------------------------------------- */
+/* Remember that `k` is a CUkernel (from cuLibraryGetKernel). */
+void rp__rec_note_kernel(CUkernel k);
+/* Fill `op` for a kernel launch; the parameter bytes go to `op->params`
+ * (the caller owns the record). Returns 0, or -1 with *why set when the
+ * launch cannot be recorded (op untouched). */
+int rp__rec_kernel(rp_ctxstate *cs, rp_op *op, CUfunction f, const unsigned int grid[3],
+                   const unsigned int block[3], unsigned int shmem, void **kernelParams,
+                   void **extra, enum rp__eager_reason *why);
+/* The kernelParams array of a kernel record: ptrs[i] points at parameter i
+ * in its packed bytes; *kp is ptrs, or NULL for a kernel without parameters.
+ * Returns 0, or -1 if the kernel's layout is unknown. */
+int rp__rec_param_ptrs(rp_ctxstate *cs, const rp_op *op, void **ptrs, void ***kp);
+/* Re-issue a record exactly as the program issued it: the same entry
+ * point (sync or async form, _ptsz/_ptds variant), on its own stream. */
+CUresult rp__rec_issue_as_called(rp_ctxstate *cs, const rp_op *op);
+/* Issue a copy or memset record through the entry the program called
+ * (op->entry) on op->stream, with `drv`. */
+CUresult rp__rec_issue_entry(const struct rp__driver *drv, const rp_op *op);
+/* Re-issue a record on `stream` (async form); a staged host-to-device copy
+ * reads `staged`. */
+CUresult rp__rec_issue(rp_ctxstate *cs, const rp_op *op, CUstream stream, const void *staged);
+/* The parameter layout of a kernel record (NULL for other kinds, or if it
+ * cannot be read). Valid until rp__rec_reset of the context. */
+const rp_param_layout *rp__rec_layout(rp_ctxstate *cs, const rp_op *op);
+/* The kernel name of a record ("" if unknown); for stats. */
+const char *rp__rec_kernel_name(rp_ctxstate *cs, const rp_op *op);
+/* Is `host` pinned (page-locked, registered) memory the driver knows? */
+int rp__rec_is_pinned(const struct rp__driver *drv, const void *host);
+void rp__rec_reset(rp_ctxstate *cs);
+
+/* ---- engstats.c: settings, counting and the report lines -------------------- */
+extern struct rp__engine_config rp__eng_cfg;
+static inline void rp__count_eager(rp_ctxstate *cs, enum rp__eager_reason why, uint64_t n)
+{
+    cs->st.ops_eager[why] += n;
+}
+/* Bounds hit with no context to count them in (the context table was full). */
+uint64_t rp__bound_hits_without_context(enum rp__bound b);
 struct rp__seq_info {
     unsigned int id;
     size_t ops;
@@ -251,86 +384,14 @@ struct rp__seq_info {
     unsigned int variants;  /* sequences with its structure (itself included) */
     char volatile_fields[256]; /* "kernel#param op:field ..." ("" if exact) */
 };
-/* Captures the program began itself (left alone). */
-uint64_t rp__engine_program_captures(void);
+/* The report line of sequence `s` (cs locked). */
+void rp__seq_info(const rp_seq *s, struct rp__seq_info *o);
 /* Keep the report line of a sequence whose graph is being dropped. */
 void rp__seq_retire(const rp_seq *s);
-/* Copy up to `max` sequences (dropped ones first) with a graph into `out`; returns how many. */
-size_t rp__engine_seq_snapshot(struct rp__seq_info *out, size_t max);
-
-/* ---- recorder.c ----------------------------------------------------------- */
-/* Remember that `k` is a CUkernel (from cuLibraryGetKernel). */
-void rp__rec_note_kernel(CUkernel k);
-/* Fill `op` for a kernel launch; the parameter bytes go to `op->params`
- * (malloc'd; the caller owns the record). Returns 0, or an eager reason
- * when the launch cannot be recorded (op untouched). */
-int rp__rec_kernel(rp_ctxstate *cs, rp_op *op, CUfunction f, const unsigned int grid[3],
-                   const unsigned int block[3], unsigned int shmem, void **kernelParams,
-                   void **extra, enum rp__eager_reason *why);
-/* The kernelParams array of a kernel record: ptrs[i] points at parameter i
- * in its packed bytes; *kp is ptrs, or NULL for a kernel without parameters.
- * Returns 0, or -1 if the kernel's layout is unknown. */
-int rp__rec_param_ptrs(rp_ctxstate *cs, const rp_op *op, void **ptrs, void ***kp);
-/* Re-issue a record exactly as the program issued it: the same entry
- * point (sync or async form, _ptsz/_ptds variant), on its own stream. */
-CUresult rp__rec_issue_as_called(rp_ctxstate *cs, const rp_op *op);
-/* Re-issue a recorded kernel launch on `stream` through the real driver. */
-CUresult rp__rec_issue(rp_ctxstate *cs, const rp_op *op, CUstream stream, const void *staged);
-/* The parameter layout of a kernel record (NULL for other kinds, or if it
- * cannot be read). Valid until rp__rec_reset of the context. */
-const rp_param_layout *rp__rec_layout(rp_ctxstate *cs, const rp_op *op);
-/* The kernel name of a record ("" if unknown); for stats. */
-const char *rp__rec_kernel_name(rp_ctxstate *cs, const rp_op *op);
-/* Is `host` pinned (page-locked) memory the driver knows? */
-int rp__rec_is_pinned(const void *host);
-void rp__rec_reset(rp_ctxstate *cs);
-
-/* ---- capture.c ------------------------------------------------------------ */
-/* Capture the segment of detector entry `e` into a new sequence. Returns the
- * sequence, or NULL (the reason counted and logged once). */
-/* `reuse`, when not NULL, is a sequence whose executable may be updated
- * to the new graph (cuGraphExecUpdate_v2) instead of instantiating a new
- * one; on success its executable moves to the new sequence (reuse->exec
- * becomes NULL), with the graph it was instantiated from and that graph's
- * node handles (see `origin`), and the caller drops `reuse`. */
-rp_seq *rp__capture(rp_ctxstate *cs, rp_det_entry *e, const uint64_t *vmask, rp_seq *reuse);
-void rp__seq_destroy(rp_seq *s);
-/* The lifecycle's view of the driver (filled once from the aux table). */
-extern rp_lc_driver rp__lc_drv;
-
-/* ---- replay.c ------------------------------------------------------------- */
-/* Offer a recorded capturable op to the matcher. Returns 1 when the op was
- * deferred (the record now belongs to the stream), 0 when it must run
- * eagerly now (anything deferred before it was resolved first). */
-int rp__match_offer(rp_stream *st, rp_op *op, CUresult *err);
-/* Resolve what is deferred on `st`: replay a complete match, flush the
- * rest eagerly in order. Returns the first error of a flushed call. Any
- * thread may call it (see rp_stream on the per-thread stream). */
-CUresult rp__match_resolve(rp_stream *st);
-/* 1 when `st` is another thread's per-thread stream (the calling thread
- * cannot name it: its deferred work is resolved on the private stream). */
-int rp__stream_is_foreign(const rp_stream *st);
-/* The owner of a per-thread stream is about to use it: if another thread
- * resolved its deferred work, make the stream wait for that work first. */
-CUresult rp__stream_rejoin(rp_stream *st);
-/* After resolve_all_locked: clears the pending rejoin of another thread's
- * per-thread stream with a host wait (for a program capture's begin, after
- * which the owner's calls go straight to the driver and cannot wait). */
-void rp__stream_settle(rp_stream *st);
-/* The context's private stream, created on first use (NULL if it cannot
- * be). */
-CUstream rp__private_stream(rp_ctxstate *cs);
-/* Add a sequence to its context's list (which owns it from now on). */
-void rp__seqs_add(rp_ctxstate *cs, rp_seq *s);
-/* Destroy every sequence of the context (their report lines are kept). */
-void rp__seqs_drop_all(rp_ctxstate *cs);
-
-/* engine.c: the learning segment of a stream. */
-/* Append an eagerly executed op to the stream's segment (the record moves
- * into the segment; `op` is zeroed). */
-void rp__seg_append(rp_stream *st, rp_op *op, enum rp__eager_reason pending);
-/* The ops before a replay are not contiguous with those after it: the
- * segment learnt so far ends here. */
-void rp__seg_cut(rp_stream *st);
+/* Lock `m` if that can be had within a moment (at exit a thread may have
+ * died holding it): 1 if locked; 0, and the caller reads as it is. */
+int rp__lock_for_report(pthread_mutex_t *m);
+/* Copy up to `max` retired lines into `out`; returns how many. */
+size_t rp__retired_snapshot(struct rp__seq_info *out, size_t max);
 
 #endif

@@ -6,7 +6,7 @@
 #include "entries.h"
 {
   global:
-#define X(name, params, args) name;
+#define X(name, params, args, role) name;
     RP_ENTRIES(X)
 #undef X
     dlsym;

@@ -10,21 +10,24 @@
  * which may call dlsym or a cu* symbol), and a recursive pthread_once call
  * deadlocks; a thread-local flag lets that thread through instead. */
 #include "shim.h"
+#include "init.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <sched.h>
 #include <string.h>
 
 #include "reprise.h"
 
-_Atomic int rp__state = RP_INIT_NONE;
-bool rp__enabled;
-struct rp__driver rp__real;
-struct rp__driver rp__core;
-RP_TLS int rp__depth;
-
 static RP_TLS bool initialising;
-static bool driver_loaded;
+
+/* A forked child must not touch the parent's CUDA state (the driver does
+ * not survive fork): from the fork on, the child's wrappers only forward. */
+static void in_forked_child(void)
+{
+    rp__enabled = false;
+    rp__engine_forked();
+}
 
 static void install(const struct rp__driver *real, bool enabled, bool loaded, bool engine)
 {
@@ -32,11 +35,18 @@ static void install(const struct rp__driver *real, bool enabled, bool loaded, bo
      * so a wrapper that sees READY (acquire) sees the rest. */
     rp__real = *real;
     rp__route_build(&rp__routes, &rp__real);
-    rp__core_build(&rp__core, &rp__real);
-    if (engine)
-        rp__engine_setup(&rp__core, &rp__real);
+    /* The core forwards, except the resolver pair, which must hand out our
+     * wrappers (a missing resolver stays missing: the wrapper checks the
+     * real member before it reaches the core), and what the engine hooks. */
+    rp__core = rp__real;
+    if (rp__real.cuGetProcAddress)
+        rp__core.cuGetProcAddress = rp__procaddr_hook_v1;
+    if (rp__real.cuGetProcAddress_v2)
+        rp__core.cuGetProcAddress_v2 = rp__procaddr_hook_v2;
+    if (engine && rp__engine_setup(&rp__core, &rp__real) == 0)
+        pthread_atfork(NULL, NULL, in_forked_child);
     rp__enabled = enabled;
-    driver_loaded = loaded;
+    rp__loaded = loaded;
     atomic_store_explicit(&rp__state, RP_INIT_READY, memory_order_release);
 }
 
@@ -72,21 +82,6 @@ void rp__init_slow(void)
             sched_yield();
     }
     errno = saved_errno;
-}
-
-bool rp__driver_loaded(void)
-{
-    return driver_loaded;
-}
-
-CUresult rp__missing(enum rp__entry id)
-{
-    if (!driver_loaded)
-        return id == RP_E_cuInit ? CUDA_ERROR_NO_DEVICE : CUDA_ERROR_NOT_INITIALIZED;
-    /* The driver exists but lacks this entry: a program linked against it
-     * would not have started, and its cuGetProcAddress would have given no
-     * pointer.  Only callers that bound to our symbol get here. */
-    return CUDA_ERROR_NOT_FOUND;
 }
 
 /* The report is written by a destructor, which runs at exit() (and never at

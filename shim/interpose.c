@@ -11,8 +11,9 @@
  * __CUDA_API_VERSION_INTERNAL), so a signature mismatch does not compile;
  * -Wmissing-prototypes catches a name cuda.h does not declare. */
 #include "shim.h"
+#include "init.h"
 
-#define X(name, params, args)                                                   \
+#define X(name, params, args, role)                                             \
     RP_EXPORT CUresult CUDAAPI name params                                      \
     {                                                                           \
         rp__ensure_init();                                                      \
@@ -32,7 +33,7 @@ RP_ENTRIES(X)
 /* Function pointers stored as data pointers: POSIX (dlsym) requires the two
  * to convert losslessly, and every consumer of this table hands out void *. */
 void *const rp__wrappers[RP_E_COUNT] = {
-#define X(name, params, args) [RP_E_##name] = (void *)&name,
+#define X(name, params, args, role) [RP_E_##name] = (void *)&name,
     RP_ENTRIES(X)
 #undef X
 };

@@ -9,6 +9,12 @@
 
 #include <dlfcn.h>
 #include <stdatomic.h>
+/* The dlsym to look the demangler up with. Inside the shim `dlsym` names
+ * our own exported override, which routes driver lookups; this lookup has
+ * nothing to route, so the shim's is the real one (driver.c). The `reprise`
+ * tool's is libc's (tools/report.c). */
+typedef void *(*rp__dlsym_fn)(void *, const char *);
+rp__dlsym_fn rp__dlsym_real(void);
 #include <stdlib.h>
 #include <string.h>
 
@@ -22,14 +28,14 @@ static demangle_fn demangler(void)
     static atomic_int tried;
     if (atomic_load_explicit(&tried, memory_order_acquire))
         return atomic_load_explicit(&fn, memory_order_relaxed);
-    void *p = dlsym(RTLD_DEFAULT, "__cxa_demangle");
+    void *p = rp__dlsym_real()(RTLD_DEFAULT, "__cxa_demangle");
     static const char *const libs[] = {"libstdc++.so.6", "libc++abi.so.1"};
     for (size_t i = 0; !p && i < sizeof libs / sizeof libs[0]; i++) {
         void *h = dlopen(libs[i], RTLD_LAZY | RTLD_LOCAL | RTLD_NOLOAD);
         if (!h)
             h = dlopen(libs[i], RTLD_LAZY | RTLD_LOCAL);
         if (h)
-            p = dlsym(h, "__cxa_demangle"); /* the handle stays open: p lives in it */
+            p = rp__dlsym_real()(h, "__cxa_demangle"); /* the handle stays open: p lives in it */
     }
     demangle_fn f;
     memcpy(&f, &p, sizeof f); /* object to function pointer, as POSIX allows */

@@ -14,6 +14,14 @@ static inline uint64_t mix(uint64_t h, uint64_t v)
     return h ^ (h >> 33);
 }
 
+const char *rp__op_kind_name(rp_op_kind kind)
+{
+    static const char *const names[] = {[RP_OP_KERNEL] = "kernel", [RP_OP_HTOD] = "htod copy",
+                                        [RP_OP_DTOD] = "dtod copy", [RP_OP_DTOH] = "dtoh copy",
+                                        [RP_OP_MEMSET] = "memset"};
+    return (unsigned int)kind < sizeof names / sizeof names[0] && names[kind] ? names[kind] : "?";
+}
+
 uint64_t rp__hash_u64(uint64_t h, uint64_t v)
 {
     return mix(h, v);

@@ -89,6 +89,9 @@ static inline int rp__op_host_is_content(const rp_op *op)
     return op->kind == RP_OP_DTOH || (op->kind == RP_OP_HTOD && (op->flags & RP_OPF_HOST_PINNED));
 }
 
+/* The kind's name for logs and traces ("kernel", "htod copy", ...). */
+const char *rp__op_kind_name(rp_op_kind kind);
+
 /* 64-bit hash of `n` bytes, continuing from `h` (start with RP_HASH_SEED). */
 #define RP_HASH_SEED 0x9e3779b97f4a7c15ull
 uint64_t rp__hash_bytes(uint64_t h, const void *p, size_t n);

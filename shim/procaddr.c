@@ -13,6 +13,7 @@
  * driver's; a pointer we do not interpose is handed out untouched. */
 #include "shim.h"
 
+
 void *rp__procaddr_map(const struct rp__route *routes, void *p)
 {
     if (p == NULL)
@@ -44,4 +45,18 @@ CUresult rp__procaddr_v2(const struct rp__driver *real, const struct rp__route *
     if (r == CUDA_SUCCESS && pfn != NULL)
         *pfn = rp__procaddr_map(routes, *pfn);
     return r;
+}
+
+CUresult CUDAAPI rp__procaddr_hook_v1(const char *symbol, void **pfn, int cudaVersion,
+                                      cuuint64_t flags)
+{
+    return rp__procaddr_v1(&rp__real, &rp__routes, symbol, pfn, cudaVersion, flags);
+}
+
+CUresult CUDAAPI rp__procaddr_hook_v2(const char *symbol, void **pfn, int cudaVersion,
+                                      cuuint64_t flags,
+                                      CUdriverProcAddressQueryResult *symbolStatus)
+{
+    return rp__procaddr_v2(&rp__real, &rp__routes, symbol, pfn, cudaVersion, flags,
+                           symbolStatus);
 }

@@ -68,13 +68,13 @@ static int is_kernel_handle(const void *f)
 /* Read a function's layout by walking parameter indices until the driver
  * says INVALID_VALUE (there is no count call). Anything else, or more than
  * RP_MAX_PARAMS parameters, leaves the layout unreadable. */
-static void read_layout(layout *L, const void *f, int kernel)
+static void read_layout(const struct rp__driver *D, layout *L, const void *f, int kernel)
 {
     memset(L, 0, sizeof *L);
     L->handle = f;
     CUresult (*info)(const void *, size_t, size_t *, size_t *) =
-        kernel ? (CUresult(*)(const void *, size_t, size_t *, size_t *))rp__aux.cuKernelGetParamInfo
-               : (CUresult(*)(const void *, size_t, size_t *, size_t *))rp__aux.cuFuncGetParamInfo;
+        kernel ? (CUresult(*)(const void *, size_t, size_t *, size_t *))D->cuKernelGetParamInfo
+               : (CUresult(*)(const void *, size_t, size_t *, size_t *))D->cuFuncGetParamInfo;
     if (!info)
         return;
     for (size_t i = 0;; i++) {
@@ -91,10 +91,10 @@ static void read_layout(layout *L, const void *f, int kernel)
         L->p.n = (uint32_t)i + 1;
     }
     const char *name = NULL;
-    if (kernel && rp__aux.cuKernelGetName)
-        rp__aux.cuKernelGetName(&name, (CUkernel)f);
-    else if (!kernel && rp__aux.cuFuncGetName)
-        rp__aux.cuFuncGetName(&name, (CUfunction)f);
+    if (kernel)
+        D->cuKernelGetName(&name, (CUkernel)f);
+    else
+        D->cuFuncGetName(&name, (CUfunction)f);
     if (name)
         snprintf(L->name, sizeof L->name, "%s", name);
     L->excluded = !rp__option_kernel_allowed(L->name);
@@ -119,7 +119,7 @@ static layout *layout_of(rp_ctxstate *cs, const void *f, int kernel)
         if (L->handle == f)
             return L;
         if (!L->handle) {
-            read_layout(L, f, kernel);
+            read_layout(cs->drv, L, f, kernel);
             if (!L->ok) {
                 const char *n = L->name[0] ? L->name : "?";
                 rp__info("kernel %p (%s): parameter layout unreadable; its launches run eagerly", f, n);
@@ -242,36 +242,86 @@ int rp__rec_param_ptrs(rp_ctxstate *cs, const rp_op *op, void **ptrs, void ***kp
  * buffer, when the copy runs, as the program's own call would have. */
 CUresult rp__rec_issue(rp_ctxstate *cs, const rp_op *op, CUstream stream, const void *staged)
 {
+    const struct rp__driver *D = cs->drv;
     switch (op->kind) {
     case RP_OP_KERNEL: {
         void *ptrs[RP_MAX_PARAMS], **kp;
         if (rp__rec_param_ptrs(cs, op, ptrs, &kp) != 0)
             return CUDA_ERROR_INVALID_HANDLE; /* NEVER: recorded with a layout */
-        return rp__aux.cuLaunchKernel(op->func, op->grid[0], op->grid[1], op->grid[2],
+        return D->cuLaunchKernel(op->func, op->grid[0], op->grid[1], op->grid[2],
                                       op->block[0], op->block[1], op->block[2], op->shmem,
                                       stream, kp, NULL);
     }
     case RP_OP_HTOD:
-        return rp__aux.cuMemcpyHtoDAsync_v2(op->dst, rp__op_staged(op) ? staged : op->host,
+        return D->cuMemcpyHtoDAsync_v2(op->dst, rp__op_staged(op) ? staged : op->host,
                                             op->bytes, stream);
     case RP_OP_DTOH:
-        return rp__aux.cuMemcpyDtoHAsync_v2(op->host, op->src, op->bytes, stream);
+        return D->cuMemcpyDtoHAsync_v2(op->host, op->src, op->bytes, stream);
     case RP_OP_DTOD:
-        return rp__aux.cuMemcpyDtoDAsync_v2(op->dst, op->src, op->bytes, stream);
+        return D->cuMemcpyDtoDAsync_v2(op->dst, op->src, op->bytes, stream);
     case RP_OP_MEMSET:
         if (op->elem == 1)
-            return rp__aux.cuMemsetD8Async(op->dst, (unsigned char)op->value, op->bytes, stream);
+            return D->cuMemsetD8Async(op->dst, (unsigned char)op->value, op->bytes, stream);
         if (op->elem == 2)
-            return rp__aux.cuMemsetD16Async(op->dst, (unsigned short)op->value, op->bytes, stream);
-        return rp__aux.cuMemsetD32Async(op->dst, op->value, op->bytes, stream);
+            return D->cuMemsetD16Async(op->dst, (unsigned short)op->value, op->bytes, stream);
+        return D->cuMemsetD32Async(op->dst, op->value, op->bytes, stream);
     }
     return CUDA_ERROR_INVALID_VALUE; /* NEVER */
 }
 
+CUresult rp__rec_issue_entry(const struct rp__driver *D, const rp_op *op)
+{
+    CUstream s = op->stream;
+    const void *src = rp__op_staged(op) ? op->data : op->host;
+    switch ((enum rp__entry)op->entry) {
+    case RP_E_cuMemcpyHtoDAsync_v2:
+        return D->cuMemcpyHtoDAsync_v2(op->dst, src, op->bytes, s);
+    case RP_E_cuMemcpyHtoDAsync_v2_ptsz:
+        return D->cuMemcpyHtoDAsync_v2_ptsz(op->dst, src, op->bytes, s);
+    case RP_E_cuMemcpyDtoHAsync_v2:
+        return D->cuMemcpyDtoHAsync_v2(op->host, op->src, op->bytes, s);
+    case RP_E_cuMemcpyDtoHAsync_v2_ptsz:
+        return D->cuMemcpyDtoHAsync_v2_ptsz(op->host, op->src, op->bytes, s);
+    case RP_E_cuMemcpyDtoDAsync_v2:
+        return D->cuMemcpyDtoDAsync_v2(op->dst, op->src, op->bytes, s);
+    case RP_E_cuMemcpyDtoDAsync_v2_ptsz:
+        return D->cuMemcpyDtoDAsync_v2_ptsz(op->dst, op->src, op->bytes, s);
+    case RP_E_cuMemcpyDtoD_v2:
+        return D->cuMemcpyDtoD_v2(op->dst, op->src, op->bytes);
+    case RP_E_cuMemcpyDtoD_v2_ptds:
+        return D->cuMemcpyDtoD_v2_ptds(op->dst, op->src, op->bytes);
+    case RP_E_cuMemsetD8_v2:
+        return D->cuMemsetD8_v2(op->dst, (unsigned char)op->value, op->bytes);
+    case RP_E_cuMemsetD8_v2_ptds:
+        return D->cuMemsetD8_v2_ptds(op->dst, (unsigned char)op->value, op->bytes);
+    case RP_E_cuMemsetD16_v2:
+        return D->cuMemsetD16_v2(op->dst, (unsigned short)op->value, op->bytes);
+    case RP_E_cuMemsetD16_v2_ptds:
+        return D->cuMemsetD16_v2_ptds(op->dst, (unsigned short)op->value, op->bytes);
+    case RP_E_cuMemsetD32_v2:
+        return D->cuMemsetD32_v2(op->dst, op->value, op->bytes);
+    case RP_E_cuMemsetD32_v2_ptds:
+        return D->cuMemsetD32_v2_ptds(op->dst, op->value, op->bytes);
+    case RP_E_cuMemsetD8Async:
+        return D->cuMemsetD8Async(op->dst, (unsigned char)op->value, op->bytes, s);
+    case RP_E_cuMemsetD8Async_ptsz:
+        return D->cuMemsetD8Async_ptsz(op->dst, (unsigned char)op->value, op->bytes, s);
+    case RP_E_cuMemsetD16Async:
+        return D->cuMemsetD16Async(op->dst, (unsigned short)op->value, op->bytes, s);
+    case RP_E_cuMemsetD16Async_ptsz:
+        return D->cuMemsetD16Async_ptsz(op->dst, (unsigned short)op->value, op->bytes, s);
+    case RP_E_cuMemsetD32Async:
+        return D->cuMemsetD32Async(op->dst, op->value, op->bytes, s);
+    case RP_E_cuMemsetD32Async_ptsz:
+        return D->cuMemsetD32Async_ptsz(op->dst, op->value, op->bytes, s);
+    default: /* NEVER: every capturable copy and memset entry is listed above */
+        return CUDA_ERROR_INVALID_VALUE;
+    }
+}
+
 CUresult rp__rec_issue_as_called(rp_ctxstate *cs, const rp_op *op)
 {
-    const struct rp__driver *R = &rp__real;
-    CUstream s = op->stream;
+    const struct rp__driver *D = cs->drv;
     switch ((enum rp__entry)op->entry) {
     case RP_E_cuLaunchKernel:
     case RP_E_cuLaunchKernel_ptsz:
@@ -281,72 +331,30 @@ CUresult rp__rec_issue_as_called(rp_ctxstate *cs, const rp_op *op)
         if (rp__rec_param_ptrs(cs, op, ptrs, &kp) != 0)
             return CUDA_ERROR_INVALID_HANDLE; /* NEVER: recorded with a layout */
         if (op->entry == RP_E_cuLaunchKernel || op->entry == RP_E_cuLaunchKernel_ptsz)
-            return (op->entry == RP_E_cuLaunchKernel ? R->cuLaunchKernel : R->cuLaunchKernel_ptsz)(
+            return (op->entry == RP_E_cuLaunchKernel ? D->cuLaunchKernel : D->cuLaunchKernel_ptsz)(
                 op->func, op->grid[0], op->grid[1], op->grid[2], op->block[0], op->block[1],
-                op->block[2], op->shmem, s, kp, NULL);
+                op->block[2], op->shmem, op->stream, kp, NULL);
         CUlaunchConfig c;
         memset(&c, 0, sizeof c);
         c.gridDimX = op->grid[0], c.gridDimY = op->grid[1], c.gridDimZ = op->grid[2];
         c.blockDimX = op->block[0], c.blockDimY = op->block[1], c.blockDimZ = op->block[2];
         c.sharedMemBytes = op->shmem;
-        c.hStream = s;
-        return (op->entry == RP_E_cuLaunchKernelEx ? R->cuLaunchKernelEx : R->cuLaunchKernelEx_ptsz)(
+        c.hStream = op->stream;
+        return (op->entry == RP_E_cuLaunchKernelEx ? D->cuLaunchKernelEx : D->cuLaunchKernelEx_ptsz)(
             &c, op->func, kp, NULL);
     }
-    case RP_E_cuMemcpyHtoDAsync_v2:
-        return R->cuMemcpyHtoDAsync_v2(op->dst, rp__op_staged(op) ? op->data : op->host,
-                                       op->bytes, s);
-    case RP_E_cuMemcpyHtoDAsync_v2_ptsz:
-        return R->cuMemcpyHtoDAsync_v2_ptsz(op->dst, rp__op_staged(op) ? op->data : op->host,
-                                            op->bytes, s);
-    case RP_E_cuMemcpyDtoHAsync_v2:
-        return R->cuMemcpyDtoHAsync_v2(op->host, op->src, op->bytes, s);
-    case RP_E_cuMemcpyDtoHAsync_v2_ptsz:
-        return R->cuMemcpyDtoHAsync_v2_ptsz(op->host, op->src, op->bytes, s);
-    case RP_E_cuMemcpyDtoDAsync_v2:
-        return R->cuMemcpyDtoDAsync_v2(op->dst, op->src, op->bytes, s);
-    case RP_E_cuMemcpyDtoDAsync_v2_ptsz:
-        return R->cuMemcpyDtoDAsync_v2_ptsz(op->dst, op->src, op->bytes, s);
-    case RP_E_cuMemcpyDtoD_v2:
-        return R->cuMemcpyDtoD_v2(op->dst, op->src, op->bytes);
-    case RP_E_cuMemcpyDtoD_v2_ptds:
-        return R->cuMemcpyDtoD_v2_ptds(op->dst, op->src, op->bytes);
-    case RP_E_cuMemsetD8_v2:
-        return R->cuMemsetD8_v2(op->dst, (unsigned char)op->value, op->bytes);
-    case RP_E_cuMemsetD8_v2_ptds:
-        return R->cuMemsetD8_v2_ptds(op->dst, (unsigned char)op->value, op->bytes);
-    case RP_E_cuMemsetD16_v2:
-        return R->cuMemsetD16_v2(op->dst, (unsigned short)op->value, op->bytes);
-    case RP_E_cuMemsetD16_v2_ptds:
-        return R->cuMemsetD16_v2_ptds(op->dst, (unsigned short)op->value, op->bytes);
-    case RP_E_cuMemsetD32_v2:
-        return R->cuMemsetD32_v2(op->dst, op->value, op->bytes);
-    case RP_E_cuMemsetD32_v2_ptds:
-        return R->cuMemsetD32_v2_ptds(op->dst, op->value, op->bytes);
-    case RP_E_cuMemsetD8Async:
-        return R->cuMemsetD8Async(op->dst, (unsigned char)op->value, op->bytes, s);
-    case RP_E_cuMemsetD8Async_ptsz:
-        return R->cuMemsetD8Async_ptsz(op->dst, (unsigned char)op->value, op->bytes, s);
-    case RP_E_cuMemsetD16Async:
-        return R->cuMemsetD16Async(op->dst, (unsigned short)op->value, op->bytes, s);
-    case RP_E_cuMemsetD16Async_ptsz:
-        return R->cuMemsetD16Async_ptsz(op->dst, (unsigned short)op->value, op->bytes, s);
-    case RP_E_cuMemsetD32Async:
-        return R->cuMemsetD32Async(op->dst, op->value, op->bytes, s);
-    case RP_E_cuMemsetD32Async_ptsz:
-        return R->cuMemsetD32Async_ptsz(op->dst, op->value, op->bytes, s);
-    default: /* NEVER: every capturable entry is listed above */
-        return rp__rec_issue(cs, op, s, op->data);
+    default:
+        return rp__rec_issue_entry(D, op);
     }
 }
 
-int rp__rec_is_pinned(const void *host)
+int rp__rec_is_pinned(const struct rp__driver *D, const void *host)
 {
     unsigned int type = 0;
-    if (!host || !rp__aux.cuPointerGetAttribute)
+    if (!host)
         return 0;
-    CUresult rc = rp__aux.cuPointerGetAttribute(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE,
-                                                (CUdeviceptr)(uintptr_t)host);
+    CUresult rc = D->cuPointerGetAttribute(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE,
+                                           (CUdeviceptr)(uintptr_t)host);
     return rc == CUDA_SUCCESS && type == CU_MEMORYTYPE_HOST;
 }
 

@@ -1,43 +1,15 @@
 /* replay.c - the matcher: once sequences have graphs, a stream's ops that
  * match a sequence's ops from its first one on are deferred, op by op; a
- * complete match is replayed with one cuGraphLaunch on the program's stream;
- * a divergence flushes the deferred ops eagerly, in order, and the stream
- * continues eagerly (DESIGN.md §1, §2). Deferral delays; it never reorders,
- * drops or duplicates. Runs under the lock of the stream's context. */
+ * complete match is replayed with one cuGraphLaunch; a divergence flushes
+ * the deferred ops eagerly, in order (DESIGN.md §1, §2). Deferral delays; it
+ * never reorders, drops or duplicates. The matcher only matches, launches
+ * and flushes: it says what it did, and its caller (streams.c) decides
+ * where the work goes and hands what ran eagerly to learning. Runs under
+ * the lock of the stream's context. */
 #include "engine.h"
 
 #include <stdlib.h>
 #include <string.h>
-
-void rp__seqs_add(rp_ctxstate *cs, rp_seq *s)
-{
-    if (cs->nseqs == cs->capseqs) {
-        size_t cap = cs->capseqs ? 2 * cs->capseqs : 16;
-        rp_seq **n = realloc(cs->seqs, cap * sizeof *n);
-        if (!n) { /* NEVER in practice: the sequence is dropped, work stays eager */
-            rp__det_forget_graph(&cs->det, s->det);
-            rp__seq_destroy(s);
-            rp__bound_hit(cs, RP_BOUND_MEMORY);
-            return;
-        }
-        cs->seqs = n;
-        cs->capseqs = cap;
-    }
-    cs->seqs[cs->nseqs++] = s;
-}
-
-void rp__seqs_drop_all(rp_ctxstate *cs)
-{
-    /* Report lines first: each counts its variants among all the others. */
-    for (size_t i = 0; i < cs->nseqs; i++)
-        rp__seq_retire(cs->seqs[i]);
-    for (size_t i = 0; i < cs->nseqs; i++) {
-        rp__det_forget_graph(&cs->det, cs->seqs[i]->det);
-        rp__seq_destroy(cs->seqs[i]);
-        cs->st.graphs_dropped++;
-    }
-    cs->nseqs = 0;
-}
 
 /* Issue one recorded op eagerly (a flush): as the program called it when
  * its own stream is the target, else the async form on `target`. */
@@ -46,73 +18,6 @@ static CUresult issue_eager(rp_ctxstate *cs, const rp_op *op, CUstream target)
     if (target == op->stream)
         return rp__rec_issue_as_called(cs, op);
     return rp__rec_issue(cs, op, target, op->data);
-}
-
-int rp__stream_is_foreign(const rp_stream *st)
-{
-    return st->handle == CU_STREAM_PER_THREAD && !pthread_equal(st->tid, pthread_self());
-}
-
-/* Where this thread can issue `st`'s deferred work: its own stream, or for
- * another thread's per-thread stream the private stream, made to wait for
- * what the owner had issued before the deferral began. NULL: nowhere (the
- * work stays deferred until its owner's next call). */
-static CUstream resolve_target(rp_stream *st)
-{
-    if (!rp__stream_is_foreign(st))
-        return st->handle;
-    CUstream p = rp__private_stream(st->cs);
-    if (!p || !st->start_recorded)
-        return NULL; /* NEVER: a per-thread stream defers only after mark_start */
-    /* If the device-side wait cannot be set up, the host waits instead:
-     * slower, same order. */
-    if (rp__aux.cuStreamWaitEvent(p, st->start_ev, 0) != CUDA_SUCCESS)
-        rp__aux.cuEventSynchronize(st->start_ev);
-    return p;
-}
-
-CUresult rp__stream_rejoin(rp_stream *st)
-{
-    if (!st->must_wait || rp__stream_is_foreign(st))
-        return CUDA_SUCCESS;
-    st->must_wait = 0;
-    CUresult rc = rp__aux.cuStreamWaitEvent(st->handle, st->handoff_ev, 0);
-    if (rc != CUDA_SUCCESS)
-        rc = rp__aux.cuEventSynchronize(st->handoff_ev);
-    return rc;
-}
-
-void rp__stream_settle(rp_stream *st)
-{
-    /* The caller's own streams were rejoined by resolve_all_locked; what
-     * is left is another thread's per-thread stream, which only its owner
-     * can name: the host waits (for the whole private stream the work
-     * went to, if the event fails). */
-    if (!st->used || !st->must_wait || !rp__stream_is_foreign(st))
-        return;
-    if (rp__aux.cuEventSynchronize(st->handoff_ev) != CUDA_SUCCESS && st->cs->priv)
-        rp__aux.cuStreamSynchronize(st->cs->priv);
-    st->must_wait = 0;
-}
-
-/* At the start of a deferral on a per-thread stream, mark the point another
- * thread's resolution must wait for (see rp_stream). Returns 0, or -1 when
- * the mark cannot be made: then the stream must not defer, since another
- * thread could not resolve its work. */
-static int mark_start(rp_stream *st)
-{
-    if (st->handle != CU_STREAM_PER_THREAD)
-        return 0;
-    st->start_recorded = 0;
-    if (!st->start_ev && rp__aux.cuEventCreate(&st->start_ev, CU_EVENT_DISABLE_TIMING) != CUDA_SUCCESS)
-        st->start_ev = NULL;
-    if (!st->handoff_ev &&
-        rp__aux.cuEventCreate(&st->handoff_ev, CU_EVENT_DISABLE_TIMING) != CUDA_SUCCESS)
-        st->handoff_ev = NULL;
-    if (st->start_ev && st->handoff_ev &&
-        rp__aux.cuEventRecord(st->start_ev, st->handle) == CUDA_SUCCESS)
-        st->start_recorded = 1;
-    return st->start_recorded ? 0 : -1;
 }
 
 /* Keep the record of a deferred op, with the bytes of a host-to-device copy
@@ -187,7 +92,7 @@ static CUresult update_node(rp_seq *s, size_t k, const rp_op *op)
         p.blockDimX = op->block[0], p.blockDimY = op->block[1], p.blockDimZ = op->block[2];
         p.sharedMemBytes = op->shmem;
         p.kernelParams = kp;
-        return rp__aux.cuGraphExecKernelNodeSetParams_v2(s->exec, s->nodes[k], &p);
+        return cs->drv->cuGraphExecKernelNodeSetParams_v2(s->exec, s->nodes[k], &p);
     }
     case RP_OP_MEMSET: {
         CUDA_MEMSET_NODE_PARAMS p;
@@ -197,7 +102,7 @@ static CUresult update_node(rp_seq *s, size_t k, const rp_op *op)
         p.elementSize = op->elem;
         p.width = op->bytes;
         p.height = 1;
-        return rp__aux.cuGraphExecMemsetNodeSetParams(s->exec, s->nodes[k], &p, cs->ctx);
+        return cs->drv->cuGraphExecMemsetNodeSetParams(s->exec, s->nodes[k], &p, cs->ctx);
     }
     default: {
         CUDA_MEMCPY3D p;
@@ -219,7 +124,7 @@ static CUresult update_node(rp_seq *s, size_t k, const rp_op *op)
             p.dstMemoryType = CU_MEMORYTYPE_DEVICE;
             p.dstDevice = op->dst;
         }
-        return rp__aux.cuGraphExecMemcpyNodeSetParams(s->exec, s->nodes[k], &p, cs->ctx);
+        return cs->drv->cuGraphExecMemcpyNodeSetParams(s->exec, s->nodes[k], &p, cs->ctx);
     }
     }
 }
@@ -265,11 +170,12 @@ static CUresult apply_updates(rp_stream *st, rp_seq *s)
  * (nothing launched; *what names the step that failed) or CUDA_SUCCESS. */
 static CUresult replay(rp_stream *st, rp_seq *s, CUstream target, const char **what)
 {
+    const struct rp__driver *D = st->cs->drv;
     *what = "graph launch";
     size_t n = s->det->n;
     if (s->sealed.nstaging) {
         if (s->done_pending) {
-            CUresult rc = rp__aux.cuEventSynchronize(s->done);
+            CUresult rc = D->cuEventSynchronize(s->done);
             if (rc != CUDA_SUCCESS) {
                 *what = "waiting for the previous launch";
                 return rc;
@@ -288,11 +194,11 @@ static CUresult replay(rp_stream *st, rp_seq *s, CUstream target, const char **w
         }
     }
     CUresult rc = (st->def[0].flags & RP_OPF_PTSZ) && target == st->handle
-                      ? rp__aux.cuGraphLaunch_ptsz(s->exec, target)
-                      : rp__aux.cuGraphLaunch(s->exec, target);
+                      ? D->cuGraphLaunch_ptsz(s->exec, target)
+                      : D->cuGraphLaunch(s->exec, target);
     if (rc != CUDA_SUCCESS)
         return rc;
-    if (s->sealed.nstaging && rp__aux.cuEventRecord(s->done, target) == CUDA_SUCCESS)
+    if (s->sealed.nstaging && D->cuEventRecord(s->done, target) == CUDA_SUCCESS)
         s->done_pending = 1;
     s->replays++;
     s->too_many = 0;
@@ -306,35 +212,26 @@ static CUresult replay(rp_stream *st, rp_seq *s, CUstream target, const char **w
     return CUDA_SUCCESS;
 }
 
-CUresult rp__match_resolve(rp_stream *st)
+void rp__match_resolve(rp_stream *st, CUstream target, struct rp_resolved *out)
 {
+    out->replayed = NULL;
+    out->nflushed = 0;
+    out->err = CUDA_SUCCESS;
     if (st->ndef == 0)
-        return CUDA_SUCCESS;
+        return;
     rp_ctxstate *cs = st->cs;
-    CUstream target = resolve_target(st);
-    if (!target)
-        return CUDA_SUCCESS; /* NEVER in practice: left to the owner's next call */
-    /* The legacy and the per-thread stream are per context, named through
-     * the current one: issue in the stream's context (the program may have
-     * made another current since, e.g. by creating one, which makes no
-     * boundary where the driver does not report it). */
-    CUcontext cur = NULL;
-    int pushed = (st->legacy || st->handle == CU_STREAM_PER_THREAD) &&
-                 rp__aux.cuCtxGetCurrent(&cur) == CUDA_SUCCESS && cur != cs->ctx &&
-                 rp__aux.cuCtxPushCurrent_v2(cs->ctx) == CUDA_SUCCESS;
-    CUresult first = CUDA_SUCCESS;
     size_t done = 0;
     rp_seq *c = st->complete;
     if (c) {
         rp__trace("replay sequence %u (%zu ops) on stream %p", c->id, c->det->n,
                   (void *)target);
         rp__nvtx_push("reprise: replay sequence %u", c->id);
-        const char *what;
-        CUresult rc = replay(st, c, target, &what);
+        const char *failed = NULL;
+        CUresult rc = replay(st, c, target, &failed);
         rp__nvtx_pop();
         if (rc == CUDA_SUCCESS) {
             done = c->det->n;
-            rp__seg_cut(st);
+            out->replayed = c;
         } else if (rc == CUDA_ERROR_NOT_READY) {
             /* The graph stays while next time may need fewer updates; when
              * it keeps needing too many it goes, and its shape backs off. */
@@ -346,8 +243,8 @@ CUresult rp__match_resolve(rp_stream *st)
              * below, and the graph is not offered again. */
             static unsigned int logged;
             if (logged++ < 8)
-                rp__warn("%s failed (CUresult %d); its ops ran eagerly and the graph was dropped", what,
-                         (int)rc);
+                rp__warn("%s failed (CUresult %d); the sequence's ops ran eagerly and its graph "
+                         "was dropped", failed ? failed : "graph launch", (int)rc);
             c->broken = 1;
             cs->st.replay_failures++;
         }
@@ -365,44 +262,25 @@ CUresult rp__match_resolve(rp_stream *st)
         rp__trace("flush %zu deferred ops on stream %p", st->ndef - done, (void *)target);
         rp__nvtx_push("reprise: flush %zu ops", st->ndef - done);
     }
+    size_t kept = 0;
     for (size_t i = done; i < st->ndef; i++) {
         CUresult rc = issue_eager(cs, &st->def[i], target);
-        if (rc != CUDA_SUCCESS && first == CUDA_SUCCESS)
-            first = rc;
-        if (rc == CUDA_SUCCESS) {
-            free(st->def[i].data); /* payload: not part of what is learnt */
-            st->def[i].data = NULL;
-            rp__seg_append(st, &st->def[i], RP_EAGER_DIVERGED);
-        } else {
+        if (rc != CUDA_SUCCESS) {
+            if (out->err == CUDA_SUCCESS)
+                out->err = rc;
             rp__op_free(&st->def[i]);
+            continue;
         }
+        free(st->def[i].data); /* payload: not part of what is learnt */
+        st->def[i].data = NULL;
+        st->def[kept++] = st->def[i];
     }
     if (done < st->ndef)
         rp__nvtx_pop();
-    if (target != st->handle) {
-        /* Nothing the driver would have ordered after this work may overtake
-         * it now that it runs on the private stream: the owner's stream
-         * waits at the owner's next call (only the owner can name it), and
-         * the legacy stream waits now, since it waits for every blocking
-         * stream, the per-thread ones included (and the other blocking
-         * streams wait for the legacy stream's work in turn). If the marks
-         * cannot be made, the host waits for the work now. */
-        if (rp__aux.cuEventRecord(st->handoff_ev, target) == CUDA_SUCCESS) {
-            st->must_wait = 1;
-            if (rp__aux.cuStreamWaitEvent(CU_STREAM_LEGACY, st->handoff_ev, 0) != CUDA_SUCCESS)
-                rp__aux.cuEventSynchronize(st->handoff_ev);
-        } else {
-            rp__aux.cuStreamSynchronize(target);
-        }
-    }
-    if (pushed) {
-        CUcontext popped;
-        rp__aux.cuCtxPopCurrent_v2(&popped);
-    }
-    st->ndef = 0;
+    out->nflushed = kept;
+    st->ndef = kept;
     st->ncand = 0;
     st->complete = NULL;
-    return first;
 }
 
 /* Drop the candidates that cannot match the op at position st->ndef, noting
@@ -442,44 +320,37 @@ static void note_complete(rp_stream *st)
     st->ncand = k;
 }
 
-int rp__match_offer(rp_stream *st, rp_op *op, CUresult *err)
+enum rp_offer rp__match_offer(rp_stream *st, const rp_op *op)
 {
-    *err = CUDA_SUCCESS;
     if (st->ndef) {
         narrow(st, op);
-        if (st->ncand == 0) {
-            /* Divergence (or a complete match followed by an op that no
-             * longer sequence extends): resolve, then start afresh. */
-            *err = rp__match_resolve(st);
-        }
+        /* Divergence (or a complete match followed by an op that no
+         * longer sequence extends): what is pending must be resolved
+         * first, then the op starts afresh. */
+        return st->ncand ? RP_OFFER_MATCHES : RP_OFFER_RESOLVE;
     }
-    if (st->ndef == 0) {
-        st->complete = NULL;
-        st->ncand = 0;
-        for (size_t i = 0; i < st->cs->nseqs && st->ncand < RP_MAX_CANDIDATES; i++) {
-            rp_seq *s = st->cs->seqs[i];
-            if (!s->broken && s->ctx == op->ctx && seq_match(s, 0, op))
-                st->cand[st->ncand++] = s;
-        }
-        if (st->ncand == 0)
-            return 0;
+    st->complete = NULL;
+    st->ncand = 0;
+    for (size_t i = 0; i < st->cs->nseqs && st->ncand < RP_MAX_CANDIDATES; i++) {
+        rp_seq *s = st->cs->seqs[i];
+        if (!s->broken && s->ctx == op->ctx && seq_match(s, 0, op))
+            st->cand[st->ncand++] = s;
     }
-    if (st->ndef == 0 && mark_start(st) != 0) {
-        st->ncand = 0;
-        return 0; /* eagerly: see mark_start */
-    }
+    return st->ncand ? RP_OFFER_MATCHES : RP_OFFER_EAGER;
+}
+
+void rp__match_cancel(rp_stream *st)
+{
+    st->ncand = 0;
+    st->complete = NULL;
+}
+
+enum rp_offer rp__match_defer(rp_stream *st, rp_op *op)
+{
     if (defer_push(st, op) != 0) {
-        CUresult rc = rp__match_resolve(st);
-        if (*err == CUDA_SUCCESS)
-            *err = rc;
         rp__bound_hit(st->cs, RP_BOUND_MEMORY);
-        return 0;
+        return RP_OFFER_RESOLVE;
     }
     note_complete(st);
-    if (st->ncand == 0 && st->complete) {
-        CUresult rc = rp__match_resolve(st);
-        if (*err == CUDA_SUCCESS)
-            *err = rc;
-    }
-    return 1;
+    return st->ncand == 0 && st->complete ? RP_OFFER_COMPLETE : RP_OFFER_DEFERRED;
 }

@@ -12,9 +12,10 @@
 
 #include <string.h>
 
-const char *const rp__entry_names[RP_E_COUNT] = {
-#define X(name, params, args) [RP_E_##name] = #name,
+const char *const rp__entry_names[RP_DRIVER_COUNT] = {
+#define X(name, params, args, role) [RP_E_##name] = #name,
     RP_ENTRIES(X)
+    RP_HELPERS(X)
 #undef X
 };
 

@@ -37,11 +37,17 @@
 
 /* ---- the entry list (entries.h) ---------------------------------------- */
 
+/* Interposed entries first (RP_E_COUNT of them: wrappers, routes, counters
+ * exist for these only), then the engine's helpers (RP_DRIVER_COUNT in all:
+ * the driver table holds both). */
 enum rp__entry {
-#define X(name, params, args) RP_E_##name,
+#define X(name, params, args, role) RP_E_##name,
     RP_ENTRIES(X)
+    RP_E_COUNT,
+    RP_E_HELPERS_ = RP_E_COUNT - 1,
+    RP_HELPERS(X)
 #undef X
-    RP_E_COUNT
+    RP_DRIVER_COUNT
 };
 
 /* A table of driver entry points, one member per listed entry, each with the
@@ -49,13 +55,14 @@ enum rp__entry {
  * the wrappers call, and for unit-test fakes.  A NULL member means "this
  * driver does not have it". */
 struct rp__driver {
-#define X(name, params, args) CUresult(CUDAAPI *name) params;
+#define X(name, params, args, role) CUresult(CUDAAPI *name) params;
     RP_ENTRIES(X)
+    RP_HELPERS(X)
 #undef X
 };
 
-/* The exported name of entry `id`. */
-extern const char *const rp__entry_names[RP_E_COUNT];
+/* The exported name of entry `id` (helpers included). */
+extern const char *const rp__entry_names[RP_DRIVER_COUNT];
 /* Our exported wrapper of entry `id` (interpose.c). */
 extern void *const rp__wrappers[RP_E_COUNT];
 
@@ -73,26 +80,11 @@ extern bool rp__enabled;
 /* The real driver, and what an enabled wrapper calls (core.c). */
 extern struct rp__driver rp__real;
 extern struct rp__driver rp__core;
+/* Whether a driver was loaded (core.c; set by init). */
+extern bool rp__loaded;
 /* Nonzero while this thread runs inside the core or inside init: calls that
  * come back into a wrapper from there go straight to the driver. */
 extern RP_TLS int rp__depth;
-
-/* Initialise once, from whichever thread calls first.  Returns with the state
- * READY, except when called again by the thread that is initialising (from a
- * constructor the driver's dlopen runs, say): then it returns at once and the
- * caller sees whatever is filled in so far (the real table may be empty). */
-void rp__init_slow(void);
-static inline void rp__ensure_init(void)
-{
-    if (RP_UNLIKELY(atomic_load_explicit(&rp__state, memory_order_acquire) != RP_INIT_READY))
-        rp__init_slow();
-}
-
-/* Install `real` as the driver and build everything derived from it (routes,
- * core table) with reprise enabled or not, then mark the state READY.  Used
- * by rp__init_slow after loading the driver, and by unit tests with a table
- * of fakes instead (no dlopen, no environment). */
-void rp__install(const struct rp__driver *real, bool enabled);
 
 /* The result a wrapper returns when the real entry point is missing: cuInit
  * CUDA_ERROR_NO_DEVICE and the others CUDA_ERROR_NOT_INITIALIZED when no
@@ -102,17 +94,17 @@ CUresult rp__missing(enum rp__entry id);
 /* Whether a real driver was installed (false after a failed load). */
 bool rp__driver_loaded(void);
 
-/* ---- core.c: the seam the capture engine plugs into --------------------- */
+/* ---- the capture engine (engine.h), as init.c sees it ------------------- */
 
-/* Fill `core` for `real`: every entry forwards to the real driver, except the
- * cuGetProcAddress pair, which routes through procaddr.c. */
-void rp__core_build(struct rp__driver *core, const struct rp__driver *real);
-
-/* Install the capture engine (engine.c) into `core`, configured from the
- * options; on any problem it logs one line and leaves `core` forwarding. */
-void rp__engine_setup(struct rp__driver *core, const struct rp__driver *real);
-/* True in a child of fork() (after the engine was set up): the parent's
- * report and deferred work are the parent's; the child writes neither. */
+/* Install the capture engine (hooks.c and the files it uses, engine.h)
+ * into `core`, calling the driver through `real`, configured from the
+ * options. Returns 0, or -1 after logging one line, `core` left forwarding. */
+int rp__engine_setup(struct rp__driver *core, const struct rp__driver *real);
+/* In a child of fork(): the parent's deferred work and report are the
+ * parent's; the engine resolves nothing from the child. */
+void rp__engine_forked(void);
+/* True in a child of fork() (after the engine was set up): the child writes
+ * no report either. */
 bool rp__engine_in_forked_child(void);
 
 /* ---- route.c: names and pointers to wrappers ---------------------------- */
@@ -150,6 +142,12 @@ CUresult rp__procaddr_v2(const struct rp__driver *real, const struct rp__route *
                          CUdriverProcAddressQueryResult *symbolStatus);
 /* The pointer to hand out for a real pointer `p` (our wrapper, or `p`). */
 void *rp__procaddr_map(const struct rp__route *routes, void *p);
+/* The core's resolver pair: rp__procaddr_v1/v2 on rp__real and rp__routes. */
+CUresult CUDAAPI rp__procaddr_hook_v1(const char *symbol, void **pfn, int cudaVersion,
+                                      cuuint64_t flags);
+CUresult CUDAAPI rp__procaddr_hook_v2(const char *symbol, void **pfn, int cudaVersion,
+                                      cuuint64_t flags,
+                                      CUdriverProcAddressQueryResult *symbolStatus);
 
 /* ---- driver.c: the real driver ------------------------------------------ */
 
@@ -162,7 +160,7 @@ RP_NO_SANITIZE rp__dlsym_fn rp__dlsym_real(void);
 extern _Atomic(rp__dlsym_fn) rp__dlsym_next;
 
 /* Load the driver named by REPRISE_DRIVER (reusing a loaded one) and resolve
- * every listed entry into `out`.  On failure returns false, prints one line on
+ * every listed entry (interposed and helper) into `out`.  On failure returns false, prints one line on
  * stderr, and leaves `out` all NULL. */
 bool rp__driver_load(struct rp__driver *out);
 /* The driver handle we loaded (NULL if none). */

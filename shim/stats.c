@@ -18,11 +18,6 @@
 #include "names.h"
 #include "reprise.h"
 
-_Atomic uint64_t rp__calls[RP_E_COUNT];
-_Atomic uint64_t rp__lookups;
-_Atomic uint64_t rp__lookups_wrapped;
-_Atomic unsigned char rp__handed_out[RP_E_COUNT];
-
 void rp__stats_reset(void)
 {
     for (int i = 0; i < RP_E_COUNT; i++) {
@@ -31,28 +26,6 @@ void rp__stats_reset(void)
     }
     atomic_store(&rp__lookups, 0);
     atomic_store(&rp__lookups_wrapped, 0);
-}
-
-/* ---- bound hits ------------------------------------------------------------ */
-
-/* Hits with no context to count them in (the context table was full). */
-static _Atomic uint64_t hits_without_context[RP_BOUND_COUNT];
-
-void rp__bound_hit(rp_ctxstate *cs, enum rp__bound b)
-{
-    static _Atomic unsigned char logged[RP_BOUND_COUNT];
-    if (cs) {
-        cs->st.bound_hits++;
-        cs->st.bound_hits_by[b]++;
-    } else {
-        atomic_fetch_add_explicit(&hits_without_context[b], 1, memory_order_relaxed);
-    }
-    if (!atomic_exchange(&logged[b], 1)) {
-        char what[256];
-        rp__bound_describe((int)b, 0, what, sizeof what);
-        rp__info("bound hit: %s (counted in the report's bound_hits_by.%s)", what,
-                 rp__bounds[b].key);
-    }
 }
 
 /* The limit each bound stands at (0 for the fixed ones, whose description
@@ -261,7 +234,7 @@ static void add_counters(struct rp__engine_stats *sum, const struct rp__engine_s
 static void add_contextless_hits(struct rp__engine_stats *sum)
 {
     for (int b = 0; b < RP_BOUND_COUNT; b++) {
-        uint64_t n = atomic_load_explicit(&hits_without_context[b], memory_order_relaxed);
+        uint64_t n = rp__bound_hits_without_context((enum rp__bound)b);
         sum->bound_hits += n;
         sum->bound_hits_by[b] += n;
     }

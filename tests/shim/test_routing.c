@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "shim.h"
+#include "init.h"
 
 /* ---- the fake driver ------------------------------------------------------ */
 
@@ -22,7 +23,7 @@ static int last_called = -1;
 
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wunused-parameter"
-#define X(name, params, args)                                                   \
+#define X(name, params, args, role)                                             \
     static CUresult CUDAAPI fake_##name params                                  \
     {                                                                           \
         last_called = RP_E_##name;                                              \
@@ -107,7 +108,7 @@ static CUresult CUDAAPI fake_resolver_v1(const char *symbol, void **pfn, int ver
 static int setup_enabled(void **state)
 {
     (void)state;
-#define X(name, params, args) fakes.name = fake_##name;
+#define X(name, params, args, role) fakes.name = fake_##name;
     RP_ENTRIES(X)
 #undef X
     fakes.cuGetProcAddress = fake_resolver_v1;

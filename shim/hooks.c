@@ -1,0 +1,656 @@
+/* hooks.c - the capture engine's entry points, one per interposed entry,
+ * each doing what its role in entries.h says: a capturable call is recorded
+ * (recorder.c) and offered to the matcher, deferred or issued eagerly and
+ * learnt (streams.c); a boundary resolves what it must first (a stream's
+ * work and the work ordered with it, or every context's); the program's own
+ * captures make the engine step aside; a teardown forgets graphs and
+ * streams. Boundaries, teardowns and the program's captures are generated
+ * from the roles; capturable calls have their hooks written out below.
+ * Everything reaches the driver through the table the engine was installed
+ * with (`R`). */
+#include "engine.h"
+
+#include <string.h>
+
+#define MAX_STAGE_OP (4u << 20) /* a larger pageable host-to-device copy runs eagerly */
+
+static const struct rp__driver *R;
+
+static inline void lock(rp_ctxstate *cs) { pthread_mutex_lock(&cs->lock); }
+static inline void unlock(rp_ctxstate *cs) { pthread_mutex_unlock(&cs->lock); }
+
+/* ---- the common paths ------------------------------------------------------- */
+
+/* The error of a flush forced before a call wins over the call's own
+ * (DESIGN.md §2.4). */
+static inline CUresult first_error(CUresult pre, CUresult rc)
+{
+    return pre != CUDA_SUCCESS ? pre : rc;
+}
+
+/* Run `boundary`, then `call`, and return the first error. The boundary
+ * runs in a statement of its own: the order in which C evaluates a call's
+ * arguments is unspecified, and the boundary must come before the call
+ * (the fault sweep once caught a reordering from exactly that). */
+#define AFTER(boundary, call)                                                                   \
+    do {                                                                                        \
+        CUresult pre_ = (boundary);                                                             \
+        CUresult rc_ = (call);                                                                  \
+        return first_error(pre_, rc_);                                                          \
+    } while (0)
+
+/* A global boundary: everything deferred, in every context, is resolved. */
+static CUresult boundary_global(void)
+{
+    return rp__resolve_every_ctx(NULL, 0);
+}
+
+/* A stream-scoped boundary on `s`: that stream's segment and those of the
+ * streams ordered with it end. */
+static CUresult boundary_stream(CUstream s, int ptsz)
+{
+    rp_ctxstate *cs = rp__ctx_of_stream(s, ptsz);
+    if (!cs)
+        return boundary_global();
+    lock(cs);
+    rp_stream *st = rp__stream_of(cs, s, ptsz);
+    CUresult rc = st ? rp__end_ordered(st, 1) : rp__resolve_ctx(cs);
+    unlock(cs);
+    return rc;
+}
+
+/* An op the program issues while it captures goes straight to the driver;
+ * it is still counted, as eager for that reason, so that the report's
+ * shares cover all of the program's work. */
+static void aside_op(CUstream s, int ptsz, rp_op_kind kind)
+{
+    rp_ctxstate *cs = rp__ctx_of_stream(s, ptsz);
+    if (!cs)
+        return;
+    lock(cs);
+    cs->st.ops_seen[kind]++;
+    rp__count_eager(cs, RP_EAGER_PROGRAM_CAPTURE, 1);
+    unlock(cs);
+}
+
+/* A call on stream `s` that the engine does not capture, for reason `why`
+ * (cs locked): it ends that stream's segment and those ordered with it. */
+static CUresult not_capturable_locked(rp_ctxstate *cs, CUstream s, int ptsz,
+                                      enum rp__eager_reason why)
+{
+    cs->st.ops_seen[0]++;
+    rp__count_eager(cs, why, 1);
+    rp_stream *st = rp__stream_of(cs, s, ptsz);
+    return st ? rp__end_ordered(st, 1) : rp__resolve_ctx(cs);
+}
+
+static CUresult not_capturable(CUstream s, int ptsz)
+{
+    rp_ctxstate *cs = rp__ctx_of_stream(s, ptsz);
+    if (!cs)
+        return boundary_global();
+    lock(cs);
+    CUresult rc = not_capturable_locked(cs, s, ptsz, RP_EAGER_NOT_CAPTURABLE);
+    unlock(cs);
+    return rc;
+}
+
+/* A capturable call whose record is `op` (kind fields set), with cs locked.
+ * Returns 1 when the engine deferred it (*out is the call's result; cs is
+ * unlocked), or 0 when the caller must now issue it eagerly, cs still
+ * locked, and then call eager_done. */
+static int capturable_locked(rp_ctxstate *cs, CUstream s, int ptsz, rp_op *op,
+                             rp_stream **pst, CUresult *out)
+{
+    *out = CUDA_SUCCESS;
+    rp_stream *st = rp__stream_of(cs, s, ptsz);
+    *pst = st;
+    if (!st) {
+        *out = rp__resolve_ctx(cs);
+        rp__op_free(op);
+        return 0;
+    }
+    cs->st.ops_seen[op->kind]++;
+    op->ctx = cs->ctx;
+    op->stream = st->handle;
+    if (ptsz)
+        op->flags |= RP_OPF_PTSZ;
+    if (rp__program_capture_pending()) {
+        /* The program is beginning a capture: nothing more is deferred
+         * (what the stream holds goes first). */
+        *out = rp__end_ordered(st, 1);
+        rp__count_eager(cs, RP_EAGER_PROGRAM_CAPTURE, 1);
+        *pst = NULL; /* nor learnt */
+        return 0;
+    }
+    CUresult pre = rp__end_ordered(st, 0);
+    CUresult err = CUDA_SUCCESS;
+    rp_op_kind kind = op->kind; /* the record moves into the stream when deferred */
+    if (rp__defer(st, op, &err)) {
+        rp__trace("%s on stream %p: deferred (%zu deferred now)", rp__op_kind_name(kind),
+                  (void *)st->handle, st->ndef);
+        unlock(cs);
+        *out = first_error(pre, err);
+        return 1;
+    }
+    rp__trace("%s on stream %p: eager", rp__op_kind_name(kind), (void *)st->handle);
+    *out = first_error(pre, err);
+    return 0;
+}
+
+/* The same, for a call whose context is not known yet. Returns 1 (deferred;
+ * nothing locked), or 0 with *pcs locked (or NULL: a plain eager call). */
+static int capturable(CUstream s, int ptsz, rp_op *op, rp_ctxstate **pcs, rp_stream **pst,
+                      CUresult *out)
+{
+    rp_ctxstate *cs = rp__ctx_of_stream(s, ptsz);
+    *pcs = cs;
+    *pst = NULL;
+    if (!cs) {
+        rp__op_free(op);
+        *out = boundary_global();
+        return 0;
+    }
+    lock(cs);
+    return capturable_locked(cs, s, ptsz, op, pst, out);
+}
+
+/* After the eager call of a capturable op: it joins its stream's segment
+ * (a failed call joins nothing). Unlocks cs. */
+static CUresult eager_done(rp_ctxstate *cs, rp_stream *st, rp_op *op, CUresult pre, CUresult rc)
+{
+    if (cs) {
+        if (st && rc == CUDA_SUCCESS)
+            rp__seg_append(st, op, RP_EAGER_WARMING_UP);
+        else
+            rp__op_free(op);
+        unlock(cs);
+    }
+    return first_error(pre, rc);
+}
+
+/* ---- kernel launches ------------------------------------------------------------ */
+
+/* A launch as the program made it: through cuLaunchKernel (cfg NULL) or
+ * cuLaunchKernelEx (cfg), plain or _ptsz. */
+struct launch {
+    CUfunction f;
+    unsigned int grid[3], block[3], shmem;
+    CUstream s;
+    void **kp, **extra;
+    const CUlaunchConfig *cfg;
+    int ptsz;
+};
+
+static CUresult launch_issue(const struct launch *l)
+{
+    if (l->cfg)
+        return (l->ptsz ? R->cuLaunchKernelEx_ptsz : R->cuLaunchKernelEx)(l->cfg, l->f, l->kp,
+                                                                          l->extra);
+    return (l->ptsz ? R->cuLaunchKernel_ptsz : R->cuLaunchKernel)(
+        l->f, l->grid[0], l->grid[1], l->grid[2], l->block[0], l->block[1], l->block[2],
+        l->shmem, l->s, l->kp, l->extra);
+}
+
+static CUresult launch(const struct launch *l, enum rp__entry entry)
+{
+    if (rp__stepping_aside()) {
+        aside_op(l->s, l->ptsz, RP_OP_KERNEL);
+        return launch_issue(l);
+    }
+    rp_ctxstate *cs = rp__ctx_of_stream(l->s, l->ptsz);
+    if (!cs)
+        AFTER(boundary_global(), launch_issue(l));
+    rp_op op;
+    enum rp__eager_reason why = RP_EAGER_NOT_CAPTURABLE;
+    lock(cs);
+    if (rp__rec_kernel(cs, &op, l->f, l->grid, l->block, l->shmem, l->kp, l->extra, &why) != 0) {
+        CUresult pre = not_capturable_locked(cs, l->s, l->ptsz, why);
+        unlock(cs);
+        return first_error(pre, launch_issue(l));
+    }
+    op.entry = (uint16_t)entry;
+    rp_stream *st;
+    CUresult pre;
+    if (capturable_locked(cs, l->s, l->ptsz, &op, &st, &pre))
+        return pre;
+    return eager_done(cs, st, &op, pre, launch_issue(l));
+}
+
+static CUresult plain_launch(CUfunction f, unsigned int gx, unsigned int gy, unsigned int gz,
+                             unsigned int bx, unsigned int by, unsigned int bz, unsigned int shmem,
+                             CUstream s, void **kp, void **extra, int ptsz)
+{
+    struct launch l = {f, {gx, gy, gz}, {bx, by, bz}, shmem, s, kp, extra, NULL, ptsz};
+    return launch(&l, ptsz ? RP_E_cuLaunchKernel_ptsz : RP_E_cuLaunchKernel);
+}
+
+static CUresult CUDAAPI eng_cuLaunchKernel RP_SIG_LAUNCH_KERNEL
+{
+    return plain_launch(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ,
+                        sharedMemBytes, hStream, kernelParams, extra, 0);
+}
+
+static CUresult CUDAAPI eng_cuLaunchKernel_ptsz RP_SIG_LAUNCH_KERNEL
+{
+    return plain_launch(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ,
+                        sharedMemBytes, hStream, kernelParams, extra, 1);
+}
+
+/* cuLaunchKernelEx: captured when it carries no attributes (an attribute
+ * we do not reproduce could change what the kernel does). */
+static CUresult launch_ex(const CUlaunchConfig *c, CUfunction f, void **kp, void **extra,
+                          int ptsz)
+{
+    struct launch l = {f, {0, 0, 0}, {0, 0, 0}, 0, NULL, kp, extra, c, ptsz};
+    if (!c)
+        return launch_issue(&l);
+    if (c->numAttrs != 0 && !rp__stepping_aside())
+        AFTER(not_capturable(c->hStream, ptsz), launch_issue(&l));
+    l.grid[0] = c->gridDimX, l.grid[1] = c->gridDimY, l.grid[2] = c->gridDimZ;
+    l.block[0] = c->blockDimX, l.block[1] = c->blockDimY, l.block[2] = c->blockDimZ;
+    l.shmem = c->sharedMemBytes;
+    l.s = c->hStream;
+    return launch(&l, ptsz ? RP_E_cuLaunchKernelEx_ptsz : RP_E_cuLaunchKernelEx);
+}
+
+static CUresult CUDAAPI eng_cuLaunchKernelEx(const CUlaunchConfig *config, CUfunction f,
+                                             void **kernelParams, void **extra)
+{
+    return launch_ex(config, f, kernelParams, extra, 0);
+}
+
+static CUresult CUDAAPI eng_cuLaunchKernelEx_ptsz(const CUlaunchConfig *config, CUfunction f,
+                                                  void **kernelParams, void **extra)
+{
+    return launch_ex(config, f, kernelParams, extra, 1);
+}
+
+/* ---- copies and memsets --------------------------------------------------------- */
+
+/* Asynchronous host-to-device copy. From pageable memory the driver reads
+ * the bytes at the call: a deferred copy keeps a copy of them, and its graph
+ * reads them from staging. From pinned memory the driver reads when the copy
+ * runs (earlier work on the stream may fill the buffer): the copy is
+ * captured reading the program's own buffer, whose address is content. */
+static CUresult htod_async(CUdeviceptr d, const void *h, size_t n, CUstream s, int ptsz)
+{
+    CUresult (*real)(CUdeviceptr, const void *, size_t, CUstream) =
+        ptsz ? R->cuMemcpyHtoDAsync_v2_ptsz : R->cuMemcpyHtoDAsync_v2;
+    if (rp__stepping_aside()) {
+        aside_op(s, ptsz, RP_OP_HTOD);
+        return real(d, h, n, s);
+    }
+    int pinned = n && rp__rec_is_pinned(R, h);
+    if (n == 0 || !h || (!pinned && n > MAX_STAGE_OP))
+        AFTER(not_capturable(s, ptsz), real(d, h, n, s));
+    rp_ctxstate *cs;
+    rp_op op = {.kind = RP_OP_HTOD, .dst = d, .host = (void *)h, .bytes = n,
+                .flags = pinned ? RP_OPF_HOST_PINNED : 0,
+                .entry = ptsz ? RP_E_cuMemcpyHtoDAsync_v2_ptsz : RP_E_cuMemcpyHtoDAsync_v2};
+    rp_stream *st;
+    CUresult pre;
+    if (capturable(s, ptsz, &op, &cs, &st, &pre))
+        return pre;
+    if (!pinned)
+        op.host = NULL; /* the program's pageable buffer: not kept past the call */
+    return eager_done(cs, st, &op, pre, real(d, h, n, s));
+}
+
+static CUresult CUDAAPI eng_cuMemcpyHtoDAsync_v2(CUdeviceptr dstDevice, const void *srcHost,
+                                                 size_t ByteCount, CUstream hStream)
+{
+    return htod_async(dstDevice, srcHost, ByteCount, hStream, 0);
+}
+
+static CUresult CUDAAPI eng_cuMemcpyHtoDAsync_v2_ptsz(CUdeviceptr dstDevice, const void *srcHost,
+                                                      size_t ByteCount, CUstream hStream)
+{
+    return htod_async(dstDevice, srcHost, ByteCount, hStream, 1);
+}
+
+/* Asynchronous device-to-host copy: captured into pinned memory only; into
+ * pageable memory it synchronises the host, so it is a global boundary. */
+static CUresult dtoh_async(void *h, CUdeviceptr d, size_t n, CUstream s, int ptsz)
+{
+    CUresult (*real)(void *, CUdeviceptr, size_t, CUstream) =
+        ptsz ? R->cuMemcpyDtoHAsync_v2_ptsz : R->cuMemcpyDtoHAsync_v2;
+    if (rp__stepping_aside()) {
+        aside_op(s, ptsz, RP_OP_DTOH);
+        return real(h, d, n, s);
+    }
+    if (!n || !rp__rec_is_pinned(R, h))
+        AFTER(boundary_global(), real(h, d, n, s));
+    rp_ctxstate *cs;
+    rp_op op = {.kind = RP_OP_DTOH, .host = h, .src = d, .bytes = n,
+                .entry = ptsz ? RP_E_cuMemcpyDtoHAsync_v2_ptsz : RP_E_cuMemcpyDtoHAsync_v2};
+    rp_stream *st;
+    CUresult pre;
+    if (capturable(s, ptsz, &op, &cs, &st, &pre))
+        return pre;
+    return eager_done(cs, st, &op, pre, real(h, d, n, s));
+}
+
+static CUresult CUDAAPI eng_cuMemcpyDtoHAsync_v2(void *dstHost, CUdeviceptr srcDevice,
+                                                 size_t ByteCount, CUstream hStream)
+{
+    return dtoh_async(dstHost, srcDevice, ByteCount, hStream, 0);
+}
+
+static CUresult CUDAAPI eng_cuMemcpyDtoHAsync_v2_ptsz(void *dstHost, CUdeviceptr srcDevice,
+                                                      size_t ByteCount, CUstream hStream)
+{
+    return dtoh_async(dstHost, srcDevice, ByteCount, hStream, 1);
+}
+
+/* Device-to-device copies and memsets of device memory, asynchronous and
+ * synchronous forms (neither synchronises the host; the synchronous forms
+ * run on the legacy stream, the per-thread stream for _ptds): recorded, and
+ * issued eagerly through the entry the program called (rp__rec_issue_entry
+ * knows every capturable copy and memset entry). */
+static CUresult device_op(rp_op *op, CUstream s, int ptsz)
+{
+    rp_op_kind kind = op->kind;
+    if (rp__stepping_aside()) {
+        aside_op(s, ptsz, kind);
+        return rp__rec_issue_entry(R, op);
+    }
+    if (op->bytes == 0)
+        AFTER(not_capturable(s, ptsz), rp__rec_issue_entry(R, op));
+    rp_op copy = *op; /* the record may move into the stream */
+    rp_ctxstate *cs;
+    rp_stream *st;
+    CUresult pre;
+    if (capturable(s, ptsz, op, &cs, &st, &pre))
+        return pre;
+    return eager_done(cs, st, op, pre, rp__rec_issue_entry(R, &copy));
+}
+
+static CUresult dtod(CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream s, enum rp__entry e,
+                     int ptsz)
+{
+    rp_op op = {.kind = RP_OP_DTOD, .dst = dst, .src = src, .bytes = n, .stream = s,
+                .entry = (uint16_t)e};
+    return device_op(&op, s, ptsz);
+}
+
+static CUresult CUDAAPI eng_cuMemcpyDtoDAsync_v2(CUdeviceptr dstDevice, CUdeviceptr srcDevice,
+                                                 size_t ByteCount, CUstream hStream)
+{
+    return dtod(dstDevice, srcDevice, ByteCount, hStream, RP_E_cuMemcpyDtoDAsync_v2, 0);
+}
+
+static CUresult CUDAAPI eng_cuMemcpyDtoDAsync_v2_ptsz(CUdeviceptr dstDevice, CUdeviceptr srcDevice,
+                                                      size_t ByteCount, CUstream hStream)
+{
+    return dtod(dstDevice, srcDevice, ByteCount, hStream, RP_E_cuMemcpyDtoDAsync_v2_ptsz, 1);
+}
+
+static CUresult CUDAAPI eng_cuMemcpyDtoD_v2(CUdeviceptr dstDevice, CUdeviceptr srcDevice,
+                                            size_t ByteCount)
+{
+    return dtod(dstDevice, srcDevice, ByteCount, NULL, RP_E_cuMemcpyDtoD_v2, 0);
+}
+
+static CUresult CUDAAPI eng_cuMemcpyDtoD_v2_ptds(CUdeviceptr dstDevice, CUdeviceptr srcDevice,
+                                                 size_t ByteCount)
+{
+    return dtod(dstDevice, srcDevice, ByteCount, NULL, RP_E_cuMemcpyDtoD_v2_ptds, 1);
+}
+
+/* A memset of host memory synchronises the host: a global boundary. */
+static CUresult memset_op(CUdeviceptr d, unsigned int v, size_t n, unsigned int elem, CUstream s,
+                          enum rp__entry e, int ptsz)
+{
+    rp_op op = {.kind = RP_OP_MEMSET, .dst = d, .value = v, .bytes = n, .elem = elem,
+                .stream = s, .entry = (uint16_t)e};
+    if (!rp__stepping_aside()) {
+        unsigned int type = 0;
+        if (!n || R->cuPointerGetAttribute(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, d) !=
+                      CUDA_SUCCESS || type != CU_MEMORYTYPE_DEVICE)
+            AFTER(boundary_global(), rp__rec_issue_entry(R, &op));
+    }
+    return device_op(&op, s, ptsz);
+}
+
+/* Every width in every form: the value widens to unsigned int in the
+ * record, and rp__rec_issue_as_called narrows it back by the entry. */
+#define MEMSET_HOOKS(bits, type)                                                                \
+    static CUresult CUDAAPI eng_cuMemsetD##bits##_v2(CUdeviceptr d, type v, size_t n)           \
+    {                                                                                           \
+        return memset_op(d, v, n, bits / 8, NULL, RP_E_cuMemsetD##bits##_v2, 0);                \
+    }                                                                                           \
+    static CUresult CUDAAPI eng_cuMemsetD##bits##_v2_ptds(CUdeviceptr d, type v, size_t n)      \
+    {                                                                                           \
+        return memset_op(d, v, n, bits / 8, NULL, RP_E_cuMemsetD##bits##_v2_ptds, 1);           \
+    }                                                                                           \
+    static CUresult CUDAAPI eng_cuMemsetD##bits##Async(CUdeviceptr d, type v, size_t n,         \
+                                                       CUstream s)                              \
+    {                                                                                           \
+        return memset_op(d, v, n, bits / 8, s, RP_E_cuMemsetD##bits##Async, 0);                 \
+    }                                                                                           \
+    static CUresult CUDAAPI eng_cuMemsetD##bits##Async_ptsz(CUdeviceptr d, type v, size_t n,    \
+                                                            CUstream s)                         \
+    {                                                                                           \
+        return memset_op(d, v, n, bits / 8, s, RP_E_cuMemsetD##bits##Async_ptsz, 1);            \
+    }
+MEMSET_HOOKS(8, unsigned char)
+MEMSET_HOOKS(16, unsigned short)
+MEMSET_HOOKS(32, unsigned int)
+
+/* ---- boundaries with their own behaviour --------------------------------------- */
+
+/* A destroyed stream's handle may come back for a new stream with other
+ * flags or another context: its record goes with it, after its deferred
+ * work was resolved (destroying a stream does not wait for its work, but
+ * work issued before the destroy still runs). While the program captures
+ * nothing is deferred, but the record still goes. */
+static CUresult stream_destroy(CUresult (*real)(CUstream), CUstream s)
+{
+    if (!s || s == CU_STREAM_LEGACY || s == CU_STREAM_PER_THREAD)
+        return real(s);
+    if (rp__stepping_aside()) {
+        CUresult rc = real(s);
+        if (rc == CUDA_SUCCESS)
+            rp__forget_stream(s);
+        return rc;
+    }
+    rp_ctxstate *cs = rp__ctx_of_stream(s, 0);
+    if (!cs)
+        AFTER(boundary_global(), real(s));
+    lock(cs);
+    CUresult pre = rp__stream_destroyed_locked(cs, s);
+    CUresult rc = real(s);
+    rp__streams_changed();
+    unlock(cs);
+    return first_error(pre, rc);
+}
+
+/* cuCtxSynchronize from another thread would invalidate an open capture
+ * window of ours in that context: it waits on the context's gate while it
+ * runs. */
+static CUresult ctx_sync(rp_ctxstate *cs, CUresult (*real)(CUcontext), CUcontext c)
+{
+    CUresult pre = boundary_global();
+    if (cs)
+        pthread_rwlock_rdlock(&cs->gate);
+    CUresult rc = real(c);
+    if (cs)
+        pthread_rwlock_unlock(&cs->gate);
+    return first_error(pre, rc);
+}
+
+static CUresult CUDAAPI sync_v1(CUcontext c)
+{
+    (void)c;
+    return R->cuCtxSynchronize();
+}
+
+static CUresult CUDAAPI eng_cuCtxSynchronize(void)
+{
+    if (rp__stepping_aside())
+        return R->cuCtxSynchronize();
+    return ctx_sync(rp__ctx_current(), sync_v1, NULL);
+}
+
+static CUresult CUDAAPI eng_cuCtxSynchronize_v2(CUcontext ctx)
+{
+    if (rp__stepping_aside())
+        return R->cuCtxSynchronize_v2(ctx);
+    return ctx_sync(ctx ? rp__ctx_of(ctx) : rp__ctx_current(), R->cuCtxSynchronize_v2, ctx);
+}
+
+static CUresult CUDAAPI eng_cuLibraryGetKernel(CUkernel *pKernel, CUlibrary library,
+                                               const char *name)
+{
+    CUresult rc = R->cuLibraryGetKernel(pKernel, library, name);
+    if (rc == CUDA_SUCCESS && pKernel)
+        rp__rec_note_kernel(*pKernel);
+    return rc;
+}
+
+/* Teardown of what graphs refer to (contexts, modules, libraries): every
+ * context's graphs and streams are forgotten first, while the handles still
+ * live (which context a module or a device's primary context is, is not
+ * known here: all are forgotten, at the cost of a new warmup). The call runs
+ * holding every context's gate, so that no capture window opens meanwhile. */
+static CUresult teardown_pre(int ctx_dies, size_t *held)
+{
+    CUresult first = rp__resolve_every_ctx(rp__forget_ctx, ctx_dies);
+    *held = rp__gates_hold();
+    return first;
+}
+
+/* ---- hooks generated from the roles (entries.h) --------------------------------- */
+
+#define RP_UNPACK(...) __VA_ARGS__
+#define HOOK(name, params, args, role) HOOK_(name, params, args, RP_UNPACK role)
+#define HOOK_(...) HOOK__(__VA_ARGS__)
+#define HOOK__(name, params, args, kind, arg, n) HOOK_##kind(name, params, args, arg, n)
+
+#define HOOK_FWD(name, params, args, arg, n)
+#define HOOK_CAPTURE(name, params, args, arg, n)     /* written out above */
+#define HOOK_CTX_SYNC(name, params, args, arg, n)    /* written out above */
+#define HOOK_NOTE_KERNEL(name, params, args, arg, n) /* written out above */
+#define HOOK_GLOBAL(name, params, args, arg, n)                                                 \
+    static CUresult CUDAAPI eng_##name params                                                   \
+    {                                                                                           \
+        if (rp__stepping_aside())                                                               \
+            return R->name args;                                                                \
+        AFTER(boundary_global(), R->name args);                                                 \
+    }
+#define HOOK_STREAM(name, params, args, s, ptsz)                                                \
+    static CUresult CUDAAPI eng_##name params                                                   \
+    {                                                                                           \
+        if (rp__stepping_aside())                                                               \
+            return R->name args;                                                                \
+        AFTER(boundary_stream(s, ptsz), R->name args);                                          \
+    }
+#define HOOK_STREAM_DESTROY(name, params, args, s, n)                                           \
+    static CUresult CUDAAPI eng_##name params                                                   \
+    {                                                                                           \
+        return stream_destroy(R->name, s);                                                      \
+    }
+#define HOOK_TEARDOWN(name, params, args, arg, ctx_dies)                                        \
+    static CUresult CUDAAPI eng_##name params                                                   \
+    {                                                                                           \
+        if (rp__stepping_aside())                                                               \
+            return R->name args;                                                                \
+        size_t held;                                                                            \
+        CUresult pre = teardown_pre(ctx_dies, &held);                                           \
+        CUresult rc = R->name args;                                                             \
+        rp__gates_release(held);                                                                \
+        return first_error(pre, rc);                                                            \
+    }
+/* The program begins its own capture: nothing new is deferred from its
+ * first instruction, everything deferred is resolved, and the begin runs
+ * holding every context's gate, so it never starts while a capture window
+ * of ours is open; the engine steps aside until the capture ends
+ * (DESIGN.md §2.5, docs/engine.md). */
+#define HOOK_BEGIN_CAPTURE(name, params, args, arg, n)                                          \
+    static CUresult CUDAAPI eng_##name params                                                   \
+    {                                                                                           \
+        CUresult pre = rp__program_capture_prepare();                                           \
+        size_t held = rp__gates_hold();                                                         \
+        CUresult rc = R->name args;                                                             \
+        rp__gates_release(held);                                                                \
+        rp__program_capture_begun(rc);                                                          \
+        return first_error(pre, rc);                                                            \
+    }
+#define HOOK_END_CAPTURE(name, params, args, arg, n)                                            \
+    static CUresult CUDAAPI eng_##name params                                                   \
+    {                                                                                           \
+        CUresult rc = R->name args;                                                             \
+        rp__program_capture_ended(rc);                                                          \
+        return rc;                                                                              \
+    }
+RP_ENTRIES(HOOK)
+
+/* ---- installation ------------------------------------------------------------------- */
+
+#define INSTALL(name, params, args, role) INSTALL_(name, RP_UNPACK role)
+#define INSTALL_(...) INSTALL__(__VA_ARGS__)
+#define INSTALL__(name, kind, arg, n) INSTALL_##kind(name)
+#define INSTALL_FWD(name)
+#define INSTALL_HOOK(name)                                                                      \
+    if (core->name)                                                                             \
+        core->name = eng_##name;
+#define INSTALL_GLOBAL INSTALL_HOOK
+#define INSTALL_STREAM INSTALL_HOOK
+#define INSTALL_CAPTURE INSTALL_HOOK
+#define INSTALL_STREAM_DESTROY INSTALL_HOOK
+#define INSTALL_CTX_SYNC INSTALL_HOOK
+#define INSTALL_BEGIN_CAPTURE INSTALL_HOOK
+#define INSTALL_END_CAPTURE INSTALL_HOOK
+#define INSTALL_TEARDOWN INSTALL_HOOK
+#define INSTALL_NOTE_KERNEL INSTALL_HOOK
+
+int rp__engine_install(struct rp__driver *core, const struct rp__driver *drv,
+                       const struct rp__engine_config *cfg)
+{
+    /* Every helper, and every capturable entry the engine re-issues
+     * through, must be there. */
+#define NEED(name, params, args, role)                                                          \
+    if (!drv->name) {                                                                           \
+        rp__warn("the driver lacks %s, which the capture engine needs; forwarding only", #name); \
+        return -1;                                                                              \
+    }
+    RP_HELPERS(NEED)
+#undef NEED
+    static const enum rp__entry issued[] = {
+        RP_E_cuLaunchKernel, RP_E_cuMemcpyHtoDAsync_v2, RP_E_cuMemcpyDtoHAsync_v2,
+        RP_E_cuMemcpyDtoDAsync_v2, RP_E_cuMemsetD8Async, RP_E_cuMemsetD16Async,
+        RP_E_cuMemsetD32Async, RP_E_cuGraphLaunch, RP_E_cuGraphLaunch_ptsz, RP_E_cuGraphUpload,
+        RP_E_cuStreamBeginCapture_v2, RP_E_cuStreamEndCapture, RP_E_cuStreamGetCaptureInfo_v2,
+        RP_E_cuEventRecord, RP_E_cuEventSynchronize, RP_E_cuStreamWaitEvent,
+        RP_E_cuStreamSynchronize, RP_E_cuStreamDestroy_v2, RP_E_cuMemHostAlloc,
+        RP_E_cuMemFreeHost, RP_E_cuCtxPushCurrent_v2, RP_E_cuCtxPopCurrent_v2};
+    for (size_t i = 0; i < sizeof issued / sizeof issued[0]; i++) {
+        if (!rp__driver_get(drv, issued[i])) {
+            rp__warn("the driver lacks %s, which the capture engine needs; forwarding only",
+                     rp__entry_names[issued[i]]);
+            return -1;
+        }
+    }
+    R = drv;
+    rp__eng_cfg = *cfg;
+    rp__streams_setup(drv);
+    RP_ENTRIES(INSTALL)
+    return 0;
+}
+
+int rp__engine_setup(struct rp__driver *core, const struct rp__driver *real)
+{
+    const struct rp__engine_config cfg = {
+        .warmup = (unsigned int)rp__option(RP_OPTION_WARMUP).count,
+        .max_variants = (unsigned int)rp__option(RP_OPTION_MAX_VARIANTS).count,
+        .max_updates = rp__option(RP_OPTION_MAX_UPDATES).count,
+        .min_ops = rp__option(RP_OPTION_MIN_OPS).count,
+        .max_ops = rp__option(RP_OPTION_MAX_OPS).count,
+        .max_graphs = rp__option(RP_OPTION_MAX_GRAPHS).count,
+        .max_staging = rp__option(RP_OPTION_MAX_STAGING).count,
+        .max_seq_bytes = rp__option(RP_OPTION_MAX_SEQ_BYTES).count,
+        .table_size = rp__option(RP_OPTION_TABLE).count,
+    };
+    return rp__engine_install(core, real, &cfg);
+}

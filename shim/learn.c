@@ -1,0 +1,390 @@
+/* learn.c - learning what repeats (DESIGN.md §5): each stream's segment of
+ * eagerly executed ops since its last boundary, counted by the detectors
+ * when it ends (by content, for exact repeats; by structure, for repeats
+ * whose arguments change); the capture policy (warmup, variants or updates,
+ * back-off, bounds); and the context's table of sequences with graphs, kept
+ * within REPRISE_MAX_GRAPHS by least recent use. Runs under the context's
+ * lock. */
+#include "engine.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+void rp__seg_clear(rp_stream *st)
+{
+    for (size_t i = 0; i < st->nseg; i++)
+        rp__op_free(&st->seg[i]);
+    st->nseg = 0;
+    st->seg_overflow = 0;
+    st->seg_diverged = 0;
+}
+
+void rp__seg_append(rp_stream *st, rp_op *op, enum rp__eager_reason pending)
+{
+    if (pending == RP_EAGER_DIVERGED)
+        st->seg_diverged++;
+    if (st->seg_overflow || (rp__eng_cfg.max_ops && st->nseg >= rp__eng_cfg.max_ops)) {
+        st->seg_overflow = 1;
+        rp__count_eager(st->cs, pending == RP_EAGER_DIVERGED ? pending : RP_EAGER_BOUND, 1);
+        if (pending == RP_EAGER_DIVERGED)
+            st->seg_diverged--;
+        rp__op_free(op);
+        return;
+    }
+    if (st->nseg == st->capseg) {
+        size_t cap = st->capseg ? 2 * st->capseg : 32;
+        rp_op *n = realloc(st->seg, cap * sizeof *n);
+        if (!n) {
+            st->seg_overflow = 1;
+            rp__count_eager(st->cs, RP_EAGER_BOUND, 1);
+            rp__op_free(op);
+            return;
+        }
+        st->seg = n;
+        st->capseg = cap;
+    }
+    /* Keys only for what the detector will see: a deferred op that is
+     * replayed never needs them. */
+    rp__op_keys(op);
+    st->seg[st->nseg++] = *op;
+    memset(op, 0, sizeof *op);
+}
+
+
+/* ---- segments, detection, capture ---------------------------------------- */
+
+static int seq_in_use(const rp_ctxstate *cs, const rp_seq *s)
+{
+    for (size_t k = 0; k < cs->nstreams; k++) {
+        const rp_stream *st = &cs->streams[k];
+        if (!st->used || !st->ndef)
+            continue;
+        if (st->complete == s)
+            return 1;
+        for (size_t c = 0; c < st->ncand; c++)
+            if (st->cand[c] == s)
+                return 1;
+    }
+    return 0;
+}
+
+/* Drop sequence number `i` of the context (its report line is kept). With
+ * `wasted`, it was replaced or evicted before it paid off: its stream backs
+ * off (the warmup of its next captures doubles). */
+static void drop_seq(rp_ctxstate *cs, size_t i, int wasted)
+{
+    rp_seq *s = cs->seqs[i];
+    cs->seqs[i] = cs->seqs[--cs->nseqs];
+    rp__seq_retire(s);
+    if (wasted && s->replays < 2) {
+        for (size_t k = 0; k < cs->nstreams; k++) {
+            rp_stream *st = &cs->streams[k];
+            if (st->used && st->handle == s->det->ops[0].stream && st->churn < 10) {
+                st->churn++;
+                cs->st.backoffs++;
+                break;
+            }
+        }
+    }
+    rp__det_forget_graph(&cs->det, s->det);
+    rp__seq_destroy(s);
+    cs->st.graphs_dropped++;
+}
+
+/* Make room for one more graph in the context: drop the least recently used
+ * sequence that no stream is matching against. Returns 0, or -1 when every
+ * sequence is in use (the capture is skipped: a bound hit). */
+static int make_room(rp_ctxstate *cs)
+{
+    if (cs->nseqs < rp__eng_cfg.max_graphs)
+        return 0;
+    size_t victim = SIZE_MAX;
+    for (size_t i = 0; i < cs->nseqs; i++) {
+        if (!seq_in_use(cs, cs->seqs[i]) && (victim == SIZE_MAX || cs->seqs[i]->last_use < cs->seqs[victim]->last_use))
+            victim = i;
+    }
+    if (victim == SIZE_MAX)
+        return -1;
+    cs->st.evictions++;
+    drop_seq(cs, victim, 1);
+    return 0;
+}
+
+/* A stream whose captures keep being replaced before they pay off backs
+ * off: its segments need warmup x 2^churn occurrences before a capture. */
+static int backing_off(const rp_stream *st, const rp_det_entry *e)
+{
+    return st->churn && e->seen < ((uint64_t)rp__eng_cfg.warmup << st->churn);
+}
+
+/* An executable the new capture of `e` may take over: a sequence of the
+ * same stream with the same number and kinds of ops, not being matched, and
+ * not replayed for longer than a new shape takes to be learnt (so it is not
+ * a variant still in use). NULL if none. */
+static rp_seq *reusable(rp_ctxstate *cs, const rp_det_entry *e)
+{
+    uint64_t stale = (uint64_t)rp__eng_cfg.warmup + rp__eng_cfg.max_variants;
+    stale = stale > 1 ? stale - 1 : 1;
+    for (size_t i = 0; i < cs->nseqs; i++) {
+        rp_seq *s = cs->seqs[i];
+        const rp_det_entry *o = s->det;
+        if (o == e || o->n != e->n || o->ops[0].stream != e->ops[0].stream || !s->exec ||
+            s->broken || cs->det.clock - s->last_use < stale || seq_in_use(cs, s))
+            continue;
+        size_t k = 0;
+        while (k < e->n && o->ops[k].kind == e->ops[k].kind)
+            k++;
+        if (k == e->n)
+            return s;
+    }
+    return NULL;
+}
+
+/* Capture detector entry `e` of table `d` (with volatile fields `vmask`, or
+ * NULL for an exact-content sequence). Returns 0, or -1 when a bound
+ * stopped it (the failure is counted either way). */
+static int capture_segment(rp_ctxstate *cs, rp_detector *d, rp_det_entry *e, const uint64_t *vmask)
+{
+    rp_seq *reuse = reusable(cs, e);
+    if (!reuse && make_room(cs) != 0) {
+        rp__bound_hit(cs, RP_BOUND_GRAPHS);
+        rp__det_capture_failed(d, e);
+        return -1;
+    }
+    uint64_t staging = 0;
+    for (size_t i = 0; i < e->n; i++)
+        if (rp__op_staged(&e->ops[i]))
+            staging += e->ops[i].bytes;
+    if (staging && cs->st.staging_live_bytes + staging > rp__eng_cfg.max_staging) {
+        rp__bound_hit(cs, RP_BOUND_STAGING);
+        rp__det_capture_failed(d, e);
+        return -1;
+    }
+    pthread_rwlock_wrlock(&cs->gate);
+    rp__nvtx_push("reprise: capture sequence %u (%zu ops)", e->id, e->n);
+    rp_seq *s = rp__program_capture_pending() ? NULL : rp__capture(cs, e, vmask, reuse);
+    rp__nvtx_pop();
+    pthread_rwlock_unlock(&cs->gate);
+    if (reuse && !reuse->exec) {
+        /* Its executable now runs the new sequence. */
+        for (size_t i = 0; i < cs->nseqs; i++)
+            if (cs->seqs[i] == reuse) {
+                drop_seq(cs, i, 1);
+                break;
+            }
+    }
+    if (!s) {
+        rp__det_capture_failed(d, e);
+        cs->st.capture_failures++;
+        return 0;
+    }
+    rp__det_captured(d, e);
+    s->captured_at = e->seen;
+    s->last_use = cs->det.clock;
+    rp__seqs_add(cs, s);
+    cs->st.graphs_captured++;
+    if (vmask)
+        cs->st.volatile_captures++;
+    static _Atomic unsigned int captures_logged;
+    if (atomic_fetch_add(&captures_logged, 1) < 16)
+        rp__info("captured sequence %u: %zu ops, first kernel %s%s", s->id, e->n,
+                 rp__rec_kernel_name(cs, &e->ops[0]), vmask ? ", with volatile arguments" : "");
+    rp__arm_exit_hook();
+    return 0;
+}
+
+/* The fields in which segment `ops` differs from the entry's first
+ * occurrence, op by op, into `mask`. Returns 1 if some field differs and
+ * every difference can be updated on a graph, else 0. */
+static int volatile_fields(rp_ctxstate *cs, const rp_det_entry *e, const rp_op *ops, uint64_t *mask)
+{
+    int any = 0;
+    for (size_t i = 0; i < e->n; i++) {
+        int ok;
+        mask[i] = rp__op_diff(&e->ops[i], &ops[i], rp__rec_layout(cs, &e->ops[i]), &ok);
+        if (!ok)
+            return 0;
+        any |= mask[i] != 0;
+    }
+    return any;
+}
+
+/* A segment's structure is counted too: if it keeps repeating with more
+ * distinct contents than REPRISE_MAX_VARIANTS, capture it once with the
+ * differing fields volatile (updated before each replay); if that sequence
+ * exists already, the fields that differ now become volatile too, so that
+ * the next occurrence matches. Returns 1 when a capture with volatile
+ * fields was made (or tried) from this segment, else 0. */
+static int learn_volatile(rp_stream *st)
+{
+    rp_ctxstate *cs = st->cs;
+    rp_det_entry *e = NULL;
+    rp_det_verdict v = rp__det_observe(&cs->sdet, st->seg, st->nseg, &e);
+    if (v != RP_DET_CAPTURE && v != RP_DET_HAS_GRAPH)
+        return 0;
+    uint64_t *mask = calloc(e->n, sizeof *mask);
+    if (!mask) {
+        rp__bound_hit(cs, RP_BOUND_MEMORY);
+        return 0;
+    }
+    size_t nvol = 0;
+    int ok = volatile_fields(cs, e, st->seg, mask);
+    for (size_t k = 0; ok && k < e->n; k++)
+        nvol += mask[k] != 0;
+    if (ok && v == RP_DET_CAPTURE && nvol > rp__eng_cfg.max_updates) {
+        /* Every replay would update more nodes than allowed: a graph would
+         * never run. Not captured; retried after a back-off. */
+        rp__bound_hit(cs, RP_BOUND_UPDATES);
+        ok = 0;
+    }
+    int captured = 0;
+    if (!ok) {
+        if (v == RP_DET_CAPTURE)
+            rp__det_capture_failed(&cs->sdet, e);
+    } else if (v == RP_DET_CAPTURE) {
+        capture_segment(cs, &cs->sdet, e, mask);
+        captured = 1;
+    } else {
+        for (size_t i = 0; i < cs->nseqs; i++) {
+            rp_seq *s = cs->seqs[i];
+            if (s->det != e || !s->vmask)
+                continue;
+            size_t now_volatile = 0;
+            for (size_t k = 0; k < e->n; k++) {
+                uint64_t add = mask[k] & ~s->vmask[k];
+                if (add) {
+                    s->vmask[k] |= add;
+                    s->widened++;
+                    cs->st.widenings++;
+                }
+                now_volatile += s->vmask[k] != 0;
+            }
+            if (now_volatile > rp__eng_cfg.max_updates)
+                s->broken = 1; /* could never replay any more: dropped, backs off */
+        }
+    }
+    free(mask);
+    return captured;
+}
+
+/* Sequences whose launch or update failed are dropped once no stream is
+ * matching against them; their segment backs off before it is tried again. */
+void rp__sweep_broken(rp_ctxstate *cs)
+{
+    for (size_t i = 0; i < cs->nseqs;) {
+        rp_seq *s = cs->seqs[i];
+        if (!s->broken || seq_in_use(cs, s)) {
+            i++;
+            continue;
+        }
+        rp_det_entry *e = s->det;
+        static _Atomic unsigned int drops_logged;
+        if (atomic_fetch_add(&drops_logged, 1) < 8)
+            rp__info("sequence %u given up after %llu replays (a launch or update failed, or "
+                     "replays kept needing too many updates); it backs off before a new capture",
+                     s->id, (unsigned long long)s->replays);
+        drop_seq(cs, i, 0);
+        rp__det_capture_failed(&cs->det, e);
+    }
+}
+
+void rp__seg_end(rp_stream *st)
+{
+    rp_ctxstate *cs = st->cs;
+    if (st->nseg == 0) {
+        rp__seg_clear(st);
+        return;
+    }
+    cs->st.segments++;
+    uint64_t diverged = st->seg_diverged, rest = st->nseg - st->seg_diverged;
+    rp__count_eager(cs, RP_EAGER_DIVERGED, diverged);
+    uint64_t param_bytes = 0;
+    for (size_t i = 0; i < st->nseg; i++)
+        param_bytes += st->seg[i].param_bytes;
+    if (st->seg_overflow || param_bytes > rp__eng_cfg.max_seq_bytes) {
+        rp__bound_hit(cs, st->seg_overflow ? RP_BOUND_OPS : RP_BOUND_SEQ_BYTES);
+        rp__count_eager(cs, RP_EAGER_BOUND, rest);
+        rp__seg_clear(st);
+        return;
+    }
+    /* The records' keys were computed when they were recorded. */
+    rp_det_entry *e = NULL;
+    enum rp__eager_reason why = RP_EAGER_WARMING_UP;
+    rp_det_verdict verdict = rp__det_observe(&cs->det, st->seg, st->nseg, &e);
+    switch (verdict) {
+    case RP_DET_TOO_SHORT:
+        why = RP_EAGER_SHORT;
+        break;
+    case RP_DET_TOO_LONG:
+        rp__bound_hit(cs, RP_BOUND_OPS);
+        why = RP_EAGER_BOUND;
+        break;
+    case RP_DET_NO_MEMORY:
+        rp__bound_hit(cs, RP_BOUND_MEMORY);
+        why = RP_EAGER_BOUND;
+        break;
+    case RP_DET_WARMING:
+        break;
+    case RP_DET_BACKING_OFF:
+        why = RP_EAGER_CAPTURE_FAILED;
+        break;
+    case RP_DET_HAS_GRAPH:
+        why = RP_EAGER_DIVERGED;
+        break;
+    case RP_DET_CAPTURE:
+        /* Its structure is counted first: when the structure's contents
+         * keep changing (more than REPRISE_MAX_VARIANTS of them), one graph
+         * with updates serves them all, rather than one more exact variant.
+         * With a warmup of 1 this is the only place contents are compared:
+         * every segment is an exact capture candidate at once. */
+        if (backing_off(st, e))
+            why = RP_EAGER_CAPTURE_FAILED;
+        else if (!learn_volatile(st) && capture_segment(cs, &cs->det, e, NULL) != 0)
+            why = RP_EAGER_BOUND;
+        break;
+    }
+    if (verdict == RP_DET_WARMING)
+        learn_volatile(st);
+    rp__count_eager(cs, why, rest);
+    rp__seg_clear(st);
+    rp__sweep_broken(cs);
+}
+
+void rp__learn_resolved(rp_stream *st, const struct rp_resolved *r)
+{
+    if (r->replayed)
+        rp__seg_end(st); /* the ops before the graph launch end a segment */
+    for (size_t i = 0; i < r->nflushed; i++)
+        rp__seg_append(st, &st->def[i], RP_EAGER_DIVERGED);
+    st->ndef = 0;
+}
+
+void rp__seqs_add(rp_ctxstate *cs, rp_seq *s)
+{
+    if (cs->nseqs == cs->capseqs) {
+        size_t cap = cs->capseqs ? 2 * cs->capseqs : 16;
+        rp_seq **n = realloc(cs->seqs, cap * sizeof *n);
+        if (!n) { /* NEVER in practice: the sequence is dropped, work stays eager */
+            rp__det_forget_graph(&cs->det, s->det);
+            rp__seq_destroy(s);
+            rp__bound_hit(cs, RP_BOUND_MEMORY);
+            return;
+        }
+        cs->seqs = n;
+        cs->capseqs = cap;
+    }
+    cs->seqs[cs->nseqs++] = s;
+}
+
+void rp__seqs_drop_all(rp_ctxstate *cs)
+{
+    /* Report lines first: each counts its variants among all the others. */
+    for (size_t i = 0; i < cs->nseqs; i++)
+        rp__seq_retire(cs->seqs[i]);
+    for (size_t i = 0; i < cs->nseqs; i++) {
+        rp__det_forget_graph(&cs->det, cs->seqs[i]->det);
+        rp__seq_destroy(cs->seqs[i]);
+        cs->st.graphs_dropped++;
+    }
+    cs->nseqs = 0;
+}
