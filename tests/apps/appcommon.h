@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <cuda.h>
+
 #include "testkernels.h"
 
 /* How a program names a CUresult: cuGetErrorName where it links the driver;
@@ -101,6 +103,31 @@ static inline void app_checksum(const char *name, uint64_t v)
 {
     printf("checksum %s %016" PRIx64 "\n", name, v);
     fflush(stdout);
+}
+
+/* The set-up most programs share, each call checked as CK does: the driver
+ * initialised, device 0's primary context retained and made current, and
+ * MODULE loaded; app_close undoes it. */
+static inline void app_open(const char *module, CUdevice *dev, CUcontext *ctx, CUmodule *mod)
+{
+    CK(cuInit, (0));
+    CK(cuDeviceGet, (dev, 0));
+    CK(cuDevicePrimaryCtxRetain, (ctx, *dev));
+    CK(cuCtxSetCurrent, (*ctx));
+    CK(cuModuleLoad, (mod, module));
+}
+
+static inline CUfunction app_function(CUmodule mod, const char *name)
+{
+    CUfunction f;
+    CK(cuModuleGetFunction, (&f, mod, name));
+    return f;
+}
+
+static inline void app_close(CUdevice dev, CUmodule mod)
+{
+    CK(cuModuleUnload, (mod));
+    CK(cuDevicePrimaryCtxRelease, (dev));
 }
 
 /* Blocks for n elements at TK_BLOCK threads, capped (kernels grid-stride). */

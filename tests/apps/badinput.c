@@ -30,12 +30,8 @@ int main(int argc, char **argv)
     CUmodule mod;
     CUfunction f_axpy;
     CUstream s;
-    CK(cuInit, (0));
-    CK(cuDeviceGet, (&dev, 0));
-    CK(cuDevicePrimaryCtxRetain, (&ctx, dev));
-    CK(cuCtxSetCurrent, (ctx));
-    CK(cuModuleLoad, (&mod, argv[1]));
-    CK(cuModuleGetFunction, (&f_axpy, mod, "axpy"));
+    app_open(argv[1], &dev, &ctx, &mod);
+    f_axpy = app_function(mod, "axpy");
     CK(cuStreamCreate, (&s, CU_STREAM_NON_BLOCKING));
     int32_t n = 256;
     float a = 0.5f;
@@ -80,7 +76,6 @@ int main(int argc, char **argv)
     CK(cuMemFree, (x));
     CK(cuMemFree, (y));
     CK(cuStreamDestroy, (s));
-    CK(cuModuleUnload, (mod));
-    CK(cuDevicePrimaryCtxRelease, (dev));
+    app_close(dev, mod);
     return 0;
 }

@@ -46,14 +46,10 @@ int main(int argc, char **argv)
     CUcontext ctx;
     CUmodule mod;
     CUfunction f_scale, f_axpy, f_iota;
-    CK(cuInit, (0));
-    CK(cuDeviceGet, (&dev, 0));
-    CK(cuDevicePrimaryCtxRetain, (&ctx, dev));
-    CK(cuCtxSetCurrent, (ctx));
-    CK(cuModuleLoad, (&mod, argv[1]));
-    CK(cuModuleGetFunction, (&f_scale, mod, "scale_add_scalar"));
-    CK(cuModuleGetFunction, (&f_axpy, mod, "axpy"));
-    CK(cuModuleGetFunction, (&f_iota, mod, "iota_f32"));
+    app_open(argv[1], &dev, &ctx, &mod);
+    f_scale = app_function(mod, "scale_add_scalar");
+    f_axpy = app_function(mod, "axpy");
+    f_iota = app_function(mod, "iota_f32");
 
     CUstream s;
     CK(cuStreamCreate, (&s, CU_STREAM_NON_BLOCKING));
@@ -113,7 +109,6 @@ int main(int argc, char **argv)
     CK(cuMemFree, (y));
     CK(cuMemFree, (z));
     CK(cuStreamDestroy, (s));
-    CK(cuModuleUnload, (mod));
-    CK(cuDevicePrimaryCtxRelease, (dev));
+    app_close(dev, mod);
     return 0;
 }

@@ -17,14 +17,10 @@ int main(int argc, char **argv)
     CUcontext ctx;
     CUmodule mod;
     CUfunction f_scale, f_axpy, f_iota;
-    CK(cuInit, (0));
-    CK(cuDeviceGet, (&dev, 0));
-    CK(cuDevicePrimaryCtxRetain, (&ctx, dev));
-    CK(cuCtxSetCurrent, (ctx));
-    CK(cuModuleLoad, (&mod, argv[1]));
+    app_open(argv[1], &dev, &ctx, &mod);
     CK(cuModuleGetFunction, (&f_scale, mod, TK_SCALE_INPLACE_NAME));
-    CK(cuModuleGetFunction, (&f_axpy, mod, "axpy"));
-    CK(cuModuleGetFunction, (&f_iota, mod, "iota_f32"));
+    f_axpy = app_function(mod, "axpy");
+    f_iota = app_function(mod, "iota_f32");
 
     CUstream s;
     CK(cuStreamCreate, (&s, CU_STREAM_DEFAULT));
@@ -64,7 +60,6 @@ int main(int argc, char **argv)
     CK(cuMemFree, (x));
     CK(cuMemFree, (y));
     CK(cuStreamDestroy, (s));
-    CK(cuModuleUnload, (mod));
-    CK(cuDevicePrimaryCtxRelease, (dev));
+    app_close(dev, mod);
     return 0;
 }

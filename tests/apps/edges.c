@@ -94,14 +94,10 @@ int main(int argc, char **argv)
     CUmodule mod;
     CUfunction f_iota;
     CUstream s;
-    CK(cuInit, (0));
-    CK(cuDeviceGet, (&dev, 0));
-    CK(cuDevicePrimaryCtxRetain, (&g_ctx, dev));
-    CK(cuCtxSetCurrent, (g_ctx));
-    CK(cuModuleLoad, (&mod, argv[1]));
-    CK(cuModuleGetFunction, (&f_axpy, mod, "axpy"));
-    CK(cuModuleGetFunction, (&f_scale, mod, "scale_add_scalar"));
-    CK(cuModuleGetFunction, (&f_iota, mod, "iota_f32"));
+    app_open(argv[1], &dev, &g_ctx, &mod);
+    f_axpy = app_function(mod, "axpy");
+    f_scale = app_function(mod, "scale_add_scalar");
+    f_iota = app_function(mod, "iota_f32");
     CK(cuStreamCreate, (&s, CU_STREAM_NON_BLOCKING));
     CK(cuMemAlloc, (&g_x, N * sizeof(float)));
     CK(cuMemAlloc, (&g_y, N * sizeof(float)));
@@ -187,7 +183,6 @@ int main(int argc, char **argv)
     CK(cuMemFree, (g_y));
     CK(cuMemFree, (g_z));
     CK(cuStreamDestroy, (s));
-    CK(cuModuleUnload, (mod));
-    CK(cuDevicePrimaryCtxRelease, (dev));
+    app_close(dev, mod);
     return 0;
 }

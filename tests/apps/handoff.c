@@ -82,14 +82,10 @@ int main(int argc, char **argv)
     CUdevice dev;
     CUmodule mod;
     CUfunction f_iota;
-    CK(cuInit, (0));
-    CK(cuDeviceGet, (&dev, 0));
-    CK(cuDevicePrimaryCtxRetain, (&g_ctx, dev));
-    CK(cuCtxSetCurrent, (g_ctx));
-    CK(cuModuleLoad, (&mod, argv[1]));
-    CK(cuModuleGetFunction, (&f_axpy, mod, "axpy"));
-    CK(cuModuleGetFunction, (&f_scale, mod, "scale_add_scalar"));
-    CK(cuModuleGetFunction, (&f_iota, mod, "iota_f32"));
+    app_open(argv[1], &dev, &g_ctx, &mod);
+    f_axpy = app_function(mod, "axpy");
+    f_scale = app_function(mod, "scale_add_scalar");
+    f_iota = app_function(mod, "iota_f32");
     CK(cuMemAlloc, (&g_x, N * sizeof(float)));
     CK(cuMemAlloc, (&g_y, N * sizeof(float)));
     int32_t n = N;
@@ -134,7 +130,6 @@ int main(int argc, char **argv)
     app_checksum("handoff-x", app_hash(0x78ull, h, sizeof h));
     CK(cuMemFree, (g_x));
     CK(cuMemFree, (g_y));
-    CK(cuModuleUnload, (mod));
-    CK(cuDevicePrimaryCtxRelease, (dev));
+    app_close(dev, mod);
     return 0;
 }

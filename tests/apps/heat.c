@@ -21,15 +21,11 @@ int main(int argc, char **argv)
     CUcontext ctx;
     CUmodule mod;
     CUfunction f_stencil, f_boundary, f_checksum, f_iota;
-    CK(cuInit, (0));
-    CK(cuDeviceGet, (&dev, 0));
-    CK(cuDevicePrimaryCtxRetain, (&ctx, dev));
-    CK(cuCtxSetCurrent, (ctx));
-    CK(cuModuleLoad, (&mod, argv[1]));
-    CK(cuModuleGetFunction, (&f_stencil, mod, "stencil3"));
-    CK(cuModuleGetFunction, (&f_boundary, mod, "boundary_apply"));
-    CK(cuModuleGetFunction, (&f_checksum, mod, "checksum_u64"));
-    CK(cuModuleGetFunction, (&f_iota, mod, "iota_f32"));
+    app_open(argv[1], &dev, &ctx, &mod);
+    f_stencil = app_function(mod, "stencil3");
+    f_boundary = app_function(mod, "boundary_apply");
+    f_checksum = app_function(mod, "checksum_u64");
+    f_iota = app_function(mod, "iota_f32");
 
     CUstream s;
     CK(cuStreamCreate, (&s, CU_STREAM_DEFAULT));
@@ -113,7 +109,6 @@ int main(int argc, char **argv)
     CK(cuMemFree, (bvals));
     CK(cuMemFree, (sum));
     CK(cuStreamDestroy, (s));
-    CK(cuModuleUnload, (mod));
-    CK(cuDevicePrimaryCtxRelease, (dev));
+    app_close(dev, mod);
     return 0;
 }

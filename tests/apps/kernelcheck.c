@@ -59,11 +59,7 @@ int main(int argc, char **argv)
 
     CUdevice dev;
     CUcontext ctx;
-    CK(cuInit, (0));
-    CK(cuDeviceGet, (&dev, 0));
-    CK(cuDevicePrimaryCtxRetain, (&ctx, dev));
-    CK(cuCtxSetCurrent, (ctx));
-    CK(cuModuleLoad, (&mod, argv[1]));
+    app_open(argv[1], &dev, &ctx, &mod);
     /* A blocking stream: the synchronous copies run on the legacy stream,
      * and a non-blocking stream would not be ordered after them. */
     CK(cuStreamCreate, (&s, CU_STREAM_DEFAULT));
@@ -234,7 +230,6 @@ int main(int argc, char **argv)
     CK(cuMemFree, (du));
     CK(cuMemFree, (dw));
     CK(cuStreamDestroy, (s));
-    CK(cuModuleUnload, (mod));
-    CK(cuDevicePrimaryCtxRelease, (dev));
+    app_close(dev, mod);
     return 0;
 }

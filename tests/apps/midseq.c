@@ -126,14 +126,10 @@ int main(int argc, char **argv)
 
     CUmodule mod;
     CUfunction f_iota;
-    CK(cuInit, (0));
-    CK(cuDeviceGet, (&g_dev, 0));
-    CK(cuDevicePrimaryCtxRetain, (&g_ctx, g_dev));
-    CK(cuCtxSetCurrent, (g_ctx));
-    CK(cuModuleLoad, (&mod, argv[1]));
-    CK(cuModuleGetFunction, (&f_axpy, mod, "axpy"));
-    CK(cuModuleGetFunction, (&f_scale, mod, "scale_add_scalar"));
-    CK(cuModuleGetFunction, (&f_iota, mod, "iota_f32"));
+    app_open(argv[1], &g_dev, &g_ctx, &mod);
+    f_axpy = app_function(mod, "axpy");
+    f_scale = app_function(mod, "scale_add_scalar");
+    f_iota = app_function(mod, "iota_f32");
     CK(cuMemAlloc, (&g_x, N * sizeof(float)));
     CK(cuMemAlloc, (&g_y, N * sizeof(float)));
     float s1 = 0.001f, b1 = 1.0f, zero = 0.0f;
@@ -236,7 +232,6 @@ int main(int argc, char **argv)
     app_checksum("midseq-x", app_hash(0x6d696478ull, h, sizeof h));
     CK(cuMemFree, (g_x));
     CK(cuMemFree, (g_y));
-    CK(cuModuleUnload, (mod));
-    CK(cuDevicePrimaryCtxRelease, (g_dev));
+    app_close(g_dev, mod);
     return 0;
 }

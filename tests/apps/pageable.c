@@ -24,13 +24,9 @@ int main(int argc, char **argv)
     CUcontext ctx;
     CUmodule mod;
     CUfunction f_scale, f_axpy;
-    CK(cuInit, (0));
-    CK(cuDeviceGet, (&dev, 0));
-    CK(cuDevicePrimaryCtxRetain, (&ctx, dev));
-    CK(cuCtxSetCurrent, (ctx));
-    CK(cuModuleLoad, (&mod, argv[1]));
-    CK(cuModuleGetFunction, (&f_scale, mod, "scale_add_scalar"));
-    CK(cuModuleGetFunction, (&f_axpy, mod, "axpy"));
+    app_open(argv[1], &dev, &ctx, &mod);
+    f_scale = app_function(mod, "scale_add_scalar");
+    f_axpy = app_function(mod, "axpy");
 
     CUstream s;
     CK(cuStreamCreate, (&s, CU_STREAM_DEFAULT));
@@ -78,7 +74,6 @@ int main(int argc, char **argv)
     CK(cuMemFree, (d));
     CK(cuMemFree, (e));
     CK(cuStreamDestroy, (s));
-    CK(cuModuleUnload, (mod));
-    CK(cuDevicePrimaryCtxRelease, (dev));
+    app_close(dev, mod);
     return 0;
 }

@@ -33,14 +33,10 @@ int main(int argc, char **argv)
     CUmodule mod;
     CUfunction f_scale, f_checksum, f_iota;
     CUstream s;
-    CK(cuInit, (0));
-    CK(cuDeviceGet, (&dev, 0));
-    CK(cuDevicePrimaryCtxRetain, (&ctx, dev));
-    CK(cuCtxSetCurrent, (ctx));
-    CK(cuModuleLoad, (&mod, argv[1]));
-    CK(cuModuleGetFunction, (&f_scale, mod, "scale_add_scalar"));
-    CK(cuModuleGetFunction, (&f_checksum, mod, "checksum_u64"));
-    CK(cuModuleGetFunction, (&f_iota, mod, "iota_f32"));
+    app_open(argv[1], &dev, &ctx, &mod);
+    f_scale = app_function(mod, "scale_add_scalar");
+    f_checksum = app_function(mod, "checksum_u64");
+    f_iota = app_function(mod, "iota_f32");
     CK(cuStreamCreate, (&s, 0));
 
     CUdeviceptr x, ring, copies, sum;
@@ -96,7 +92,6 @@ int main(int argc, char **argv)
     CK(cuMemFree, (copies));
     CK(cuMemFree, (sum));
     CK(cuStreamDestroy, (s));
-    CK(cuModuleUnload, (mod));
-    CK(cuDevicePrimaryCtxRelease, (dev));
+    app_close(dev, mod);
     return 0;
 }

@@ -18,15 +18,11 @@ int main(int argc, char **argv)
     CUcontext ctx;
     CUmodule mod;
     CUfunction f_stencil, f_axpy, f_scale, f_iota;
-    CK(cuInit, (0));
-    CK(cuDeviceGet, (&dev, 0));
-    CK(cuDevicePrimaryCtxRetain, (&ctx, dev));
-    CK(cuCtxSetCurrent, (ctx));
-    CK(cuModuleLoad, (&mod, argv[1]));
-    CK(cuModuleGetFunction, (&f_stencil, mod, "stencil3"));
-    CK(cuModuleGetFunction, (&f_axpy, mod, "axpy"));
-    CK(cuModuleGetFunction, (&f_scale, mod, "scale_add_scalar"));
-    CK(cuModuleGetFunction, (&f_iota, mod, "iota_f32"));
+    app_open(argv[1], &dev, &ctx, &mod);
+    f_stencil = app_function(mod, "stencil3");
+    f_axpy = app_function(mod, "axpy");
+    f_scale = app_function(mod, "scale_add_scalar");
+    f_iota = app_function(mod, "iota_f32");
 
     CUstream s;
     CK(cuStreamCreate, (&s, CU_STREAM_NON_BLOCKING));
@@ -134,7 +130,6 @@ int main(int argc, char **argv)
         CK(cuMemFree, (c[k]));
     }
     CK(cuStreamDestroy, (s));
-    CK(cuModuleUnload, (mod));
-    CK(cuDevicePrimaryCtxRelease, (dev));
+    app_close(dev, mod);
     return 0;
 }

@@ -21,17 +21,13 @@ int main(int argc, char **argv)
     CUcontext ctx;
     CUmodule mod;
     CUfunction f_rng, f_noise, f_scale, f_axpy, f_reduce, f_final;
-    CK(cuInit, (0));
-    CK(cuDeviceGet, (&dev, 0));
-    CK(cuDevicePrimaryCtxRetain, (&ctx, dev));
-    CK(cuCtxSetCurrent, (ctx));
-    CK(cuModuleLoad, (&mod, argv[1]));
-    CK(cuModuleGetFunction, (&f_rng, mod, "rng_fill"));
-    CK(cuModuleGetFunction, (&f_noise, mod, "add_noise"));
-    CK(cuModuleGetFunction, (&f_scale, mod, "scale_add_scalar"));
-    CK(cuModuleGetFunction, (&f_axpy, mod, "axpy"));
-    CK(cuModuleGetFunction, (&f_reduce, mod, "reduce_sum_u64"));
-    CK(cuModuleGetFunction, (&f_final, mod, "reduce_finalize_u64"));
+    app_open(argv[1], &dev, &ctx, &mod);
+    f_rng = app_function(mod, "rng_fill");
+    f_noise = app_function(mod, "add_noise");
+    f_scale = app_function(mod, "scale_add_scalar");
+    f_axpy = app_function(mod, "axpy");
+    f_reduce = app_function(mod, "reduce_sum_u64");
+    f_final = app_function(mod, "reduce_finalize_u64");
 
     CUstream s;
     CK(cuStreamCreate, (&s, CU_STREAM_NON_BLOCKING));
@@ -117,7 +113,6 @@ int main(int argc, char **argv)
     CK(cuMemFree, (partials));
     CK(cuMemFree, (total));
     CK(cuStreamDestroy, (s));
-    CK(cuModuleUnload, (mod));
-    CK(cuDevicePrimaryCtxRelease, (dev));
+    app_close(dev, mod);
     return 0;
 }

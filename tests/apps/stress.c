@@ -86,14 +86,10 @@ int main(int argc, char **argv)
     int nw = (int)app_arg(argc, argv, 3, 8, 1, MAXW);
     CUdevice dev;
     CUmodule mod;
-    CK(cuInit, (0));
-    CK(cuDeviceGet, (&dev, 0));
-    CK(cuDevicePrimaryCtxRetain, (&g_ctx, dev));
-    CK(cuCtxSetCurrent, (g_ctx));
-    CK(cuModuleLoad, (&mod, argv[1]));
-    CK(cuModuleGetFunction, (&f_axpy, mod, "axpy"));
-    CK(cuModuleGetFunction, (&f_scale, mod, "scale_add_scalar"));
-    CK(cuModuleGetFunction, (&f_iota, mod, "iota_f32"));
+    app_open(argv[1], &dev, &g_ctx, &mod);
+    f_axpy = app_function(mod, "axpy");
+    f_scale = app_function(mod, "scale_add_scalar");
+    f_iota = app_function(mod, "iota_f32");
     worker ws[MAXW];
     pthread_t t[MAXW], c;
     if (pthread_create(&c, NULL, churn, NULL) != 0)
@@ -111,7 +107,6 @@ int main(int argc, char **argv)
         snprintf(name, sizeof name, "stress-worker%d", i);
         app_checksum(name, ws[i].result);
     }
-    CK(cuModuleUnload, (mod));
-    CK(cuDevicePrimaryCtxRelease, (dev));
+    app_close(dev, mod);
     return 0;
 }

@@ -43,15 +43,11 @@ int main(int argc, char **argv)
     CUcontext ctx;
     CUmodule mod;
     CUfunction f_scale, f_axpy, f_iota, f_jacobi;
-    CK(cuInit, (0));
-    CK(cuDeviceGet, (&dev, 0));
-    CK(cuDevicePrimaryCtxRetain, (&ctx, dev));
-    CK(cuCtxSetCurrent, (ctx));
-    CK(cuModuleLoad, (&mod, argv[1]));
-    CK(cuModuleGetFunction, (&f_scale, mod, "scale_add_scalar"));
-    CK(cuModuleGetFunction, (&f_axpy, mod, "axpy"));
-    CK(cuModuleGetFunction, (&f_iota, mod, "iota_f32"));
-    CK(cuModuleGetFunction, (&f_jacobi, mod, "jacobi2d"));
+    app_open(argv[1], &dev, &ctx, &mod);
+    f_scale = app_function(mod, "scale_add_scalar");
+    f_axpy = app_function(mod, "axpy");
+    f_iota = app_function(mod, "iota_f32");
+    f_jacobi = app_function(mod, "jacobi2d");
 
     CUstream s;
     CK(cuStreamCreate, (&s, CU_STREAM_DEFAULT));
@@ -145,7 +141,6 @@ int main(int argc, char **argv)
     CK(cuMemFree, (m));
     CK(cuEventDestroy, (ev));
     CK(cuStreamDestroy, (s));
-    CK(cuModuleUnload, (mod));
-    CK(cuDevicePrimaryCtxRelease, (dev));
+    app_close(dev, mod);
     return 0;
 }

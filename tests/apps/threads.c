@@ -137,18 +137,14 @@ int main(int argc, char **argv)
 
     CUdevice dev;
     CUmodule mod;
-    CK(cuInit, (0));
-    CK(cuDeviceGet, (&dev, 0));
-    CK(cuDevicePrimaryCtxRetain, (&g_ctx, dev));
-    CK(cuCtxSetCurrent, (g_ctx));
-    CK(cuModuleLoad, (&mod, argv[1]));
-    CK(cuModuleGetFunction, (&f_rng, mod, "rng_fill"));
-    CK(cuModuleGetFunction, (&f_noise, mod, "add_noise"));
-    CK(cuModuleGetFunction, (&f_stencil, mod, "stencil3"));
-    CK(cuModuleGetFunction, (&f_scale, mod, "scale_add_scalar"));
-    CK(cuModuleGetFunction, (&f_checksum, mod, "checksum_u64"));
-    CK(cuModuleGetFunction, (&f_axpy, mod, "axpy"));
-    CK(cuModuleGetFunction, (&f_iota, mod, "iota_f32"));
+    app_open(argv[1], &dev, &g_ctx, &mod);
+    f_rng = app_function(mod, "rng_fill");
+    f_noise = app_function(mod, "add_noise");
+    f_stencil = app_function(mod, "stencil3");
+    f_scale = app_function(mod, "scale_add_scalar");
+    f_checksum = app_function(mod, "checksum_u64");
+    f_axpy = app_function(mod, "axpy");
+    f_iota = app_function(mod, "iota_f32");
 
     worker ws[MAXT + 1];
     pthread_t tids[MAXT + 1];
@@ -180,7 +176,6 @@ int main(int argc, char **argv)
     all = app_hash_u64(all, ws[nt].result);
     app_checksum("threads-all", all);
 
-    CK(cuModuleUnload, (mod));
-    CK(cuDevicePrimaryCtxRelease, (dev));
+    app_close(dev, mod);
     return 0;
 }
