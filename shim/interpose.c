@@ -5,8 +5,8 @@
  * get without reprise; when reprise is disabled (or the call comes back from
  * inside the core) call the real driver directly, with no counting, no lock
  * and no allocation; otherwise count the call under its exported name and
- * call the core table, which today forwards and later hosts the capture
- * engine.  The CUresult is returned unchanged.  Each definition repeats the
+ * call the core table, which forwards or runs the capture engine's hook for
+ * that entry.  The CUresult is returned unchanged.  Each definition repeats the
  * prototype cuda.h declares for that exported name (shim.h defines
  * __CUDA_API_VERSION_INTERNAL), so a signature mismatch does not compile;
  * -Wmissing-prototypes catches a name cuda.h does not declare. */

@@ -1,12 +1,14 @@
 /* Internal interfaces of libreprise.so, shared by the files of shim/.
  *
  * The data path, in file order: interpose.c (the exported wrappers) calls the
- * core table (core.c) when reprise is enabled, or the real-entry table
+ * core table (core.c holds it) when reprise is enabled, or the real table
  * directly when it is not; dlsym.c and procaddr.c route lookups to the
- * wrappers through route.c; driver.c finds the real driver and fills the
- * real-entry table; init.c runs all of it once; options.c, log.c and stats.c
- * are the configuration and the report.  Internal names carry the `rp__`
- * prefix; nothing here is exported (-fvisibility=hidden). */
+ * wrappers through route.c; driver.c finds the real driver and fills the real
+ * table; init.c runs all of it once and installs the capture engine
+ * (engine.h) into the core table; options.c, log.c and stats.c are the
+ * configuration and the report.  Internal names carry the `rp__` prefix;
+ * nothing here is exported (-fvisibility=hidden). rp__enabled is set once by
+ * init, and cleared in a forked child. */
 #ifndef RP_SHIM_H
 #define RP_SHIM_H
 
@@ -238,7 +240,7 @@ void rp__stats_reset(void);
 /* Write the report as JSON to the file descriptor `fd`.  Returns false if a
  * write failed (the file may then be partial). */
 bool rp__stats_write_fd(int fd);
-/* Expand `%p` (pid) and `%%` in `pattern` into `out`.  Returns false, with
+/* Expand `%p` (pid), `%h` (host), `%r` (rank) and `%%` in `pattern` into `out`.  Returns false, with
  * `out` unspecified, if the result does not fit. */
 bool rp__stats_path(const char *pattern, char *out, size_t size);
 /* Write the few-line summary (REPRISE_SUMMARY) to `fd`. */
