@@ -55,7 +55,10 @@ printf "%4s %16s %16s %10s\n" pair "eager us/step" "reprise us/step" "ratio"
 for r in $(seq "$runs"); do
   e=$(one absent)
   p=$(one reprise)
-  [ -n "$e" ] && [ -n "$p" ] || { echo "error: a run printed no step time" >&2; exit 1; }
+  if [ -z "$e" ] || [ -z "$p" ]; then
+    echo "error: a run printed no step time" >&2
+    exit 1
+  fi
   q=$(awk -v e="$e" -v p="$p" 'BEGIN{printf "%.3f", p/e}')
   echo "$e $p $q" >>"$rows"
   printf "%4s %16.1f %16.1f %10.3f\n" "$r" "$e" "$p" "$q"

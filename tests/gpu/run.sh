@@ -11,7 +11,10 @@
 #      the shim and checks from the stats that its launches were replayed;
 #   4. runs the benchmarks (overhead, updates, the launch-bound suite, host
 #      work inside a step);
-#   5. prints one table last.
+#   5. runs tests/gpu/frameworks.sh: PyTorch, CuPy and Triton loops without
+#      and with a per-step sync, absent vs shim (each framework skipped with
+#      a line where it does not import, so the dry run checks the skip path);
+#   6. prints one table last.
 # Logs go to $OUT (or build-gpu/out). Exit status: 0 when every check
 # passed, 1 otherwise.
 #
@@ -170,12 +173,28 @@ for b in overhead updates suite hostwork; do
   fi
 done
 
-# ---- 5. the table -----------------------------------------------------------
+# ---- 5. frameworks (issue 14) -----------------------------------------------
+have=""
+for m in torch cupy triton; do
+  python3 -c "import $m" >/dev/null 2>&1 && have="$have $m"
+done
+say "== frameworks:${have:- none importable} ($(elapsed) s so far)"
+if OUT="$out" tests/gpu/frameworks.sh "$build" >"$out/frameworks.txt" 2>&1; then
+  if [ -n "$have" ]; then
+    row "frameworks:$have" "ok ($out/frameworks.txt)"
+  else
+    row "frameworks" "skipped: none of torch, cupy, triton imports"
+  fi
+else
+  fail "frameworks" "(see $out/frameworks.txt)"
+fi
+
+# ---- 6. the table -----------------------------------------------------------
 echo
 echo "== reprise GPU script ($mode), $(elapsed) s, $fails failure(s)"
 cat "$table"
 echo
-for b in suite overhead updates hostwork; do
+for b in suite overhead updates hostwork frameworks; do
   echo "-- $b"
   cat "$out/$b.txt"
 done
