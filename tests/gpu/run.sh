@@ -74,7 +74,8 @@ num() { sed -n "s/.*\"$2\": *\([0-9.]*\).*/\1/p" "$1" | head -n 1; }
 warning() { printf '%s\n' "$1" | grep -m 1 '^reprise: '; }
 for run in "kernelcheck 2" "heat 200" "pingpong 96" "pingpong 60 2 3" "stepper 200 1" \
            "runtime_like 100" "threads 50 4 steady" "threads 50 4" "selfcapture 24" \
-           "pageable 16" "libkernel 40" "phases 120 40" "handoff 30" "badinput 8"; do
+           "pageable 16" "libkernel 40" "phases 120 40" "phases 120 40 fixedset" "handoff 30" \
+           "badinput 8" "decode 200 64" "decode 200 64 static"; do
   set -- $run
   app=$1; shift
   name="$app $*"
