@@ -6,8 +6,12 @@
  * slot, a device-to-device copy into another ring's slot, a checksum kernel
  * and an asynchronous read-back into pinned memory, then a synchronize.
  * With `grid`, the batch grows by one block every iteration instead, so no
- * two iterations have the same shape (nothing may be replayed).
- * Usage: phases MODULE ITERS [K [grid]]   (K iterations per phase, default 40) */
+ * two iterations have the same shape (nothing may be replayed). With
+ * `fixedset`, the memset keeps the first phase's width (2048 words) while
+ * the rest grows: a 1-D memset's width is a change the driver reference
+ * only "opportunistically" allows in an executable, the grid and the copy's
+ * extent are changes it allows.
+ * Usage: phases MODULE ITERS [K [grid|fixedset]]   (K iterations per phase, default 40) */
 #include <string.h>
 
 #include <cuda.h>
@@ -19,12 +23,13 @@
 
 int main(int argc, char **argv)
 {
-    app_usage(argc, argv, "[K [grid]]");
+    app_usage(argc, argv, "[K [grid|fixedset]]");
     long iters = app_arg(argc, argv, 2, 0, 0, 100000000);
     long k = app_arg(argc, argv, 3, 40, 1, 1000000);
     int grow = argc > 4 && strcmp(argv[4], "grid") == 0;
-    if (argc > 4 && !grow)
-        app_die("the fourth argument must be `grid`");
+    int fixedset = argc > 4 && strcmp(argv[4], "fixedset") == 0;
+    if (argc > 4 && !grow && !fixedset)
+        app_die("the fourth argument must be `grid` or `fixedset`");
     if (grow && iters > 64)
         app_die("with `grid`, at most 64 iterations");
 
@@ -67,7 +72,7 @@ int main(int argc, char **argv)
         void *scale_args[] = { &x, &n, &decay, &dt, &iter };
         void *ck_args[] = { &sum, &x, &n, &seed };
         CK(cuLaunchKernel, (f_scale, grid, 1, 1, TK_BLOCK, 1, 1, 0, s, scale_args, NULL));
-        CK(cuMemsetD32Async, (slot, 0x1000u + (unsigned int)it, (size_t)n, s));
+        CK(cuMemsetD32Async, (slot, 0x1000u + (unsigned int)it, fixedset ? (size_t)2048u : (size_t)n, s));
         CK(cuMemcpyDtoDAsync, (cslot, x, (size_t)n * sizeof(float), s));
         CK(cuMemsetD8Async, (sum, 0, sizeof(uint64_t), s));
         CK(cuLaunchKernel, (f_checksum, grid, 1, 1, TK_BLOCK, 1, 1, 0, s, ck_args, NULL));

@@ -16,6 +16,16 @@ struct cc_plan {
     cc_work *w;            /* topological (= creation) order */
 };
 
+/* Which allocation a memory operand of a memset or copy node lies in: its
+ * kind and context (kind 0: no allocation, i.e. pageable host memory). An
+ * update must keep it: "allocated from the same contexts as the original",
+ * "the same kind of allocation ... the same context association" (driver
+ * API, cuGraphExecMemcpyNodeSetParams / cuGraphExecMemsetNodeSetParams). */
+typedef struct cc_opnd {
+    int kind;
+    cc_ctx *ctx;
+} cc_opnd;
+
 struct cc_exec {
     int refs;
     bool dead;
@@ -31,6 +41,7 @@ struct cc_exec {
     size_t *ndeps;
     bool *freed_in_graph;  /* MEM_ALLOC nodes whose memory a MEM_FREE node frees */
     bool *alloc_in_graph;  /* MEM_FREE nodes of memory a MEM_ALLOC node allocates */
+    cc_opnd *odst, *osrc;  /* memset/copy nodes' operands at instantiation */
     cc_stream *last;       /* the previous launch: the next is ordered after it */
     unsigned long long last_seq;
 };
@@ -301,6 +312,87 @@ static cc_plan *plan_own(cc_exec *x)
     return p;
 }
 
+/* ---- what an update may change ------------------------------------------
+ * The driver API reference (13.0) for cuGraphExec{Kernel,Memset,Memcpy}-
+ * NodeSetParams and cuGraphExecUpdate; the same rules serve both, so a
+ * whole-graph update allows a node exactly what setting it allows. */
+
+/* The allocation p lies in, as an update compares it. Lock held. */
+static cc_opnd opnd_of(uintptr_t p)
+{
+    cc_alloc *a = cc__mem_find(p);
+    return a ? (cc_opnd){(int)a->kind, a->ctx} : (cc_opnd){0, NULL};
+}
+
+static bool opnd_same(cc_opnd a, cc_opnd b) { return a.kind == b.kind && a.ctx == b.ctx; }
+
+/* Whether memset work nw may replace ow, whose destination lay in `od` at
+ * instantiation. cuGraphExecMemsetNodeSetParams: "Zero sized operations are
+ * not supported"; the new destination "must be to the same kind of
+ * allocation as the original destination pointer and have the same context
+ * association"; "Both the value and pointer address may be updated"; "for
+ * 2d memsets, all dimension changes are rejected. For 1d memsets, changes in
+ * height are explicitly rejected and other changes are opportunistically
+ * allowed if the resulting work maps onto the work resources already
+ * allocated for the node". Which work fits those resources is not said, and
+ * a program cannot know it, so the stricter reading: a 1-D memset's width
+ * and element size may not change either (unverified on a GPU). Lock held. */
+static bool memset_update_ok(const cc_work *ow, cc_opnd od, const cc_work *nw)
+{
+    if (!nw->u.m.w || !nw->u.m.h) return false;
+    if (nw->u.m.w != ow->u.m.w || nw->u.m.h != ow->u.m.h || nw->u.m.esz != ow->u.m.esz) return false;
+    if (ow->u.m.h > 1 && nw->u.m.pitch != ow->u.m.pitch) return false;
+    return opnd_same(opnd_of(nw->u.m.dst), od);
+}
+
+/* Whether copy work nw may replace ow, whose operands lay in od / os at
+ * instantiation. cuGraphExecMemcpyNodeSetParams: "The source and
+ * destination memory ... must be allocated from the same contexts as the
+ * original source and destination memory. Both the instantiation-time memory
+ * operands and the memory operands in copyParams must be 1-dimensional.
+ * Zero-length operations are not supported." cuGraphExecUpdate adds:
+ * "Changing either the source or destination memory type ... is not
+ * supported." The extent (WidthInBytes) may change: the node is updated "as
+ * though hNode had contained copyParams at instantiation". Pageable host
+ * memory lies in no allocation: pageable and pinned do not replace each
+ * other (the stricter reading of "mappings changed"; unverified). */
+static bool copy_update_ok(const cc_work *ow, cc_opnd od, cc_opnd os, const cc_work *nw)
+{
+    if (ow->u.c.h > 1 || nw->u.c.h > 1 || !nw->u.c.n) return false;
+    if (nw->u.c.st != ow->u.c.st || nw->u.c.dt != ow->u.c.dt) return false;
+    return opnd_same(opnd_of((uintptr_t)nw->u.c.dst), od) && opnd_same(opnd_of((uintptr_t)nw->u.c.src), os);
+}
+
+static bool copy_same(const cc_work *a, const cc_work *b)
+{
+    return a->u.c.dst == b->u.c.dst && a->u.c.src == b->u.c.src && a->u.c.n == b->u.c.n &&
+           a->u.c.st == b->u.c.st && a->u.c.dt == b->u.c.dt && a->u.c.h == b->u.c.h &&
+           (a->u.c.h <= 1 || (a->u.c.dpitch == b->u.c.dpitch && a->u.c.spitch == b->u.c.spitch));
+}
+
+static bool memset_same(const cc_work *a, const cc_work *b)
+{
+    return a->u.m.dst == b->u.m.dst && a->u.m.value == b->u.m.value && a->u.m.esz == b->u.m.esz &&
+           a->u.m.w == b->u.m.w && a->u.m.h == b->u.m.h && (a->u.m.h <= 1 || a->u.m.pitch == b->u.m.pitch);
+}
+
+/* The context a memset or copy update names: ctx, or the current one when
+ * NULL. INVALID_CONTEXT for a destroyed or unknown context; INVALID_VALUE
+ * when it is not the node's own: the node runs where it was captured (the
+ * stricter reading; the reference only calls ctx "Context on which to run
+ * the node"; unverified on a GPU). Lock held. */
+static CUresult update_ctx(CUcontext ctx, const cc_work *ow)
+{
+    cc_ctx *c = (cc_ctx *)ctx;
+    if (!c) {
+        CUresult r = cc__ctx_current(&c);
+        if (r) return r;
+    } else if (!cc__ctx_ok(c)) {
+        return CUDA_ERROR_INVALID_CONTEXT;
+    }
+    return c == ow->ctx ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+}
+
 static void exec_unref(cc_exec *x)
 {
     if (--x->refs > 0) return;
@@ -312,6 +404,8 @@ static void exec_unref(cc_exec *x)
     free(x->ndeps);
     free(x->freed_in_graph);
     free(x->alloc_in_graph);
+    free(x->odst);
+    free(x->osrc);
     free(x);
 }
 
@@ -355,7 +449,10 @@ static CUresult instantiate(cc_graph *g, unsigned long long flags, cc_exec **out
     x->ndeps = calloc(m, sizeof *x->ndeps);
     x->freed_in_graph = calloc(m, sizeof(bool));
     x->alloc_in_graph = calloc(m, sizeof(bool));
-    if (!x->plan || !x->src || !x->deps || !x->ndeps || !x->freed_in_graph || !x->alloc_in_graph) {
+    x->odst = calloc(m, sizeof *x->odst);
+    x->osrc = calloc(m, sizeof *x->osrc);
+    if (!x->plan || !x->src || !x->deps || !x->ndeps || !x->freed_in_graph || !x->alloc_in_graph || !x->odst ||
+        !x->osrc) {
         exec_unref(x);
         return CUDA_ERROR_OUT_OF_MEMORY;
     }
@@ -373,6 +470,14 @@ static CUresult instantiate(cc_graph *g, unsigned long long flags, cc_exec **out
         for (size_t j = 0; j < nd->ndeps; j++) x->deps[i][j] = nd->deps[j]->idx;
     }
     const cc_work *w = x->plan->w;
+    for (size_t i = 0; i < n; i++) {
+        if (w[i].kind == CC_W_MEMSET) {
+            x->odst[i] = opnd_of(w[i].u.m.dst);
+        } else if (w[i].kind == CC_W_COPY) {
+            x->odst[i] = opnd_of((uintptr_t)w[i].u.c.dst);
+            x->osrc[i] = opnd_of((uintptr_t)w[i].u.c.src);
+        }
+    }
     for (size_t i = 0; i < n; i++)
         for (size_t j = 0; j < n; j++)
             if (w[i].kind == CC_W_MEM_ALLOC && w[j].kind == CC_W_MEM_FREE && w[i].u.a.p == w[j].u.a.p) {
@@ -575,6 +680,16 @@ static long exec_index(cc_exec *x, CUgraphNode h)
     return -1;
 }
 
+/* cuGraphExecKernelNodeSetParams[_v2]: "All nodeParams fields may change,
+ * but the following restrictions apply to func updates: The owning context
+ * of the function cannot change" (the others concern dynamic parallelism
+ * and device-side graph calls, which no kernel here makes). So the grid,
+ * block, dynamic shared memory, arguments and the function itself may
+ * change within the limits of a launch (cc__kernel_work), and only to a
+ * function of the node's context: a module's function belongs to the
+ * module's context; a CUkernel (func NULL) runs in `ctx`, or the current
+ * context when that is NULL. Anything else: INVALID_VALUE (INVALID_CONTEXT
+ * for a destroyed ctx), the executable unchanged. */
 static CUresult exec_kernel_set(CUgraphExec h, CUgraphNode hn, const CUDA_KERNEL_NODE_PARAMS_v2 *p)
 {
     if (!p) return CUDA_ERROR_INVALID_VALUE;
@@ -586,16 +701,29 @@ static CUresult exec_kernel_set(CUgraphExec h, CUgraphNode hn, const CUDA_KERNEL
     } else {
         cc_work w;
         cc_plan *pl = NULL;
+        cc_ctx *owner = x->plan->w[i].ctx;
         CUfunction f = p->func ? p->func : (CUfunction)p->kern;
         r = cc__kernel_work(f, (cpuk_dim3){p->gridDimX, p->gridDimY, p->gridDimZ},
                             (cpuk_dim3){p->blockDimX, p->blockDimY, p->blockDimZ}, p->sharedMemBytes,
                             p->kernelParams, p->extra, &w);
+        if (!r) {
+            cc_ctx *c = NULL;
+            if (w.u.k.f->mod) {
+                c = w.u.k.f->mod->ctx;
+            } else if (!p->func) { /* ctx "is ignored if func is set" */
+                c = (cc_ctx *)p->ctx;
+                if (!c) r = cc__ctx_current(&c);
+                else if (!cc__ctx_ok(c)) r = CUDA_ERROR_INVALID_CONTEXT;
+            }
+            if (!r && c && c != owner) r = CUDA_ERROR_INVALID_VALUE;
+            if (r) cc__work_free(&w);
+        }
         if (!r && !(pl = plan_own(x))) {
             cc__work_free(&w);
             r = CUDA_ERROR_OUT_OF_MEMORY;
         }
         if (!r) {
-            w.ctx = pl->w[i].ctx;
+            w.ctx = owner;
             cc__work_free(&pl->w[i]);
             pl->w[i] = w;
             cc__count(CC_C_GRAPH_EXEC_UPDATES);
@@ -623,7 +751,11 @@ CC_EXPORT CUresult cuGraphExecKernelNodeSetParams_v2(CUgraphExec hGraphExec, CUg
     return exec_kernel_set(hGraphExec, hNode, nodeParams);
 }
 
-/* 1-D copies only, with the node's original memory types (strict). */
+/* 1-D copies whose operands lie where the instantiated node's did
+ * (copy_update_ok); source and destination offsets and arrays are refused
+ * too (this driver has no arrays; a 1-D copy names its start directly). A
+ * pinned host operand must lie inside its allocation. INVALID_VALUE, the
+ * executable unchanged; INVALID_CONTEXT for a destroyed ctx. */
 CC_EXPORT CUresult cuGraphExecMemcpyNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNode,
                                                   const CUDA_MEMCPY3D *p, CUcontext ctx)
 {
@@ -633,28 +765,35 @@ CC_EXPORT CUresult cuGraphExecMemcpyNodeSetParams(CUgraphExec hGraphExec, CUgrap
     cc_exec *x = exec_get(hGraphExec);
     long i = x ? exec_index(x, hNode) : -1;
     if (i < 0 || x->plan->w[i].kind != CC_W_COPY) r = CUDA_ERROR_INVALID_VALUE;
-    else if (ctx && !cc__ctx_ok((cc_ctx *)ctx)) r = CUDA_ERROR_INVALID_CONTEXT;
-    else if ((p->Height > 1) || (p->Depth > 1) || p->srcXInBytes || p->srcY || p->srcZ || p->dstXInBytes ||
-             p->dstY || p->dstZ || p->srcArray || p->dstArray)
-        r = CUDA_ERROR_INVALID_VALUE;
-    else if (p->srcMemoryType != x->plan->w[i].u.c.st || p->dstMemoryType != x->plan->w[i].u.c.dt)
+    else r = update_ctx(ctx, &x->plan->w[i]);
+    if (!r && ((p->Height > 1) || (p->Depth > 1) || p->srcXInBytes || p->srcY || p->srcZ || p->dstXInBytes ||
+               p->dstY || p->dstZ || p->srcArray || p->dstArray))
         r = CUDA_ERROR_INVALID_VALUE;
     if (!r) {
-        const void *src = p->srcMemoryType == CU_MEMORYTYPE_DEVICE ? (const void *)(uintptr_t)p->srcDevice : p->srcHost;
-        void *dst = p->dstMemoryType == CU_MEMORYTYPE_DEVICE ? (void *)(uintptr_t)p->dstDevice : p->dstHost;
-        size_t n = p->WidthInBytes;
-        if (n && p->srcMemoryType == CU_MEMORYTYPE_DEVICE) r = cc__mem_check_dev(p->srcDevice, n);
-        if (!r && n && p->dstMemoryType == CU_MEMORYTYPE_DEVICE) r = cc__mem_check_dev(p->dstDevice, n);
-        if (!r && n && (!src || !dst)) r = CUDA_ERROR_INVALID_VALUE;
+        cc_work nw = x->plan->w[i]; /* a view: only the fields compared below are set */
+        nw.u.c.src = p->srcMemoryType == CU_MEMORYTYPE_DEVICE ? (const void *)(uintptr_t)p->srcDevice : p->srcHost;
+        nw.u.c.dst = p->dstMemoryType == CU_MEMORYTYPE_DEVICE ? (void *)(uintptr_t)p->dstDevice : p->dstHost;
+        nw.u.c.st = p->srcMemoryType;
+        nw.u.c.dt = p->dstMemoryType;
+        nw.u.c.n = p->WidthInBytes;
+        nw.u.c.h = 1;
+        size_t n = nw.u.c.n;
+        if (!copy_update_ok(&x->plan->w[i], x->odst[i], x->osrc[i], &nw) || !nw.u.c.src || !nw.u.c.dst)
+            r = CUDA_ERROR_INVALID_VALUE;
+        if (!r && p->srcMemoryType == CU_MEMORYTYPE_DEVICE) r = cc__mem_check_dev(p->srcDevice, n);
+        if (!r && p->dstMemoryType == CU_MEMORYTYPE_DEVICE) r = cc__mem_check_dev(p->dstDevice, n);
+        if (!r && x->osrc[i].kind == CC_M_HOST && !cc__mem_is_pinned(nw.u.c.src, n)) r = CUDA_ERROR_INVALID_VALUE;
+        if (!r && x->odst[i].kind == CC_M_HOST && !cc__mem_is_pinned(nw.u.c.dst, n)) r = CUDA_ERROR_INVALID_VALUE;
         cc_plan *pl = NULL;
         if (!r && !(pl = plan_own(x))) r = CUDA_ERROR_OUT_OF_MEMORY;
         if (!r) {
             cc_work *w = &pl->w[i];
             free(w->u.c.stage);
             w->u.c.stage = NULL;
-            w->u.c.src = src;
-            w->u.c.dst = dst;
+            w->u.c.src = nw.u.c.src;
+            w->u.c.dst = nw.u.c.dst;
             w->u.c.n = n;
+            w->u.c.h = 1;
             cc__count(CC_C_GRAPH_EXEC_UPDATES);
         }
     }
@@ -662,6 +801,10 @@ CC_EXPORT CUresult cuGraphExecMemcpyNodeSetParams(CUgraphExec hGraphExec, CUgrap
     return r;
 }
 
+/* The destination's allocation kind and context, the dimensions and element
+ * size stay; the value and the address may change (memset_update_ok).
+ * INVALID_VALUE, the executable unchanged; INVALID_CONTEXT for a destroyed
+ * ctx. */
 CC_EXPORT CUresult cuGraphExecMemsetNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNode,
                                                   const CUDA_MEMSET_NODE_PARAMS *p, CUcontext ctx)
 {
@@ -671,23 +814,27 @@ CC_EXPORT CUresult cuGraphExecMemsetNodeSetParams(CUgraphExec hGraphExec, CUgrap
     cc_exec *x = exec_get(hGraphExec);
     long i = x ? exec_index(x, hNode) : -1;
     if (i < 0 || x->plan->w[i].kind != CC_W_MEMSET) r = CUDA_ERROR_INVALID_VALUE;
-    else if (ctx && !cc__ctx_ok((cc_ctx *)ctx)) r = CUDA_ERROR_INVALID_CONTEXT;
-    else if (p->elementSize != 1 && p->elementSize != 2 && p->elementSize != 4) r = CUDA_ERROR_INVALID_VALUE;
-    else if (!p->width || !p->height || p->dst % p->elementSize) r = CUDA_ERROR_INVALID_VALUE;
-    else if (p->height > 1 && p->pitch < p->width * p->elementSize) r = CUDA_ERROR_INVALID_VALUE;
+    else r = update_ctx(ctx, &x->plan->w[i]);
+    if (!r && p->elementSize != 1 && p->elementSize != 2 && p->elementSize != 4) r = CUDA_ERROR_INVALID_VALUE;
+    else if (!r && (!p->width || !p->height || p->dst % p->elementSize)) r = CUDA_ERROR_INVALID_VALUE;
+    else if (!r && p->height > 1 && p->pitch < p->width * p->elementSize) r = CUDA_ERROR_INVALID_VALUE;
     if (!r) {
         size_t pitch = p->height > 1 ? p->pitch : p->width * p->elementSize;
-        r = cc__mem_check_dev(p->dst, (p->height - 1) * pitch + p->width * p->elementSize);
+        cc_work nw = x->plan->w[i];
+        nw.u.m.dst = p->dst;
+        nw.u.m.pitch = pitch;
+        nw.u.m.value = p->value;
+        nw.u.m.esz = p->elementSize;
+        nw.u.m.w = p->width;
+        nw.u.m.h = p->height;
+        if (!memset_update_ok(&x->plan->w[i], x->odst[i], &nw)) r = CUDA_ERROR_INVALID_VALUE;
+        if (!r) r = cc__mem_check_dev(p->dst, (p->height - 1) * pitch + p->width * p->elementSize);
         cc_plan *pl = NULL;
         if (!r && !(pl = plan_own(x))) r = CUDA_ERROR_OUT_OF_MEMORY;
         if (!r) {
             cc_work *w = &pl->w[i];
             w->u.m.dst = p->dst;
-            w->u.m.pitch = pitch;
             w->u.m.value = p->value;
-            w->u.m.esz = p->elementSize;
-            w->u.m.w = p->width;
-            w->u.m.h = p->height;
             cc__count(CC_C_GRAPH_EXEC_UPDATES);
         }
     }
@@ -696,8 +843,10 @@ CC_EXPORT CUresult cuGraphExecMemsetNodeSetParams(CUgraphExec hGraphExec, CUgrap
 }
 
 /* Whole-graph update: nodes pair by creation order; the topology, every
- * node's type, a kernel node's context, a copy's memory types and memory
- * nodes' addresses must match, else 910 with the reason. The executable's
+ * node's type, a kernel node's context and memory nodes' addresses must
+ * match; a memset or copy node that changed must change only as setting it
+ * may (memset_update_ok, copy_update_ok: the reference's "Memset and memcpy
+ * nodes" limitations say the same), else 910 with the reason. The executable's
  * nodes keep the handles of the graph it was instantiated from (observed on
  * an H200): only its plan changes; queued launches keep theirs. */
 static CUresult exec_update(CUgraphExec h, CUgraph hg, CUgraphExecUpdateResultInfo *info)
@@ -734,7 +883,11 @@ static CUresult exec_update(CUgraphExec h, CUgraph hg, CUgraphExecUpdateResultIn
                 if (n->w.ctx != o->ctx) why = CU_GRAPH_EXEC_UPDATE_ERROR_UNSUPPORTED_FUNCTION_CHANGE;
                 break;
             case CC_W_COPY:
-                if (n->w.u.c.st != o->u.c.st || n->w.u.c.dt != o->u.c.dt)
+                if (!copy_same(&n->w, o) && !copy_update_ok(o, x->odst[i], x->osrc[i], &n->w))
+                    why = CU_GRAPH_EXEC_UPDATE_ERROR_PARAMETERS_CHANGED;
+                break;
+            case CC_W_MEMSET:
+                if (!memset_same(&n->w, o) && !memset_update_ok(o, x->odst[i], &n->w))
                     why = CU_GRAPH_EXEC_UPDATE_ERROR_PARAMETERS_CHANGED;
                 break;
             case CC_W_MEM_ALLOC:

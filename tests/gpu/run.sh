@@ -78,7 +78,8 @@ num() { sed -n "s/.*\"$2\": *\([0-9.]*\).*/\1/p" "$1" | head -n 1; }
 warning() { printf '%s\n' "$1" | grep -m 1 '^reprise: '; }
 runs=("kernelcheck 2" "heat 200" "pingpong 96" "pingpong 60 2 3" "stepper 200 1"
       "runtime_like 100" "threads 50 4 steady" "threads 50 4" "selfcapture 24"
-      "pageable 16" "libkernel 40" "phases 120 40" "handoff 30" "badinput 8"
+      "pageable 16" "libkernel 40" "phases 120 40" "phases 120 40 fixedset" "handoff 30"
+      "badinput 8" "decode 200 64" "decode 200 64 static"
       # issue 14's shapes (no host sync inside the loop): the replayed share
       # each should reach is in tests/apps/nosync_expect.txt
       "nosync 200 fixed" "nosync 200 scalar" "nosync 300 rotate 8 3" "nosync 200 nested"
