@@ -455,6 +455,9 @@ static void a_1d_copys_extent_and_addresses_may_change_and_a_queued_launch_keeps
     int init[8] = {1, 2, 3, 4, 5, 6, 7, 8};
     CU_OK(cuMemcpyHtoD(src, init, sizeof init));
     CU_OK(cuMemcpyHtoD(src2, init, sizeof init));
+    /* The legacy stream's writes may still be running: no non-blocking
+     * stream waits for them. */
+    CU_OK(cuCtxSynchronize());
     CUgraph g = capture_copy(s, dst, src);
     CUgraphExec e = instantiate(g);
     int *gate = drv_gate_new();
@@ -487,6 +490,9 @@ static void a_zero_length_2d_or_retyped_copy_gets_invalid_value(void **state)
     CUstream s = drv_stream(CU_STREAM_NON_BLOCKING);
     CUdeviceptr src = drv_dalloc(8 * sizeof(int)), dst = drv_dalloc(8 * sizeof(int));
     CU_OK(cuMemsetD32(src, 4, 8));
+    /* The legacy stream's writes may still be running: no non-blocking
+     * stream waits for them. */
+    CU_OK(cuCtxSynchronize());
     CUgraph g = capture_copy(s, dst, src);
     CUgraphExec e = instantiate(g);
     CUgraphNode n = only_node(g);
@@ -521,6 +527,9 @@ static void a_copy_node_instantiated_2d_cannot_be_set(void **state)
     size_t pitch = 4 * sizeof(int);
     CUdeviceptr src = drv_dalloc(8 * sizeof(int)), dst = drv_dalloc(8 * sizeof(int));
     CU_OK(cuMemsetD32(src, 3, 8));
+    /* The legacy stream's writes may still be running: no non-blocking
+     * stream waits for them. */
+    CU_OK(cuCtxSynchronize());
     CUDA_MEMCPY2D c;
     memset(&c, 0, sizeof c);
     c.srcMemoryType = c.dstMemoryType = CU_MEMORYTYPE_DEVICE;
@@ -555,6 +564,9 @@ static void a_copy_to_another_contexts_memory_or_from_pinned_to_pageable_gets_in
     CUstream s = drv_stream(CU_STREAM_NON_BLOCKING);
     CUdeviceptr src = drv_dalloc(sizeof(int)), dst = drv_dalloc(sizeof(int));
     CU_OK(cuMemsetD32(src, 6, 1));
+    /* The legacy stream's writes may still be running: no non-blocking
+     * stream waits for them. */
+    CU_OK(cuCtxSynchronize());
     CUgraph g = capture_copy(s, dst, src);
     CUgraphExec e = instantiate(g);
     CUDA_MEMCPY3D other = dtod(o.mem, src, sizeof(int));
@@ -601,6 +613,9 @@ static void an_exec_update_may_change_a_grid_and_a_copy_extent_but_not_a_memset_
     CUdeviceptr src = drv_dalloc(8 * sizeof(int)), dst = drv_dalloc(8 * sizeof(int));
     CUdeviceptr m = drv_dalloc(8 * sizeof(int));
     CU_OK(cuMemsetD32(src, 2, 8));
+    /* The legacy stream's writes may still be running: no non-blocking
+     * stream waits for them. */
+    CU_OK(cuCtxSynchronize());
     void *args[] = {&out};
     CUgraph g[3];
     for (int i = 0; i < 3; i++) {
