@@ -20,6 +20,7 @@
 #include "explain.h"
 #include "lifecycle.h"
 #include "oprecord.h"
+#include "period.h"
 
 /* Engine settings, from the options table. */
 struct rp__engine_config {
@@ -28,6 +29,7 @@ struct rp__engine_config {
     size_t max_updates;    /* REPRISE_MAX_UPDATES */
     size_t min_ops;        /* REPRISE_MIN_OPS */
     size_t max_ops;        /* REPRISE_MAX_OPS */
+    size_t max_held;       /* REPRISE_MAX_HELD: chunk length of a step found by its period */
     size_t max_graphs;     /* REPRISE_MAX_GRAPHS: sequences with a graph, per context */
     uint64_t max_staging;  /* REPRISE_MAX_STAGING: live staging bytes per context */
     uint64_t max_seq_bytes;/* REPRISE_MAX_SEQ_BYTES: parameter bytes per sequence */
@@ -51,6 +53,7 @@ enum rp__eager_reason {
     RP_EAGER_PROGRAM_CAPTURE,/* the program was capturing itself */
     RP_EAGER_NO_LAYOUT,      /* the kernel's parameter layout cannot be read */
     RP_EAGER_EXCLUDED,       /* the kernel is kept out by REPRISE_EXCLUDE/INCLUDE */
+    RP_EAGER_NO_PERIOD,      /* no boundary and no period: its segment outgrew REPRISE_MAX_OPS */
     RP_EAGER_REASON_COUNT
 };
 extern const char *const rp__eager_reason_names[RP_EAGER_REASON_COUNT];
@@ -75,6 +78,7 @@ typedef struct rp_seq {
     uint64_t last_use;
     unsigned int id;
     int broken;             /* its launch failed: no longer offered, dropped later */
+    int by_period;          /* its segment was delimited by the stream's period, not a boundary */
     size_t div_op;          /* the last divergence: index of the op that differed */
     const char *div_why;    /* ... and why (NULL: none yet) */
     /* Sequences with volatile fields (NULL vmask: an exact-content one). */
@@ -111,6 +115,14 @@ typedef struct rp_stream {
     size_t ncand;
     rp_seq *complete;       /* longest candidate fully matched so far */
     unsigned int churn;     /* back-off level: warmup x 2^churn for new captures */
+    /* Finding the step without boundaries: every capturable op gets a
+     * position; once a segment outgrows REPRISE_MAX_HELD the stream's op
+     * shapes feed a period detector (allocated then), whose cuts end
+     * segments where a step (or a chunk of it) starts. */
+    uint64_t opno;
+    uint64_t boundary_opno; /* opno at the stream's last host boundary */
+    rp_period *per;
+    int seg_cut_by_period;  /* the segment being learnt began at a period cut */
     /* The per-thread stream of another thread cannot be named from here:
      * its deferred work, resolved by another thread, goes to the context's
      * private stream after `start_ev` (recorded on the owner's stream when
@@ -148,6 +160,8 @@ struct rp__engine_stats {
     uint64_t evictions;          /* graphs dropped to stay within REPRISE_MAX_GRAPHS */
     uint64_t staging_live_bytes; /* staging held by live graphs now */
     uint64_t nodes_kernel, nodes_memcpy, nodes_memset, nodes_other; /* in captured graphs */
+    uint64_t periods_found;      /* periods accepted on streams without boundaries */
+    uint64_t period_cuts;        /* segments ended by a period cut (a step or chunk start) */
 };
 
 #define RP_MAX_STREAMS 128  /* per context */
@@ -271,6 +285,12 @@ void rp__seg_append(rp_stream *st, rp_op *op, enum rp__eager_reason pending);
 void rp__seg_end(rp_stream *st);
 /* Forget the segment of `st` without counting it (its stream goes). */
 void rp__seg_clear(rp_stream *st);
+/* The next capturable op of `st` gets its position; if the stream's period
+ * says a step or chunk starts at it, what is deferred is resolved and the
+ * segment learnt so far ends first. Returns the first error of a flush. */
+CUresult rp__learn_next(rp_stream *st, rp_op *op);
+/* Release what learning keeps for a stream (its period detector). */
+void rp__learn_stream_free(rp_stream *st);
 /* What a resolution of `st` did, for learning: a replay ends the segment
  * before it (the ops around a graph launch are not contiguous), and the
  * flushed ops (left in st->def[0..nflushed)) join the segment. */
@@ -383,6 +403,7 @@ struct rp__seq_info {
     char first_kernels[800];/* the names of its first (up to three) kernels */
     unsigned int variants;  /* sequences with its structure (itself included) */
     char volatile_fields[256]; /* "kernel#param op:field ..." ("" if exact) */
+    int by_period;          /* found by the stream's period, not delimited by boundaries */
 };
 /* The report line of sequence `s` (cs locked). */
 void rp__seq_info(const rp_seq *s, struct rp__seq_info *o);

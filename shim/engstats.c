@@ -22,6 +22,7 @@ const char *const rp__eager_reason_names[RP_EAGER_REASON_COUNT] = {
     [RP_EAGER_PROGRAM_CAPTURE] = "program_capturing",
     [RP_EAGER_NO_LAYOUT] = "no_param_layout",
     [RP_EAGER_EXCLUDED] = "excluded_by_rule",
+    [RP_EAGER_NO_PERIOD] = "no_period",
 };
 
 /* ---- bound hits ------------------------------------------------------------ */
@@ -100,6 +101,7 @@ void rp__seq_info(const rp_seq *s, struct rp__seq_info *o)
     o->divergences = s->divergences;
     o->updates = s->updates;
     o->captured_at = s->captured_at;
+    o->by_period = s->by_period;
     o->first_kernels[0] = '\0';
     for (size_t k = 0, named = 0; k < s->det->n && named < 3; k++) {
         if (s->det->ops[k].kind != RP_OP_KERNEL)

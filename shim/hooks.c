@@ -124,6 +124,8 @@ static int capturable_locked(rp_ctxstate *cs, CUstream s, int ptsz, rp_op *op,
         return 0;
     }
     CUresult pre = rp__end_ordered(st, 0);
+    CUresult cut = rp__learn_next(st, op);
+    pre = first_error(pre, cut);
     CUresult err = CUDA_SUCCESS;
     rp_op_kind kind = op->kind; /* the record moves into the stream when deferred */
     if (rp__defer(st, op, &err)) {
@@ -647,6 +649,7 @@ int rp__engine_setup(struct rp__driver *core, const struct rp__driver *real)
         .max_updates = rp__option(RP_OPTION_MAX_UPDATES).count,
         .min_ops = rp__option(RP_OPTION_MIN_OPS).count,
         .max_ops = rp__option(RP_OPTION_MAX_OPS).count,
+        .max_held = rp__option(RP_OPTION_MAX_HELD).count,
         .max_graphs = rp__option(RP_OPTION_MAX_GRAPHS).count,
         .max_staging = rp__option(RP_OPTION_MAX_STAGING).count,
         .max_seq_bytes = rp__option(RP_OPTION_MAX_SEQ_BYTES).count,

@@ -19,13 +19,116 @@ void rp__seg_clear(rp_stream *st)
     st->seg_diverged = 0;
 }
 
+/* Why the ops of a segment that outgrew REPRISE_MAX_OPS ran eagerly: no
+ * period was found on a stream that is looking for one, or the bound. */
+static enum rp__eager_reason overflow_reason(const rp_stream *st)
+{
+    return st->per && !st->per->d ? RP_EAGER_NO_PERIOD : RP_EAGER_BOUND;
+}
+
+/* A segment this long with no boundary in sight: the stream starts looking
+ * for its period (DESIGN.md §8). Loops that synchronize every few ops never
+ * pay for it. */
+#define WATCH_AFTER 16
+
+static void watch_period(rp_stream *st, const rp_op *op)
+{
+    if (!st->per && st->nseg >= WATCH_AFTER) {
+        st->per = malloc(sizeof *st->per);
+        if (st->per && rp__period_init(st->per) != 0) {
+            free(st->per);
+            st->per = NULL;
+        }
+        if (!st->per)
+            rp__bound_hit(st->cs, RP_BOUND_MEMORY);
+    }
+    if (st->per) {
+        unsigned int repeats = rp__eng_cfg.warmup > 1 ? rp__eng_cfg.warmup - 1 : 1;
+        if (rp__period_feed(st->per, op->opno, op->skey, repeats, rp__eng_cfg.min_ops) &&
+            st->per->d) {
+            st->cs->st.periods_found++;
+            static _Atomic unsigned int logged;
+            if (atomic_fetch_add(&logged, 1) < 8)
+                rp__info("stream %p repeats every %llu ops with no boundary: its steps are "
+                         "captured from there, in chunks of at most %zu ops",
+                         (void *)st->handle, (unsigned long long)st->per->d, rp__eng_cfg.max_held);
+        }
+    }
+}
+
+/* End the segment of `st` at every point its period cuts inside it, each
+ * piece counted as a segment of its own: when the period is first found,
+ * the segment already holds several steps, and they count towards the
+ * warmup at once instead of being learnt again. */
+static void seg_end_at_cuts(rp_stream *st)
+{
+    if (st->seg_overflow) { /* records were dropped: it cannot be cut up */
+        rp__seg_end(st);
+        return;
+    }
+    rp_op *all = st->seg;
+    size_t n = st->nseg, start = 0, diverged = st->seg_diverged;
+    for (size_t i = 1; i <= n; i++) {
+        if (i < n && !rp__period_cut_before(st->per, all[i].opno, rp__eng_cfg.max_held))
+            continue;
+        st->seg = all + start;
+        st->nseg = i - start;
+        /* Flushed ops are not told apart within a segment: counted first. */
+        st->seg_diverged = diverged < st->nseg ? diverged : st->nseg;
+        diverged -= st->seg_diverged;
+        rp__seg_end(st); /* frees the piece's records */
+        st->seg_cut_by_period = 1;
+        start = i;
+    }
+    st->seg = all;
+    st->nseg = 0;
+    st->seg_diverged = 0;
+}
+
+CUresult rp__learn_next(rp_stream *st, rp_op *op)
+{
+    op->opno = st->opno++;
+    /* Host boundaries, where the program has them at least every
+     * REPRISE_MAX_HELD ops (and every other period), delimit the steps as
+     * they are: the period cuts only a stream that has gone longer than
+     * that without one. */
+    uint64_t quiet = st->per && st->per->d ? 2 * st->per->d : 0;
+    if (quiet < rp__eng_cfg.max_held)
+        quiet = rp__eng_cfg.max_held;
+    if (!st->per || !st->per->d || op->opno - st->boundary_opno < quiet ||
+        !rp__period_cut_before(st->per, op->opno, rp__eng_cfg.max_held))
+        return CUDA_SUCCESS;
+    /* What is deferred began before the cut: it cannot be this step's
+     * graph. It is resolved (replayed if complete, else flushed) first. */
+    CUresult rc = st->ndef ? rp__resolve_stream(st) : CUDA_SUCCESS;
+    if (st->nseg) {
+        st->cs->st.period_cuts++;
+        seg_end_at_cuts(st);
+    }
+    st->seg_cut_by_period = 1; /* the next segment begins at a step or chunk */
+    return rc;
+}
+
+void rp__learn_stream_free(rp_stream *st)
+{
+    if (st->per) {
+        rp__period_fini(st->per);
+        free(st->per);
+        st->per = NULL;
+    }
+}
+
 void rp__seg_append(rp_stream *st, rp_op *op, enum rp__eager_reason pending)
 {
+    /* Keys only for what the detectors will see: a deferred op that is
+     * replayed never needs them. */
+    rp__op_keys(op);
+    watch_period(st, op);
     if (pending == RP_EAGER_DIVERGED)
         st->seg_diverged++;
     if (st->seg_overflow || (rp__eng_cfg.max_ops && st->nseg >= rp__eng_cfg.max_ops)) {
         st->seg_overflow = 1;
-        rp__count_eager(st->cs, pending == RP_EAGER_DIVERGED ? pending : RP_EAGER_BOUND, 1);
+        rp__count_eager(st->cs, pending == RP_EAGER_DIVERGED ? pending : overflow_reason(st), 1);
         if (pending == RP_EAGER_DIVERGED)
             st->seg_diverged--;
         rp__op_free(op);
@@ -43,9 +146,6 @@ void rp__seg_append(rp_stream *st, rp_op *op, enum rp__eager_reason pending)
         st->seg = n;
         st->capseg = cap;
     }
-    /* Keys only for what the detector will see: a deferred op that is
-     * replayed never needs them. */
-    rp__op_keys(op);
     st->seg[st->nseg++] = *op;
     memset(op, 0, sizeof *op);
 }
@@ -143,7 +243,8 @@ static rp_seq *reusable(rp_ctxstate *cs, const rp_det_entry *e)
 /* Capture detector entry `e` of table `d` (with volatile fields `vmask`, or
  * NULL for an exact-content sequence). Returns 0, or -1 when a bound
  * stopped it (the failure is counted either way). */
-static int capture_segment(rp_ctxstate *cs, rp_detector *d, rp_det_entry *e, const uint64_t *vmask)
+static int capture_segment(rp_ctxstate *cs, rp_detector *d, rp_det_entry *e, const uint64_t *vmask,
+                           int by_period)
 {
     rp_seq *reuse = reusable(cs, e);
     if (!reuse && make_room(cs) != 0) {
@@ -180,6 +281,7 @@ static int capture_segment(rp_ctxstate *cs, rp_detector *d, rp_det_entry *e, con
     }
     rp__det_captured(d, e);
     s->captured_at = e->seen;
+    s->by_period = by_period;
     s->last_use = cs->det.clock;
     rp__seqs_add(cs, s);
     cs->st.graphs_captured++;
@@ -242,7 +344,7 @@ static int learn_volatile(rp_stream *st)
         if (v == RP_DET_CAPTURE)
             rp__det_capture_failed(&cs->sdet, e);
     } else if (v == RP_DET_CAPTURE) {
-        capture_segment(cs, &cs->sdet, e, mask);
+        capture_segment(cs, &cs->sdet, e, mask, st->seg_cut_by_period);
         captured = 1;
     } else {
         for (size_t i = 0; i < cs->nseqs; i++) {
@@ -293,6 +395,7 @@ void rp__seg_end(rp_stream *st)
     rp_ctxstate *cs = st->cs;
     if (st->nseg == 0) {
         rp__seg_clear(st);
+        st->seg_cut_by_period = 0;
         return;
     }
     cs->st.segments++;
@@ -303,8 +406,9 @@ void rp__seg_end(rp_stream *st)
         param_bytes += st->seg[i].param_bytes;
     if (st->seg_overflow || param_bytes > rp__eng_cfg.max_seq_bytes) {
         rp__bound_hit(cs, st->seg_overflow ? RP_BOUND_OPS : RP_BOUND_SEQ_BYTES);
-        rp__count_eager(cs, RP_EAGER_BOUND, rest);
+        rp__count_eager(cs, st->seg_overflow ? overflow_reason(st) : RP_EAGER_BOUND, rest);
         rp__seg_clear(st);
+        st->seg_cut_by_period = 0;
         return;
     }
     /* The records' keys were computed when they were recorded. */
@@ -339,7 +443,8 @@ void rp__seg_end(rp_stream *st)
          * every segment is an exact capture candidate at once. */
         if (backing_off(st, e))
             why = RP_EAGER_CAPTURE_FAILED;
-        else if (!learn_volatile(st) && capture_segment(cs, &cs->det, e, NULL) != 0)
+        else if (!learn_volatile(st) &&
+                 capture_segment(cs, &cs->det, e, NULL, st->seg_cut_by_period) != 0)
             why = RP_EAGER_BOUND;
         break;
     }
@@ -347,13 +452,17 @@ void rp__seg_end(rp_stream *st)
         learn_volatile(st);
     rp__count_eager(cs, why, rest);
     rp__seg_clear(st);
+    st->seg_cut_by_period = 0;
     rp__sweep_broken(cs);
 }
 
 void rp__learn_resolved(rp_stream *st, const struct rp_resolved *r)
 {
-    if (r->replayed)
+    if (r->replayed) {
         rp__seg_end(st); /* the ops before the graph launch end a segment */
+        /* A step or chunk found by the period ends where the next begins. */
+        st->seg_cut_by_period = r->replayed->by_period;
+    }
     for (size_t i = 0; i < r->nflushed; i++)
         rp__seg_append(st, &st->def[i], RP_EAGER_DIVERGED);
     st->ndef = 0;

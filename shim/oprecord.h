@@ -57,6 +57,7 @@ typedef struct rp_op {
     uint8_t *data;          /* staged HtoD: the bytes copied at the call (payload) */
     /* keys, filled by rp__op_keys */
     uint64_t skey, ckey;
+    uint64_t opno;          /* its position among its stream's capturable ops */
 } rp_op;
 
 /* A kernel's parameter layout (cuFuncGetParamInfo): parameter i lies at

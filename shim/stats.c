@@ -213,6 +213,8 @@ static void write_counters(struct out *o, const struct rp__engine_stats *e, uint
     out_key_u64(o, sep, "exec_update_refused", e->exec_update_refused);
     out_key_u64(o, sep, "evictions", e->evictions);
     out_key_u64(o, sep, "backoffs", e->backoffs);
+    out_key_u64(o, sep, "periods_found", e->periods_found);
+    out_key_u64(o, sep, "period_cuts", e->period_cuts);
     out_key_u64(o, sep, "staging_live_bytes", e->staging_live_bytes);
     out_str(o, sep);
     out_key_u64(o, "\"graph_nodes\": {", "kernel", e->nodes_kernel);
@@ -294,6 +296,7 @@ static void write_engine(struct out *o)
         out_key_u64(o, ", ", "divergences", seqs[i].divergences);
         out_key_u64(o, ", ", "updates", seqs[i].updates);
         out_key_u64(o, ", ", "variants", seqs[i].variants);
+        out_str(o, seqs[i].by_period ? ", \"found_by\": \"period\"" : ", \"found_by\": \"boundary\"");
         out_str(o, ", \"volatile\": ");
         out_json_str(o, seqs[i].volatile_fields);
         if (seqs[i].div_why) {

@@ -267,6 +267,7 @@ static int ordered(const rp_stream *a, const rp_stream *b)
 static void stream_free(rp_stream *st)
 {
     rp__seg_clear(st);
+    rp__learn_stream_free(st);
     for (size_t i = 0; i < st->ndef; i++)
         rp__op_free(&st->def[i]);
     free(st->seg);
@@ -336,9 +337,13 @@ int rp__defer(rp_stream *st, rp_op *op, CUresult *err)
     return 1;
 }
 
-/* Resolve and end the segment of one stream. */
+/* A host boundary on stream `st`: what it holds is resolved and its
+ * segment ends (when it has one). */
 static CUresult end_segment(rp_stream *st)
 {
+    st->boundary_opno = st->opno;
+    if (!st->nseg && !st->ndef)
+        return CUDA_SUCCESS;
     CUresult rc = rp__resolve_stream(st);
     rp__seg_end(st);
     return rc;
@@ -350,7 +355,7 @@ CUresult rp__end_ordered(rp_stream *st, int self)
     CUresult first = CUDA_SUCCESS;
     for (size_t i = 0; i < cs->nstreams; i++) {
         rp_stream *o = &cs->streams[i];
-        if (!o->used || (!o->nseg && !o->ndef) || (o == st && !self) || !ordered(o, st))
+        if (!o->used || (o == st && !self) || !ordered(o, st))
             continue;
         CUresult rc = end_segment(o);
         if (first == CUDA_SUCCESS)
@@ -367,7 +372,7 @@ CUresult rp__resolve_ctx(rp_ctxstate *cs)
             rejoin(&cs->streams[i]); /* only the owner's own */
     for (size_t i = 0; i < cs->nstreams; i++) {
         rp_stream *o = &cs->streams[i];
-        if (!o->used || (!o->nseg && !o->ndef))
+        if (!o->used)
             continue;
         CUresult rc = end_segment(o);
         if (first == CUDA_SUCCESS)

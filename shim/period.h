@@ -1,0 +1,54 @@
+/* period.h - finding the step of a stream that no host boundary delimits
+ * (DESIGN.md §8): the period of its op shapes, from hash-head match finding
+ * (a table from a hash of the last few op shape keys to where that run last
+ * occurred proposes a distance per op), a few tracked distances with run
+ * lengths, a period accepted once a whole repetition matched and the
+ * longest such preferred, and a cut that does not move with where the
+ * stream began (the op of the period whose window hash is smallest). It
+ * only proposes where segments end: the matcher still compares every op in
+ * full before any graph stands in for it. Pure: no driver, no lock (the
+ * engine holds the context's lock). */
+#ifndef REPRISE_PERIOD_H
+#define REPRISE_PERIOD_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define RP_PERIOD_RING 8192u   /* op shapes remembered per stream (a power of two) */
+#define RP_PERIOD_HEAD 4096u   /* hash-head slots (a power of two) */
+#define RP_PERIOD_WINDOW 4u    /* ops hashed together to propose a distance */
+#define RP_PERIOD_SLOTS 4      /* distances tracked at once */
+#define RP_PERIOD_MIN_RUN 16u  /* ops that must match in a row before any period counts */
+
+typedef struct rp_period {
+    struct rp_period_op {
+        uint64_t pos;          /* the op's position on its stream (UINT64_MAX: none) */
+        uint64_t key;          /* its shape key */
+        uint64_t win;          /* hash of the window ending at it (0: incomplete) */
+    } *ring;
+    uint64_t *head;            /* window hash -> last position + 1 (0: none) */
+    struct {
+        uint64_t d, run;       /* a distance, and how many ops in a row matched at it */
+    } slot[RP_PERIOD_SLOTS];
+    uint64_t d;                /* the accepted period (0: none) */
+    uint64_t base;             /* a position where a step starts, when d is set */
+    uint64_t misses;           /* mismatches at distance d since it last matched */
+    uint64_t found;            /* periods accepted so far (stats) */
+    uint64_t dropped;          /* periods given up (stats) */
+} rp_period;
+
+/* Make `p` ready (tables allocated). Returns 0, or -1 when memory runs out
+ * (then `p` stays empty and every call below does nothing). */
+int rp__period_init(rp_period *p);
+void rp__period_fini(rp_period *p);
+/* Observe the op at position `pos` (positions increase, gaps allowed: ops
+ * not observed are unknown, never taken for matches) with shape key `key`.
+ * `min_repeats`: whole periods that must have matched before a period is
+ * accepted (at least 1). Returns 1 when the accepted period changed. */
+int rp__period_feed(rp_period *p, uint64_t pos, uint64_t key, unsigned int min_repeats,
+                    uint64_t min_len);
+/* 1 when a segment should end before the op at `pos`: a step starts there,
+ * or a chunk of at most `chunk` ops within the step does (0: no limit). */
+int rp__period_cut_before(const rp_period *p, uint64_t pos, uint64_t chunk);
+
+#endif
