@@ -1,0 +1,190 @@
+/* test_period.c - the period detector (shim/period.c) on op shape streams
+ * made up here: a shape is a small integer standing for an op's structure
+ * key. Each test states a rule of finding the step in a stream that no host
+ * boundary delimits (DESIGN.md §8). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdlib.h>
+
+#include "period.h"
+
+/* A shape key: spread over 64 bits, as real keys are. */
+static uint64_t key(unsigned int shape)
+{
+    uint64_t z = shape * 0x9E3779B97F4A7C15ull + 1;
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    return z ^ (z >> 27);
+}
+
+/* Feed `n` ops of the repeating pattern `pat` (length `len`), starting at
+ * position `*pos` with the pattern's element `phase`. */
+static void feed_pattern(rp_period *p, uint64_t *pos, const unsigned int *pat, size_t len,
+                         size_t phase, size_t n)
+{
+    for (size_t i = 0; i < n; i++, (*pos)++)
+        rp__period_feed(p, *pos, key(pat[(phase + i) % len]), 1, 2);
+}
+
+/* The offset within the pattern at which the detector cuts (a step
+ * starts), or -1 if it cuts nowhere in one period from `pos`. */
+static long cut_offset(const rp_period *p, uint64_t pos, size_t len, size_t phase)
+{
+    for (size_t i = 0; i < len; i++)
+        if (rp__period_cut_before(p, pos + i, 0))
+            return (long)((phase + i) % len);
+    return -1;
+}
+
+static const unsigned int step8[] = {1, 2, 3, 4, 5, 6, 7, 8};
+
+/* A fixed step is found once a whole repetition (and 16 ops) matched; if
+ * not, a loop that never synchronizes is never replayed. */
+static void a_fixed_step_is_found_after_a_whole_repetition(void **state)
+{
+    (void)state;
+    rp_period p;
+    assert_int_equal(rp__period_init(&p), 0);
+    uint64_t pos = 0;
+    feed_pattern(&p, &pos, step8, 8, 0, 8);
+    assert_int_equal(p.d, 0); /* one occurrence proves nothing */
+    feed_pattern(&p, &pos, step8, 8, 0, 24);
+    assert_int_equal(p.d, 8);
+    rp__period_fini(&p);
+}
+
+/* The step starts at the same op whatever op the stream began with; if it
+ * moved with the start, graphs learnt in one run would be cut differently
+ * in the next, and a stream's steps would not line up with its graphs. */
+static void the_cut_does_not_depend_on_where_the_stream_began(void **state)
+{
+    (void)state;
+    long first = -2;
+    for (size_t phase = 0; phase < 8; phase++) {
+        rp_period p;
+        assert_int_equal(rp__period_init(&p), 0);
+        uint64_t pos = 0;
+        feed_pattern(&p, &pos, step8, 8, phase, 40);
+        assert_int_equal(p.d, 8);
+        long off = cut_offset(&p, pos, 8, (phase + 40) % 8);
+        assert_true(off >= 0);
+        if (first == -2)
+            first = off;
+        assert_int_equal(off, first);
+        rp__period_fini(&p);
+    }
+}
+
+/* Shapes drawn at random from a few kernels match at short distances now
+ * and then, never for long: no period is accepted; if one were, a stream
+ * that never repeats would be cut up and captured for nothing. */
+static void random_shapes_from_few_kernels_give_no_period(void **state)
+{
+    (void)state;
+    rp_period p;
+    assert_int_equal(rp__period_init(&p), 0);
+    uint64_t x = 12345;
+    for (uint64_t pos = 0; pos < 20000; pos++) {
+        x = x * 6364136223846793005ull + 1442695040888963407ull;
+        rp__period_feed(&p, pos, key((unsigned int)(x >> 33) % 6), 1, 2);
+        assert_int_equal(p.d, 0);
+    }
+    rp__period_fini(&p);
+}
+
+/* A layer repeated inside the step, then a different tail: the step's
+ * period wins over the layer's; if the inner one stayed, every step would
+ * diverge at its tail. */
+static void the_longest_stable_period_wins_over_an_inner_one(void **state)
+{
+    (void)state;
+    static const unsigned int nested[] = {1, 2, 3, 1, 2, 3, 1, 2, 3, 1, 2, 3, 7, 8, 9, 10};
+    rp_period p;
+    assert_int_equal(rp__period_init(&p), 0);
+    uint64_t pos = 0;
+    feed_pattern(&p, &pos, nested, 16, 0, 16 * 8);
+    assert_int_equal(p.d, 16);
+    rp__period_fini(&p);
+}
+
+/* Two patterns of 5 and 7 ops alternating are one step of 12. */
+static void interleaved_patterns_are_one_step(void **state)
+{
+    (void)state;
+    static const unsigned int both[] = {1, 2, 3, 4, 5, 11, 12, 13, 14, 15, 16, 17};
+    rp_period p;
+    assert_int_equal(rp__period_init(&p), 0);
+    uint64_t pos = 0;
+    feed_pattern(&p, &pos, both, 12, 0, 12 * 6);
+    assert_int_equal(p.d, 12);
+    rp__period_fini(&p);
+}
+
+/* A step whose length changes for good: the new period replaces the old
+ * one; if the old one stayed, the stream would be cut at the wrong places
+ * for ever. */
+static void a_new_step_length_replaces_the_old_period(void **state)
+{
+    (void)state;
+    static const unsigned int step10[] = {1, 2, 3, 4, 5, 6, 21, 22, 23, 24};
+    rp_period p;
+    assert_int_equal(rp__period_init(&p), 0);
+    uint64_t pos = 0;
+    feed_pattern(&p, &pos, step8, 6, 0, 60);
+    assert_int_equal(p.d, 6);
+    feed_pattern(&p, &pos, step10, 10, 0, 100);
+    assert_int_equal(p.d, 10);
+    rp__period_fini(&p);
+}
+
+/* Ops not observed (replayed, say) are unknown, never taken for matches:
+ * a stream observed in patches finds no period it has not seen repeat. */
+static void unobserved_ops_are_never_taken_for_matches(void **state)
+{
+    (void)state;
+    rp_period p;
+    assert_int_equal(rp__period_init(&p), 0);
+    /* One op observed in every 8: no two observed ops are ever a period apart. */
+    for (uint64_t pos = 0; pos < 4000; pos += 8)
+        rp__period_feed(&p, pos, key((unsigned int)(pos / 8)), 1, 2);
+    assert_int_equal(p.d, 0);
+    rp__period_fini(&p);
+}
+
+/* A step longer than the chunk is cut at the step's start and every chunk
+ * within it; if not, a long step would be held back whole. */
+static void a_long_step_is_cut_into_chunks(void **state)
+{
+    (void)state;
+    unsigned int big[100];
+    for (unsigned int i = 0; i < 100; i++)
+        big[i] = i + 1;
+    rp_period p;
+    assert_int_equal(rp__period_init(&p), 0);
+    uint64_t pos = 0;
+    feed_pattern(&p, &pos, big, 100, 0, 300);
+    assert_int_equal(p.d, 100);
+    int cuts = 0;
+    for (uint64_t q = pos; q < pos + 100; q++)
+        cuts += rp__period_cut_before(&p, q, 32);
+    assert_int_equal(cuts, 4); /* at 0, 32, 64 and 96 within the step */
+    rp__period_fini(&p);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(a_fixed_step_is_found_after_a_whole_repetition),
+        cmocka_unit_test(the_cut_does_not_depend_on_where_the_stream_began),
+        cmocka_unit_test(random_shapes_from_few_kernels_give_no_period),
+        cmocka_unit_test(the_longest_stable_period_wins_over_an_inner_one),
+        cmocka_unit_test(interleaved_patterns_are_one_step),
+        cmocka_unit_test(a_new_step_length_replaces_the_old_period),
+        cmocka_unit_test(unobserved_ops_are_never_taken_for_matches),
+        cmocka_unit_test(a_long_step_is_cut_into_chunks),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
