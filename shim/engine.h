@@ -30,6 +30,7 @@ struct rp__engine_config {
     size_t min_ops;        /* REPRISE_MIN_OPS */
     size_t max_ops;        /* REPRISE_MAX_OPS */
     size_t max_held;       /* REPRISE_MAX_HELD: chunk length of a step found by its period */
+    unsigned int idle_us;  /* REPRISE_IDLE_US: held work issued after this long without a call (0: never) */
     size_t max_graphs;     /* REPRISE_MAX_GRAPHS: sequences with a graph, per context */
     uint64_t max_staging;  /* REPRISE_MAX_STAGING: live staging bytes per context */
     uint64_t max_seq_bytes;/* REPRISE_MAX_SEQ_BYTES: parameter bytes per sequence */
@@ -121,6 +122,7 @@ typedef struct rp_stream {
      * segments where a step (or a chunk of it) starts. */
     uint64_t opno;
     uint64_t boundary_opno; /* opno at the stream's last host boundary */
+    uint64_t idle_seen;     /* opno when the idle watch last looked (streams.c) */
     rp_period *per;
     int seg_cut_by_period;  /* the segment being learnt began at a period cut */
     /* The per-thread stream of another thread cannot be named from here:
@@ -160,6 +162,7 @@ struct rp__engine_stats {
     uint64_t evictions;          /* graphs dropped to stay within REPRISE_MAX_GRAPHS */
     uint64_t staging_live_bytes; /* staging held by live graphs now */
     uint64_t nodes_kernel, nodes_memcpy, nodes_memset, nodes_other; /* in captured graphs */
+    uint64_t idle_flushes;       /* held work issued because its stream went quiet */
     uint64_t periods_found;      /* periods accepted on streams without boundaries */
     uint64_t period_cuts;        /* segments ended by a period cut (a step or chunk start) */
 };
@@ -263,6 +266,9 @@ uint64_t rp__engine_program_captures(void);
 CUresult rp__engine_resolve_all(void);
 /* At the first capture: make sure deferred work reaches the driver at exit. */
 void rp__arm_exit_hook(void);
+/* A deferral began: the idle watch (REPRISE_IDLE_US) makes sure it does not
+ * wait on the host's idle time. */
+void rp__idle_watch(void);
 /* In a child of fork(): the parent's deferred work and report are the
  * parent's; the child resolves nothing. */
 void rp__engine_forked(void);

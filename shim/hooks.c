@@ -650,6 +650,7 @@ int rp__engine_setup(struct rp__driver *core, const struct rp__driver *real)
         .min_ops = rp__option(RP_OPTION_MIN_OPS).count,
         .max_ops = rp__option(RP_OPTION_MAX_OPS).count,
         .max_held = rp__option(RP_OPTION_MAX_HELD).count,
+        .idle_us = (unsigned int)rp__option(RP_OPTION_IDLE_US).count,
         .max_graphs = rp__option(RP_OPTION_MAX_GRAPHS).count,
         .max_staging = rp__option(RP_OPTION_MAX_STAGING).count,
         .max_seq_bytes = rp__option(RP_OPTION_MAX_SEQ_BYTES).count,

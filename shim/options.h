@@ -48,6 +48,8 @@ enum rp_option_kind {
       "never capture a sequence of more than N ops (a bound: hits are counted)", 1, 1048576) \
     X(MAX_HELD, "REPRISE_MAX_HELD", RP_OPT_COUNT, "64", "--max-held", "N",               \
       "a step found in a stream without host boundaries is captured in chunks of at most N ops", 1, 1048576) \
+    X(IDLE_US, "REPRISE_IDLE_US", RP_OPT_COUNT, "100", "--idle-us", "US",                \
+      "work held back for a graph is issued when its stream has had no call for US microseconds (0: never)", 0, 1000000) \
     X(MAX_GRAPHS, "REPRISE_MAX_GRAPHS", RP_OPT_COUNT, "256", "--max-graphs", "N",       \
       "keep at most N captured graphs (least recently used dropped first)", 1, 65536)   \
     X(MAX_VARIANTS, "REPRISE_MAX_VARIANTS", RP_OPT_COUNT, "4", "--max-variants", "N",   \

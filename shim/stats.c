@@ -213,6 +213,7 @@ static void write_counters(struct out *o, const struct rp__engine_stats *e, uint
     out_key_u64(o, sep, "exec_update_refused", e->exec_update_refused);
     out_key_u64(o, sep, "evictions", e->evictions);
     out_key_u64(o, sep, "backoffs", e->backoffs);
+    out_key_u64(o, sep, "idle_flushes", e->idle_flushes);
     out_key_u64(o, sep, "periods_found", e->periods_found);
     out_key_u64(o, sep, "period_cuts", e->period_cuts);
     out_key_u64(o, sep, "staging_live_bytes", e->staging_live_bytes);

@@ -55,8 +55,11 @@ if [ $absent -eq 0 ]; then
     [ $sanitized -eq 1 ] && preload_env="$preload_env ASAN_OPTIONS=verify_asan_link_order=0"
 fi
 
+# The idle flush (REPRISE_IDLE_US) acts on timing: a run preempted for a
+# while mid-step would count differently. Counts are checked exactly here,
+# so it is off unless the check sets it (--env REPRISE_IDLE_US=...).
 # shellcheck disable=SC2086
-env LD_LIBRARY_PATH="$driver_dir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
+env LD_LIBRARY_PATH="$driver_dir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" REPRISE_IDLE_US=0 \
     $preload_env $stats_env $extra_env "$@" >"$work/out" 2>"$work/err"
 rc=$?
 echo "ran: $* (exit $rc)"
