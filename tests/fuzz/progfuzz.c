@@ -7,12 +7,47 @@
  * printing one line with a checksum of everything it computed. Run with and
  * without the shim, the line must be identical (tests/fuzz/run_corpus.sh).
  *
+ * On top of these base shapes, each selectable by a letter of SHAPES:
+ *   p  pinned memory written in stream order and read back by host-to-device
+ *      copies on the same stream with no host synchronization between: by a
+ *      device-to-host copy (a bounce buffer), a host function
+ *      (cuLaunchHostFunc), a kernel writing mapped pinned memory
+ *      (CU_MEMHOSTALLOC_DEVICEMAP); lanes whose host memory is allocated
+ *      pinned, mapped, or registered (cuMemHostRegister) and, at host
+ *      checkpoints, unregistered and registered again (while unregistered it
+ *      is pageable: copies from it are staged at the call, and the program
+ *      overwrites it as soon as the call returns)
+ *   t  two helper threads, each with work on its own per-thread default
+ *      stream left unsynchronized, and issuing ops on the shared streams and
+ *      the legacy stream; the main thread hands each op to its thread and
+ *      waits until it is issued (a condition variable), so the order of the
+ *      calls is the same on every run
+ *   c  contexts created (cuCtxCreate pushes them), used for an allocation, a
+ *      memset and a free, and popped, while the streams hold work
+ *   d  teardown calls while the streams hold work: a retain and a release of
+ *      the primary context (its count never reaching zero), cuCtxDestroy of
+ *      an unrelated context
+ *   s  a created stream destroyed with work queued and replaced by one of
+ *      the same or the other kind (the driver may hand out the same handle),
+ *      sometimes while the issuing thread has a stream capture of its own
+ *      open on another stream (thread-local mode; ended and the graph
+ *      destroyed after the swap)
+ *   n  blocks repeated with no synchronization at all, within or between
+ *      their repetitions
+ *
  * The programs are race-free by construction, so that their output is
- * deterministic: each stream ("lane") owns its buffers; the legacy stream may
- * also touch the buffers of the blocking lanes, with which it is implicitly
- * ordered (the rule under test); host memory is read or refilled only after
- * a synchronization that covers it.
- * Usage: progfuzz MODULE SEED [OPS]   (OPS: rough number of ops, default 300) */
+ * deterministic: each stream ("lane") owns its device buffers and its host
+ * buffer; the legacy stream may also touch the buffers of the lanes that are
+ * blocking streams at that moment, with which it is implicitly ordered (the
+ * rule under test), including the per-thread streams of every thread; host
+ * memory is read or refilled by the program only after a context
+ * synchronization, and written in stream order only by the lane's own
+ * stream (or the legacy stream, for a blocking lane). A stream replaced
+ * mid-program hands its order to its successor through events.
+ * Usage: progfuzz MODULE SEED [OPS [SHAPES]]
+ *   OPS: rough number of ops (default 300); SHAPES: letters of the shapes
+ *   above (default all, "ptcdsn"), "-" for the base shapes only */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,8 +58,12 @@
 
 #define N 256u
 #define BUFS 3           /* device buffers per lane */
-#define LANES 5          /* blocking 1, blocking 2, per-thread, non-blocking 1, 2 */
+/* Lanes: 0, 1 created blocking; 2 the main thread's per-thread stream; 3, 4
+ * created non-blocking (lanes 0, 1, 3, 4 may change kind when replaced);
+ * 5, 6 the per-thread streams of helper threads 1 and 2. */
+#define LANES 7
 #define LEGACY LANES     /* pseudo-lane: the legacy stream */
+#define HELPERS 2
 #define MAXOPS 16
 
 static uint64_t rng_state;
@@ -37,70 +76,250 @@ static uint64_t rnd(void)
 }
 static unsigned int pick(unsigned int n) { return (unsigned int)(rnd() % n); }
 
+/* The shapes enabled (SHAPES). */
+static int sh_pinned, sh_threads, sh_ctx, sh_teardown, sh_streams, sh_nosync;
+
 enum op_kind {
     OP_AXPY, OP_SCALE, OP_STENCIL, OP_IOTA, OP_HTOD_PINNED, OP_HTOD_PAGEABLE, OP_DTOH_PINNED,
     OP_DTOD_ASYNC, OP_DTOD_SYNC, OP_MEMSET32, OP_MEMSET8_SYNC, OP_STREAM_SYNC, OP_QUERY,
-    OP_EVENT, OP_SYNC_HTOD, OP_SYNC_DTOH, OP_TEMP, OP_CTX_SYNC, OP_KINDS
+    OP_EVENT, OP_SYNC_HTOD, OP_SYNC_DTOH, OP_TEMP, OP_CTX_SYNC,
+    /* p */ OP_HOSTFN, OP_MAPPED_WRITE, OP_BOUNCE,
+    /* c */ OP_CTX_DETOUR,
+    /* d */ OP_RETAIN_RELEASE, OP_CTX_DESTROY_OTHER,
+    /* s */ OP_RECREATE,
+    OP_KINDS
 };
+
+/* How often each kind is drawn (relative); 0 where its shape is off. */
+static unsigned int weight[OP_KINDS];
+
+static int is_sync_kind(enum op_kind k)
+{
+    return k == OP_DTOD_SYNC || k == OP_MEMSET8_SYNC || k == OP_STREAM_SYNC ||
+           k == OP_SYNC_HTOD || k == OP_SYNC_DTOH || k == OP_TEMP || k == OP_CTX_SYNC ||
+           k == OP_CTX_DETOUR || k == OP_RETAIN_RELEASE || k == OP_CTX_DESTROY_OTHER ||
+           k == OP_RECREATE;
+}
 
 typedef struct op {
     enum op_kind kind;
-    int lane, lane_b;     /* lane_b: the lane of the second buffer (legacy ops) */
+    int lane, lane_b;     /* lane_b: the lane of the buffers (legacy ops) */
+    int thr;              /* the thread that issues it: 0 main, 1.. helpers */
     int a, b;             /* buffer indices within the lanes */
+    int region;           /* which half of the lane's host buffer */
     float f;              /* a scalar argument */
-    uint32_t u;           /* a counter argument / memset value */
+    uint32_t u;           /* a counter argument / memset value / variant */
     int varies;           /* the scalar changes with the repetition */
     int skip_at;          /* repetition at which this op is left out (-1: never) */
 } op;
 
+static CUdevice dev;
+static CUcontext ctx;
 static CUfunction f_axpy, f_scale, f_stencil, f_iota;
 static CUstream streams[LANES + 1];
+static int blocking[LANES + 1];  /* the lane's stream is a blocking one now */
+static CUstream capstream;       /* the program's own captures (s) */
+static CUdeviceptr capbuf;
 static CUdeviceptr bufs[LANES][BUFS];
-static float *pinned[LANES];     /* 2N floats: [0,N) sources, [N,2N) destinations */
-static CUevent ev;
+/* A lane's host buffer: 2N floats, [0,N) sources, [N,2N) destinations.
+ * kind 0 pinned, 1 pinned and mapped, 2 registered (mapped) program memory. */
+static float *pinned[LANES];
+static int host_kind[LANES];
+static int host_pinned[LANES];   /* pinned now (a registered one may not be) */
+static CUdeviceptr host_dev[LANES];
+static CUevent ev, ev_old, ev_leg;
 static uint64_t acc = 0x66757a7aull, nops;
+/* Calls of the host function per lane: changed only by the host function,
+ * which runs in the order of the streams that use the lane's buffer. */
+static uint32_t hostfn_calls[LANES];
+static CUcontext spare_ctx;      /* an unrelated context, for a later destroy */
+static int extra_retains;
+static int lane_used[LANES + 1];
+static int lane_list[LANES + 1], nlanes;
 
-static int blocking_lane(int l) { return l <= 2; }
-
-/* A lane the op may run on, and the lane whose buffers it uses. */
+/* The lane an op runs on, the lanes whose buffers it uses and the thread
+ * that issues it. A legacy-stream op may use any lane's buffers: at run time
+ * it moves on to the next lane that is a blocking stream at that moment. */
 static void place(op *o)
 {
-    o->lane = (int)pick(LANES + 1);
-    o->lane_b = o->lane == LEGACY ? (int)pick(3) : o->lane; /* legacy: a blocking lane's buffers */
+    o->lane = lane_list[pick((unsigned int)nlanes)];
+    o->lane_b = o->lane == LEGACY ? lane_list[pick((unsigned int)nlanes - 1)] : o->lane;
     o->a = (int)pick(BUFS);
     o->b = (int)pick(BUFS);
+    if (o->lane == 2)
+        o->thr = 0;
+    else if (o->lane == 5 || o->lane == 6)
+        o->thr = o->lane - 4;
+    else
+        o->thr = sh_threads ? (int)pick(HELPERS + 1) : 0;
 }
 
-static void gen_op(op *o)
+static enum op_kind pick_kind(int nosync)
+{
+    unsigned int total = 0;
+    for (int k = 0; k < OP_KINDS; k++)
+        if (!nosync || !is_sync_kind((enum op_kind)k))
+            total += weight[k];
+    unsigned int w = pick(total);
+    for (int k = 0; k < OP_KINDS; k++) {
+        if (nosync && is_sync_kind((enum op_kind)k))
+            continue;
+        if (w < weight[k])
+            return (enum op_kind)k;
+        w -= weight[k];
+    }
+    return OP_AXPY;
+}
+
+static void gen_op(op *o, int nosync)
 {
     memset(o, 0, sizeof *o);
-    o->kind = (enum op_kind)pick(OP_KINDS);
+    o->kind = pick_kind(nosync);
     place(o);
     if ((o->kind == OP_DTOD_SYNC || o->kind == OP_MEMSET8_SYNC || o->kind == OP_SYNC_HTOD ||
          o->kind == OP_SYNC_DTOH) && o->lane != LEGACY) {
         o->lane = LEGACY; /* the synchronous forms run on the legacy stream */
-        o->lane_b = (int)pick(3);
+        o->lane_b = lane_list[pick((unsigned int)nlanes - 1)];
     }
-    if ((o->kind == OP_HTOD_PINNED || o->kind == OP_DTOH_PINNED) && o->lane == LEGACY) {
-        o->lane = o->lane_b; /* pinned buffers are a lane's own */
+    if ((o->kind == OP_HTOD_PINNED || o->kind == OP_DTOH_PINNED) && o->lane == LEGACY &&
+        !sh_pinned) {
+        o->lane = o->lane_b; /* base shapes: pinned buffers are a lane's own */
+        if (o->lane == 2)
+            o->thr = 0;
+        else if (o->lane == 5 || o->lane == 6)
+            o->thr = o->lane - 4;
     }
+    if (o->kind == OP_RECREATE && o->lane != 0 && o->lane != 1 && o->lane != 3 && o->lane != 4)
+        o->lane = o->lane_b = (int)(pick(2) * 3 + pick(2)); /* a created stream's lane */
+    o->region = o->kind == OP_DTOH_PINNED ? 1 : 0;
+    if (sh_pinned && (o->kind == OP_HTOD_PINNED || o->kind == OP_DTOH_PINNED ||
+                      o->kind == OP_HOSTFN || o->kind == OP_MAPPED_WRITE || o->kind == OP_BOUNCE))
+        o->region = (int)pick(2);
     o->f = (float)(int)(pick(9) + 1) * 0.125f;
     o->u = (uint32_t)pick(1000);
     o->varies = pick(3) == 0;
     o->skip_at = pick(6) == 0 ? (int)pick(6) : -1;
 }
 
+/* An op that interrupts a step: a read through the legacy stream of a
+ * lane's buffers (of another thread's per-thread stream, with t), a context
+ * created and popped (c), a teardown call (d), a stream replaced (s).
+ * Returns 0 when no such shape is enabled. */
+static int gen_interrupter(op *o)
+{
+    enum op_kind k[8];
+    int nk = 0;
+    if (sh_threads || sh_streams) {
+        k[nk++] = OP_SYNC_DTOH;
+        k[nk++] = OP_AXPY;
+    }
+    if (sh_ctx)
+        k[nk++] = OP_CTX_DETOUR;
+    if (sh_teardown) {
+        k[nk++] = OP_RETAIN_RELEASE;
+        k[nk++] = OP_CTX_DESTROY_OTHER;
+    }
+    if (sh_streams)
+        k[nk++] = OP_RECREATE;
+    if (nk == 0)
+        return 0;
+    gen_op(o, 0);
+    o->kind = k[pick((unsigned int)nk)];
+    o->skip_at = -1;
+    if (o->kind == OP_SYNC_DTOH || o->kind == OP_AXPY) {
+        o->lane = LEGACY;
+        o->lane_b = lane_list[pick((unsigned int)nlanes - 1)];
+    }
+    if (o->kind == OP_RECREATE)
+        o->lane = o->lane_b = (int)(pick(2) * 3 + pick(2));
+    if (o->lane == 2)
+        o->thr = 0; /* lane 2 is the main thread's per-thread stream */
+    return 1;
+}
+
 static CUdeviceptr buf(int lane, int i) { return bufs[lane][i]; }
+
+/* A host function: fills a half of a lane's pinned buffer, in stream order
+ * on a driver thread. Everything it needs is in its argument's value. */
+static void CUDA_CB host_fill(void *arg)
+{
+    uintptr_t v = (uintptr_t)arg;
+    int lane = (int)(v & 15u), region = (int)((v >> 4) & 1u);
+    uint32_t u = (uint32_t)(v >> 8) + hostfn_calls[lane]++;
+    float *p = pinned[lane] + (size_t)region * N;
+    for (unsigned int i = 0; i < N; i++)
+        p[i] = (float)((i * 5u + u) % 29u) * 0.25f;
+}
+
+/* A context of its own: created (and so made current), used, popped; then
+ * destroyed at once or kept for a later OP_CTX_DESTROY_OTHER. */
+static void ctx_detour(uint32_t u, int keep)
+{
+    CUcontext c2, popped;
+    CUdeviceptr tmp;
+    CK(cuCtxCreate, (&c2, NULL, 0, dev));
+    CK(cuMemAlloc, (&tmp, 4096));
+    if (u & 1) {
+        CK(cuMemsetD32Async, (tmp, u, 1024, CU_STREAM_LEGACY)); /* the new context's */
+        CK(cuStreamSynchronize, (CU_STREAM_LEGACY));
+    } else {
+        CK(cuMemsetD8, (tmp, (unsigned char)u, 4096));
+    }
+    CK(cuMemFree, (tmp));
+    CK(cuCtxPopCurrent, (&popped));
+    if (popped != c2)
+        app_die("cuCtxPopCurrent did not pop the context cuCtxCreate pushed");
+    if (keep && !spare_ctx)
+        spare_ctx = c2;
+    else
+        CK(cuCtxDestroy, (c2));
+}
+
+/* Replaces lane l's stream with a new one of the given kind, with the old
+ * one's work still queued. The new stream waits for the old one's work and
+ * for the legacy stream's (which may have used the lane's buffers), and the
+ * legacy stream waits for the old one's work (the old stream may have been
+ * non-blocking, and whether the driver orders the legacy stream after a
+ * destroyed blocking stream's work is not documented). With `capture`, the destroy and the create
+ * happen while this thread captures on capstream. */
+static void recreate(int l, int new_blocking, int capture)
+{
+    CUstream old = streams[l], s;
+    CK(cuEventRecord, (ev_old, old));
+    CK(cuEventRecord, (ev_leg, CU_STREAM_LEGACY));
+    if (capture) {
+        int32_t n = N;
+        float step = 1.0f, base = 0.0f;
+        void *args[] = { &capbuf, &n, &step, &base };
+        CK(cuStreamBeginCapture, (capstream, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL));
+        CK(cuLaunchKernel, (f_iota, 2, 1, 1, TK_BLOCK, 1, 1, 0, capstream, args, NULL));
+    }
+    CK(cuStreamDestroy, (old));
+    CK(cuStreamCreate, (&s, new_blocking ? CU_STREAM_DEFAULT : CU_STREAM_NON_BLOCKING));
+    if (capture) {
+        CUgraph g;
+        CK(cuStreamEndCapture, (capstream, &g));
+        CK(cuGraphDestroy, (g));
+    }
+    CK(cuStreamWaitEvent, (s, ev_old, 0));
+    CK(cuStreamWaitEvent, (s, ev_leg, 0));
+    CK(cuStreamWaitEvent, (CU_STREAM_LEGACY, ev_old, 0));
+    streams[l] = s;
+    blocking[l] = new_blocking;
+}
 
 static void run_op(const op *o, unsigned int rep)
 {
     CUstream s = streams[o->lane];
     int L = o->lane_b;
+    while (o->lane == LEGACY && (!blocking[L] || !lane_used[L]))
+        L = (L + 1) % LANES; /* a non-blocking stream's: not ordered with legacy */
     int32_t n = N;
     unsigned int grid = 2;
     float f = o->varies ? o->f + 0.0625f * (float)(rep % 5) : o->f;
     uint32_t u = o->varies ? o->u + rep : o->u;
     CUdeviceptr x = buf(L, o->a), y = buf(L, o->b);
+    float *host = pinned[L] + (size_t)o->region * N;
     nops++;
     switch (o->kind) {
     case OP_AXPY: {
@@ -128,7 +347,10 @@ static void run_op(const op *o, unsigned int rep)
         break;
     }
     case OP_HTOD_PINNED:
-        CK(cuMemcpyHtoDAsync, (x, pinned[L], N * sizeof(float), s));
+        CK(cuMemcpyHtoDAsync, (x, host, N * sizeof(float), s));
+        if (!host_pinned[L]) /* pageable now: the copy has staged it */
+            for (unsigned int i = 0; i < N; i++)
+                host[i] = (float)(i % 11u) * -3.0f;
         break;
     case OP_HTOD_PAGEABLE: {
         float *h = malloc(N * sizeof(float));
@@ -141,8 +363,8 @@ static void run_op(const op *o, unsigned int rep)
         free(h);
         break;
     }
-    case OP_DTOH_PINNED:
-        CK(cuMemcpyDtoHAsync, (pinned[L] + N, x, N * sizeof(float), s));
+    case OP_DTOH_PINNED: /* into pageable memory, it returns once done */
+        CK(cuMemcpyDtoHAsync, (host, x, N * sizeof(float), s));
         break;
     case OP_DTOD_ASYNC:
         if (o->a != o->b)
@@ -195,34 +417,208 @@ static void run_op(const op *o, unsigned int rep)
     case OP_CTX_SYNC:
         CK(cuCtxSynchronize, ());
         break;
+    case OP_HOSTFN: /* a pageable buffer would be read by copies at the call */
+        if (host_pinned[L])
+            CK(cuLaunchHostFunc, (s, host_fill,
+                                  (void *)(uintptr_t)((unsigned)L | (unsigned)o->region << 4 |
+                                                      (uintptr_t)u << 8)));
+        break;
+    case OP_MAPPED_WRITE: /* a kernel writes the host buffer through its device address */
+        if (host_pinned[L] && host_dev[L]) {
+            CUdeviceptr hd = host_dev[L] + (CUdeviceptr)o->region * N * sizeof(float);
+            if (u & 1) {
+                void *args[] = { &hd, &x, &f, &n };
+                CK(cuLaunchKernel, (f_axpy, grid, 1, 1, TK_BLOCK, 1, 1, 0, s, args, NULL));
+            } else {
+                float base = (float)(u % 97u);
+                void *args[] = { &hd, &n, &f, &base };
+                CK(cuLaunchKernel, (f_iota, grid, 1, 1, TK_BLOCK, 1, 1, 0, s, args, NULL));
+            }
+        }
+        break;
+    case OP_BOUNCE: /* fill the pinned buffer in stream order, then read it */
+        if (host_pinned[L]) {
+            op w = *o;
+            w.kind = u % 3 == 0 ? OP_DTOH_PINNED : u % 3 == 1 ? OP_HOSTFN : OP_MAPPED_WRITE;
+            if (w.kind == OP_MAPPED_WRITE && !host_dev[L])
+                w.kind = OP_DTOH_PINNED;
+            run_op(&w, rep);
+            w.kind = OP_HTOD_PINNED;
+            w.a = o->b;
+            run_op(&w, rep);
+            nops -= 2;
+        }
+        break;
+    case OP_CTX_DETOUR:
+        ctx_detour(u, sh_teardown && (u & 2));
+        break;
+    case OP_RETAIN_RELEASE: {
+        CUcontext again;
+        if (u % 3 == 0 || (u % 3 == 1 && extra_retains == 0)) {
+            CK(cuDevicePrimaryCtxRetain, (&again, dev));
+            CK(cuDevicePrimaryCtxRelease, (dev));
+        } else if (u % 3 == 1) {
+            CK(cuDevicePrimaryCtxRelease, (dev)); /* the count stays above zero */
+            extra_retains--;
+        } else if (extra_retains < 3) {
+            CK(cuDevicePrimaryCtxRetain, (&again, dev));
+            extra_retains++;
+        }
+        break;
+    }
+    case OP_CTX_DESTROY_OTHER:
+        if (!spare_ctx)
+            ctx_detour(u, 1);
+        CK(cuCtxDestroy, (spare_ctx));
+        spare_ctx = NULL;
+        break;
+    case OP_RECREATE: {
+        int l = o->lane;
+        int nb = (u & 3) ? !blocking[l] : blocking[l]; /* mostly the other kind */
+        recreate(l, nb, (u & 4) != 0);
+        break;
+    }
     default:
         break;
     }
 }
 
-/* After a context synchronize, host memory may be read and refilled. */
+/* Helper threads: each runs the ops handed to it, one at a time, and the
+ * main thread waits until the op is issued before it goes on. */
+static pthread_mutex_t h_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t h_cv = PTHREAD_COND_INITIALIZER;
+static struct helper {
+    pthread_t t;
+    int has_job, quit;
+    op job;
+    unsigned int rep;
+} helpers[HELPERS + 1];
+
+static void *helper_main(void *arg)
+{
+    struct helper *h = arg;
+    CK(cuCtxSetCurrent, (ctx));
+    pthread_mutex_lock(&h_mu);
+    for (;;) {
+        while (!h->has_job && !h->quit)
+            pthread_cond_wait(&h_cv, &h_mu);
+        if (!h->has_job)
+            break;
+        pthread_mutex_unlock(&h_mu);
+        run_op(&h->job, h->rep);
+        pthread_mutex_lock(&h_mu);
+        h->has_job = 0;
+        pthread_cond_broadcast(&h_cv);
+    }
+    pthread_mutex_unlock(&h_mu);
+    return NULL;
+}
+
+static void issue(const op *o, unsigned int rep)
+{
+    if (o->thr == 0) {
+        run_op(o, rep);
+        return;
+    }
+    struct helper *h = &helpers[o->thr];
+    pthread_mutex_lock(&h_mu);
+    h->job = *o;
+    h->rep = rep;
+    h->has_job = 1;
+    pthread_cond_broadcast(&h_cv);
+    while (h->has_job)
+        pthread_cond_wait(&h_cv, &h_mu);
+    pthread_mutex_unlock(&h_mu);
+}
+
+/* Allocates (or registers) lane l's host buffer, of its kind. */
+static void host_attach(int l)
+{
+    size_t bytes = 2 * N * sizeof(float);
+    host_dev[l] = 0;
+    if (host_kind[l] == 2) {
+        CK(cuMemHostRegister, (pinned[l], bytes, CU_MEMHOSTREGISTER_DEVICEMAP));
+    } else {
+        CK(cuMemHostAlloc, ((void **)&pinned[l], bytes,
+                            host_kind[l] == 1 ? CU_MEMHOSTALLOC_DEVICEMAP : 0));
+        memset(pinned[l], 0, bytes);
+    }
+    if (host_kind[l] >= 1)
+        CK(cuMemHostGetDevicePointer, (&host_dev[l], pinned[l], 0));
+    host_pinned[l] = 1;
+}
+
+/* After a context synchronize, host memory may be read and refilled, and a
+ * registered buffer unregistered or registered again. */
 static void host_checkpoint(unsigned int tag)
 {
     CK(cuCtxSynchronize, ());
     for (int l = 0; l < LANES; l++) {
+        if (!lane_used[l])
+            continue;
         acc = app_hash(acc, pinned[l] + N, N * sizeof(float));
         for (unsigned int i = 0; i < N; i++)
             pinned[l][i] = (float)((i + tag * 3u + (unsigned int)l) % 23u) * 0.5f;
+        if (host_kind[l] == 2 && pick(6) == 0) {
+            if (host_pinned[l]) {
+                CK(cuMemHostUnregister, (pinned[l]));
+                host_pinned[l] = 0;
+                host_dev[l] = 0;
+            } else {
+                host_attach(l);
+            }
+        }
+    }
+}
+
+static void parse_shapes(const char *s)
+{
+    if (!strcmp(s, "-"))
+        return;
+    for (; *s; s++) {
+        switch (*s) {
+        case 'p': sh_pinned = 1; break;
+        case 't': sh_threads = 1; break;
+        case 'c': sh_ctx = 1; break;
+        case 'd': sh_teardown = 1; break;
+        case 's': sh_streams = 1; break;
+        case 'n': sh_nosync = 1; break;
+        default:
+            fprintf(stderr, "progfuzz: unknown shape '%c' (want letters of ptcdsn, or -)\n", *s);
+            exit(2);
+        }
     }
 }
 
 int main(int argc, char **argv)
 {
     if (argc < 3) {
-        fprintf(stderr, "usage: %s MODULE SEED [OPS]\n", argv[0]);
+        fprintf(stderr, "usage: %s MODULE SEED [OPS [SHAPES]]\n", argv[0]);
         return 2;
     }
     uint64_t seed = strtoull(argv[2], NULL, 0);
     long budget = argc > 3 ? atol(argv[3]) : 300;
+    parse_shapes(argc > 4 ? argv[4] : "ptcdsn");
     rng_state = seed;
+    for (int k = 0; k < OP_KINDS; k++)
+        weight[k] = k <= OP_CTX_SYNC ? 10 : 0;
+    if (sh_pinned)
+        weight[OP_HOSTFN] = weight[OP_MAPPED_WRITE] = weight[OP_HTOD_PINNED] =
+            weight[OP_DTOH_PINNED] = weight[OP_BOUNCE] = 15;
+    if (sh_ctx)
+        weight[OP_CTX_DETOUR] = 2;
+    if (sh_teardown)
+        weight[OP_RETAIN_RELEASE] = weight[OP_CTX_DESTROY_OTHER] = 2;
+    if (sh_streams)
+        weight[OP_RECREATE] = 3;
+    nlanes = 0;
+    for (int l = 0; l < LANES; l++)
+        if (sh_threads || l < 5)
+            lane_list[nlanes++] = l;
+    lane_list[nlanes++] = LEGACY; /* last: place() leaves it out for lane_b */
+    for (int i = 0; i < nlanes; i++)
+        lane_used[lane_list[i]] = 1;
 
-    CUdevice dev;
-    CUcontext ctx;
     CUmodule mod;
     CK(cuInit, (0));
     CK(cuDeviceGet, (&dev, 0));
@@ -235,32 +631,66 @@ int main(int argc, char **argv)
     CK(cuModuleGetFunction, (&f_iota, mod, "iota_f32"));
     CK(cuStreamCreate, (&streams[0], CU_STREAM_DEFAULT));
     CK(cuStreamCreate, (&streams[1], CU_STREAM_DEFAULT));
-    streams[2] = CU_STREAM_PER_THREAD;
+    streams[2] = streams[5] = streams[6] = CU_STREAM_PER_THREAD;
     CK(cuStreamCreate, (&streams[3], CU_STREAM_NON_BLOCKING));
     CK(cuStreamCreate, (&streams[4], CU_STREAM_NON_BLOCKING));
     streams[LEGACY] = CU_STREAM_LEGACY;
+    for (int l = 0; l <= LANES; l++)
+        blocking[l] = l != 3 && l != 4;
     CK(cuEventCreate, (&ev, CU_EVENT_DISABLE_TIMING));
+    CK(cuEventCreate, (&ev_old, CU_EVENT_DISABLE_TIMING));
+    CK(cuEventCreate, (&ev_leg, CU_EVENT_DISABLE_TIMING));
+    if (sh_streams) {
+        CK(cuStreamCreate, (&capstream, CU_STREAM_NON_BLOCKING));
+        CK(cuMemAlloc, (&capbuf, N * sizeof(float)));
+    }
     for (int l = 0; l < LANES; l++) {
+        if (!lane_used[l])
+            continue;
         for (int b = 0; b < BUFS; b++) {
             CK(cuMemAlloc, (&bufs[l][b], N * sizeof(float)));
             CK(cuMemsetD32, (bufs[l][b], 0x3f800000u + (unsigned int)(l * BUFS + b), N));
         }
-        CK(cuMemHostAlloc, ((void **)&pinned[l], 2 * N * sizeof(float), 0));
-        memset(pinned[l], 0, 2 * N * sizeof(float));
+        host_kind[l] = sh_pinned ? (int)pick(3) : 0;
+        if (host_kind[l] == 2) {
+            pinned[l] = aligned_alloc(4096, 4096); /* 2N floats, page-aligned */
+            if (!pinned[l])
+                app_die("out of host memory");
+            memset(pinned[l], 0, 4096);
+        }
+        host_attach(l);
     }
-    (void)blocking_lane;
+    if (sh_threads)
+        for (int t = 1; t <= HELPERS; t++)
+            if (pthread_create(&helpers[t].t, NULL, helper_main, &helpers[t]) != 0)
+                app_die("pthread_create failed");
     host_checkpoint(0);
 
     unsigned int tag = 1;
     while ((long)nops < budget) {
         op block[MAXOPS];
+        int nosync = sh_nosync && pick(4) == 0; /* no synchronization at all */
         unsigned int len = 2 + pick(MAXOPS - 1);
         for (unsigned int i = 0; i < len; i++)
-            gen_op(&block[i]);
-        unsigned int reps = 1 + pick(8);
+            gen_op(&block[i], nosync);
+        unsigned int reps = 1 + pick(nosync ? 12 : 8);
         int rotate = pick(4) == 0; /* rotate the buffers with the repetition */
+        /* The last repetition may be interrupted after op `cut` by an op of
+         * a new shape (ptlegacy and midseq in tests/apps have this shape:
+         * a step learnt, then interrupted while a shim holds its start),
+         * and then finished or left unfinished. */
+        unsigned int cut = pick(2) == 0 ? 1 + pick(len - 1) : len;
+        int stop = pick(2);
+        op intr;
+        int has_intr = cut < len && gen_interrupter(&intr);
         for (unsigned int r = 0; r < reps; r++) {
             for (unsigned int i = 0; i < len; i++) {
+                if (r == reps - 1 && i == cut) {
+                    if (has_intr)
+                        issue(&intr, r);
+                    if (stop)
+                        break;
+                }
                 if (block[i].skip_at == (int)r)
                     continue;
                 op o = block[i];
@@ -268,28 +698,56 @@ int main(int argc, char **argv)
                     o.a = (o.a + (int)r) % BUFS;
                     o.b = (o.b + (int)r) % BUFS;
                 }
-                run_op(&o, r);
+                issue(&o, r);
             }
-            if (pick(3) == 0)
+            if (!nosync && pick(3) == 0)
                 host_checkpoint(tag++);
         }
     }
     host_checkpoint(tag);
+    if (sh_threads) {
+        pthread_mutex_lock(&h_mu);
+        for (int t = 1; t <= HELPERS; t++)
+            helpers[t].quit = 1;
+        pthread_cond_broadcast(&h_cv);
+        pthread_mutex_unlock(&h_mu);
+        for (int t = 1; t <= HELPERS; t++)
+            pthread_join(helpers[t].t, NULL);
+    }
     for (int l = 0; l < LANES; l++) {
+        if (!lane_used[l])
+            continue;
         for (int b = 0; b < BUFS; b++) {
             float h[N];
             CK(cuMemcpyDtoH, (h, bufs[l][b], sizeof h));
             acc = app_hash(acc, h, sizeof h);
             CK(cuMemFree, (bufs[l][b]));
         }
-        CK(cuMemFreeHost, (pinned[l]));
+        if (host_kind[l] == 2) {
+            if (host_pinned[l])
+                CK(cuMemHostUnregister, (pinned[l]));
+            free(pinned[l]);
+        } else {
+            CK(cuMemFreeHost, (pinned[l]));
+        }
     }
+    acc = app_hash(acc, hostfn_calls, sizeof hostfn_calls);
     printf("fuzz seed %llu ops %llu checksum %016llx\n", (unsigned long long)seed,
            (unsigned long long)nops, (unsigned long long)acc);
     CK(cuEventDestroy, (ev));
+    CK(cuEventDestroy, (ev_old));
+    CK(cuEventDestroy, (ev_leg));
+    if (sh_streams) {
+        CK(cuMemFree, (capbuf));
+        CK(cuStreamDestroy, (capstream));
+    }
     for (int l = 0; l < LANES; l++)
-        if (l != 2)
+        if (l != 2 && l != 5 && l != 6)
             CK(cuStreamDestroy, (streams[l]));
+    if (spare_ctx)
+        CK(cuCtxDestroy, (spare_ctx));
+    while (extra_retains-- > 0)
+        CK(cuDevicePrimaryCtxRelease, (dev));
     CK(cuModuleUnload, (mod));
     CK(cuDevicePrimaryCtxRelease, (dev));
     return 0;

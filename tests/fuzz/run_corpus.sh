@@ -1,36 +1,58 @@
 #!/bin/sh
 # run_corpus.sh - runs the random programs of seeds FIRST..LAST (OPS ops
-# each) on the CPU driver without the shim and with it, in three engine
-# configurations (defaults; a warmup of 1; no variants, so every changing
-# sequence is updated), and requires the same output line from all. Prints
-# the seed and both lines on a mismatch; a summary line at the end.
-# usage: run_corpus.sh BUILD_DIR FIRST LAST [OPS]
+# each, of the shapes SHAPES: progfuzz's letters, default all) on the CPU
+# driver without the shim, twice (the second time with simulated device time,
+# CPUCUDA_DELAY_US=20: a program whose output changes is racy, a fuzzer bug),
+# and with the shim in three engine configurations (defaults; a warmup of 1;
+# no variants, so every changing sequence is updated), and requires the same
+# output line from all (a program that fails without the shim is a fuzzer
+# bug, counted with the nondeterministic ones). Prints the seed and both lines on a mismatch; a
+# summary line at the end. FUZZ_SHIM names another libreprise.so to test (an
+# old build, to check that the fuzzer catches its mistakes).
+# usage: run_corpus.sh BUILD_DIR FIRST LAST [OPS [SHAPES]]
 set -u
-build=$1 first=$2 last=$3 ops=${4:-300}
+build=$1 first=$2 last=$3 ops=${4:-300} shapes=${5:-ptcdsn}
 drv=$build/cpudriver
 bin=$build/fuzz/progfuzz
 mod=$build/kernels/libtestkernels.so
+shim=${FUZZ_SHIM:-$build/lib/libreprise.so}
 asan=
+# A run that hangs is cut after 300 s (and then differs).
+to=
+command -v timeout >/dev/null 2>&1 && to="timeout 300"
 [ -n "${REPRISE_TEST_SANITIZED:-}" ] && asan="ASAN_OPTIONS=verify_asan_link_order=0"
-runs=0 fails=0 total_ops=0
+runs=0 fails=0 racy=0 total_ops=0
 seed=$first
 while [ "$seed" -le "$last" ]; do
-    plain=$(env LD_LIBRARY_PATH="$drv" "$bin" "$mod" "$seed" "$ops" 2>&1)
+    # shellcheck disable=SC2086
+    plain=$($to env LD_LIBRARY_PATH="$drv" "$bin" "$mod" "$seed" "$ops" "$shapes" 2>&1)
+    # shellcheck disable=SC2086
+    slow=$($to env LD_LIBRARY_PATH="$drv" CPUCUDA_DELAY_US=20 "$bin" "$mod" "$seed" "$ops" "$shapes" 2>&1)
+    case $plain in
+    "fuzz seed "*) ;;
+    *) racy=$((racy + 1)); echo "FAILED seed $seed without the shim: $plain" ;;
+    esac
+    if [ "$plain" != "$slow" ]; then
+        racy=$((racy + 1))
+        echo "NONDETERMINISTIC seed $seed (without the shim; CPUCUDA_DELAY_US=20 second):"
+        echo "  $plain"
+        echo "  $slow"
+    fi
     for cfg in "" "REPRISE_WARMUP=1" "REPRISE_MAX_VARIANTS=0"; do
         # shellcheck disable=SC2086
-        shim=$(env LD_LIBRARY_PATH="$drv" LD_PRELOAD="$build/lib/libreprise.so" REPRISE=1 \
-            REPRISE_DRIVER="$drv/libcuda.so.1" $asan $cfg "$bin" "$mod" "$seed" "$ops" 2>&1)
+        out=$($to env LD_LIBRARY_PATH="$drv" LD_PRELOAD="$shim" REPRISE=1 \
+            REPRISE_DRIVER="$drv/libcuda.so.1" $asan $cfg "$bin" "$mod" "$seed" "$ops" "$shapes" 2>&1)
         runs=$((runs + 1))
-        if [ "$plain" != "$shim" ]; then
+        if [ "$plain" != "$out" ]; then
             fails=$((fails + 1))
             echo "MISMATCH seed $seed ($cfg):"
             echo "  without: $plain"
-            echo "  with:    $shim"
+            echo "  with:    $out"
         fi
     done
     n=$(echo "$plain" | sed -n 's/.* ops \([0-9]*\) .*/\1/p')
     total_ops=$((total_ops + ${n:-0}))
     seed=$((seed + 1))
 done
-echo "fuzz: seeds $first..$last, $runs shim runs, $total_ops ops per configuration, $fails mismatches"
-[ "$fails" -eq 0 ]
+echo "fuzz: seeds $first..$last, shapes $shapes, $runs shim runs, $total_ops ops per configuration, $fails mismatches, $racy nondeterministic"
+[ "$fails" -eq 0 ] && [ "$racy" -eq 0 ]
