@@ -167,17 +167,21 @@ static CUresult apply_updates(rp_stream *st, rp_seq *s)
 /* Launch `s` in place of the first s->det->n deferred ops. The staging the
  * graph reads is refilled with this occurrence's bytes, after the previous
  * launch of the graph has finished reading it. Returns the driver's error
- * (nothing launched; *what names the step that failed) or CUDA_SUCCESS. */
-static CUresult replay(rp_stream *st, rp_seq *s, CUstream target, const char **what)
+ * (nothing launched; *what is the step that failed) or CUDA_SUCCESS. */
+enum replay_step { STEP_LAUNCH, STEP_WAIT, STEP_UPDATE };
+static const char *const step_names[] = {"graph launch", "waiting for the previous launch",
+                                         "graph node update"};
+
+static CUresult replay(rp_stream *st, rp_seq *s, CUstream target, enum replay_step *what)
 {
     const struct rp__driver *D = st->cs->drv;
-    *what = "graph launch";
+    *what = STEP_LAUNCH;
     size_t n = s->det->n;
     if (s->sealed.nstaging) {
         if (s->done_pending) {
             CUresult rc = D->cuEventSynchronize(s->done);
             if (rc != CUDA_SUCCESS) {
-                *what = "waiting for the previous launch";
+                *what = STEP_WAIT;
                 return rc;
             }
             s->done_pending = 0;
@@ -189,7 +193,7 @@ static CUresult replay(rp_stream *st, rp_seq *s, CUstream target, const char **w
     if (s->vmask) {
         CUresult rc = apply_updates(st, s);
         if (rc != CUDA_SUCCESS) {
-            *what = "graph node update";
+            *what = STEP_UPDATE;
             return rc;
         }
     }
@@ -226,7 +230,7 @@ void rp__match_resolve(rp_stream *st, CUstream target, struct rp_resolved *out)
         rp__trace("replay sequence %u (%zu ops) on stream %p", c->id, c->det->n,
                   (void *)target);
         rp__nvtx_push("reprise: replay sequence %u", c->id);
-        const char *failed = NULL;
+        enum replay_step failed = STEP_LAUNCH;
         CUresult rc = replay(st, c, target, &failed);
         rp__nvtx_pop();
         if (rc == CUDA_SUCCESS) {
@@ -240,11 +244,16 @@ void rp__match_resolve(rp_stream *st, CUstream target, struct rp_resolved *out)
                 c->broken = 1;
         } else {
             /* A replay runs every recorded op or none: the ops go eagerly
-             * below, and the graph is not offered again. */
+             * below, and the graph is not offered again. A node update the
+             * driver refuses as invalid is one of its rules (new memory
+             * from another context, say), not a failure: said at info. */
             static unsigned int logged;
+            int refused = rc == CUDA_ERROR_INVALID_VALUE && failed == STEP_UPDATE;
             if (logged++ < 8)
-                rp__warn("%s failed (CUresult %d); the sequence's ops ran eagerly and its graph "
-                         "was dropped", failed ? failed : "graph launch", (int)rc);
+                rp__log(refused ? RP_LOG_INFO : RP_LOG_WARN,
+                        "%s %s (CUresult %d); the sequence's ops ran eagerly and its graph was "
+                        "dropped", step_names[failed], refused ? "refused by the driver" : "failed",
+                        (int)rc);
             c->broken = 1;
             cs->st.replay_failures++;
         }
