@@ -459,9 +459,12 @@ void rp__seg_end(rp_stream *st)
 void rp__learn_resolved(rp_stream *st, const struct rp_resolved *r)
 {
     if (r->replayed) {
+        /* A step or chunk found by the period ends where the next begins.
+         * (Read first: ending the segment may capture, and a capture may
+         * take the replayed sequence's executable over and drop it.) */
+        int by_period = r->replayed->by_period;
         rp__seg_end(st); /* the ops before the graph launch end a segment */
-        /* A step or chunk found by the period ends where the next begins. */
-        st->seg_cut_by_period = r->replayed->by_period;
+        st->seg_cut_by_period = by_period;
     }
     for (size_t i = 0; i < r->nflushed; i++)
         rp__seg_append(st, &st->def[i], RP_EAGER_DIVERGED);

@@ -660,6 +660,13 @@ static int child_fork(void)
 static void a_forked_child_exits_without_deadlocking_in_the_driver(void **state)
 {
     (void)state;
+#ifdef DRV_SANITIZED
+    /* Under AddressSanitizer the child hangs in LeakSanitizer's own
+     * exit-time leak check, not in the driver: the sanitizer's allocator
+     * lock is held by another of the parent's threads at the fork (seen
+     * with gdb, 2026-11-30). The plain build runs this test. */
+    skip();
+#endif
     assert_int_equal(drv_run_self("child-fork", NULL), 0);
 }
 
