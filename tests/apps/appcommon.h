@@ -6,6 +6,7 @@
 #define APPCOMMON_H
 
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -128,6 +129,39 @@ static inline void app_close(CUdevice dev, CUmodule mod)
 {
     CK(cuModuleUnload, (mod));
     CK(cuDevicePrimaryCtxRelease, (dev));
+}
+
+/* A phase the threads of a program agree on: one thread waits until another
+ * has reached a point (app_phase_set(n) there, app_phase_wait(n) here), so
+ * that the order of the calls that matter is the same on every run. */
+struct app_phase {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    int now;
+};
+
+static inline struct app_phase *app_phase(void)
+{
+    static struct app_phase p = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0};
+    return &p;
+}
+
+static inline void app_phase_set(int n)
+{
+    struct app_phase *p = app_phase();
+    pthread_mutex_lock(&p->mu);
+    p->now = n;
+    pthread_cond_broadcast(&p->cv);
+    pthread_mutex_unlock(&p->mu);
+}
+
+static inline void app_phase_wait(int n)
+{
+    struct app_phase *p = app_phase();
+    pthread_mutex_lock(&p->mu);
+    while (p->now < n)
+        pthread_cond_wait(&p->cv, &p->mu);
+    pthread_mutex_unlock(&p->mu);
 }
 
 /* Blocks for n elements at TK_BLOCK threads, capped (kernels grid-stride). */

@@ -29,25 +29,7 @@ static CUfunction f_axpy, f_scale;
 static CUdeviceptr g_x, g_y;
 static long g_iters;
 static int g_capture;
-static pthread_mutex_t g_mu = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t g_cv = PTHREAD_COND_INITIALIZER;
-static int g_phase; /* 1: the worker waits; 2: the main thread captures */
-
-static void set_phase(int p)
-{
-    pthread_mutex_lock(&g_mu);
-    g_phase = p;
-    pthread_cond_broadcast(&g_cv);
-    pthread_mutex_unlock(&g_mu);
-}
-
-static void wait_phase(int p)
-{
-    pthread_mutex_lock(&g_mu);
-    while (g_phase < p)
-        pthread_cond_wait(&g_cv, &g_mu);
-    pthread_mutex_unlock(&g_mu);
-}
+/* Phases (app_phase_set/app_phase_wait): 1: the worker waits; 2: the main thread captures */
 
 static void *worker(void *arg)
 {
@@ -65,8 +47,8 @@ static void *worker(void *arg)
         if (it + 1 == g_iters)
             break;
         if (g_capture && it == g_iters / 2) {
-            set_phase(1);
-            wait_phase(2);
+            app_phase_set(1);
+            app_phase_wait(2);
         }
         CK(cuLaunchKernel, (f_scale, grid, 1, 1, TK_BLOCK, 1, 1, 0, 0, scale_args, NULL));
         if (it + 2 < g_iters)
@@ -108,10 +90,10 @@ int main(int argc, char **argv)
         CUgraph g;
         void *iz[] = { &tmp, &n, &zero, &zero };
         CK(cuStreamCreate, (&s2, CU_STREAM_NON_BLOCKING));
-        wait_phase(1);
+        app_phase_wait(1);
         CK(cuMemAlloc, (&tmp, N * sizeof(float)));
         CK(cuStreamBeginCapture, (s2, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL));
-        set_phase(2);
+        app_phase_set(2);
         CK(cuLaunchKernel, (f_iota, app_blocks(N), 1, 1, TK_BLOCK, 1, 1, 0, s2, iz, NULL));
         pthread_join(t, NULL);
         CK(cuStreamEndCapture, (s2, &g));

@@ -39,26 +39,6 @@ static CUfunction f_axpy, f_scale;
 static CUdeviceptr g_x, g_y;
 static long g_iters;
 static enum mode g_mode;
-static pthread_mutex_t g_mu = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t g_cv = PTHREAD_COND_INITIALIZER;
-static int g_phase;
-
-static void set_phase(int p)
-{
-    pthread_mutex_lock(&g_mu);
-    g_phase = p;
-    pthread_cond_broadcast(&g_cv);
-    pthread_mutex_unlock(&g_mu);
-}
-
-static void wait_phase(int p)
-{
-    pthread_mutex_lock(&g_mu);
-    while (g_phase < p)
-        pthread_cond_wait(&g_cv, &g_mu);
-    pthread_mutex_unlock(&g_mu);
-}
-
 static int32_t g_n = N;
 static float g_half = 0.5f, g_decay = 0.9375f, g_dt = 0.25f;
 static uint32_t g_iter = 3;
@@ -105,8 +85,8 @@ static void *worker(void *arg)
     (void)arg;
     CK(cuCtxSetCurrent, (g_ctx));
     learn_then_interrupt(CU_STREAM_PER_THREAD);
-    set_phase(1);
-    wait_phase(2);
+    app_phase_set(1);
+    app_phase_wait(2);
     op(2, CU_STREAM_PER_THREAD);
     CK(cuStreamSynchronize, (CU_STREAM_PER_THREAD));
     return NULL;
@@ -164,12 +144,12 @@ int main(int argc, char **argv)
         pthread_t t;
         if (pthread_create(&t, NULL, worker, NULL) != 0)
             app_die("pthread_create failed");
-        wait_phase(1);
+        app_phase_wait(1);
         if (g_mode == RELEASE)
             CK(cuDevicePrimaryCtxRelease, (g_dev)); /* back to 1: the context lives */
         else
             CK(cuCtxDestroy, (extra));
-        set_phase(2);
+        app_phase_set(2);
         pthread_join(t, NULL);
     } else {
         CUstream a, b, c;

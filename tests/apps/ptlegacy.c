@@ -32,25 +32,7 @@ static CUfunction f_axpy, f_scale;
 static CUdeviceptr g_x, g_y, g_out;
 static long g_iters;
 static int g_mode; /* 0 ctxsync, 1 copy, 2 alloc */
-static pthread_mutex_t g_mu = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t g_cv = PTHREAD_COND_INITIALIZER;
-static int g_phase; /* 1: the worker's last step is issued; 2: main allocated */
-
-static void set_phase(int p)
-{
-    pthread_mutex_lock(&g_mu);
-    g_phase = p;
-    pthread_cond_broadcast(&g_cv);
-    pthread_mutex_unlock(&g_mu);
-}
-
-static void wait_phase(int p)
-{
-    pthread_mutex_lock(&g_mu);
-    while (g_phase < p)
-        pthread_cond_wait(&g_cv, &g_mu);
-    pthread_mutex_unlock(&g_mu);
-}
+/* Phases (app_phase_set/app_phase_wait): 1: the worker's last step is issued; 2: main allocated */
 
 /* out = x, then out += y/2, on the legacy stream. */
 static void read_on_legacy(void)
@@ -82,9 +64,9 @@ static void *worker(void *arg)
         CK(cuLaunchKernel, (f_scale, grid, 1, 1, TK_BLOCK, 1, 1, 0, pt, scale_args, NULL));
         CK(cuStreamSynchronize, (pt));
     }
-    set_phase(1);
+    app_phase_set(1);
     if (g_mode == 2) {
-        wait_phase(2);
+        app_phase_wait(2);
         read_on_legacy();
         CK(cuStreamSynchronize, (CU_STREAM_LEGACY));
     }
@@ -125,7 +107,7 @@ int main(int argc, char **argv)
     pthread_t t;
     if (pthread_create(&t, NULL, worker, NULL) != 0)
         app_die("pthread_create failed");
-    wait_phase(1);
+    app_phase_wait(1);
     float h[N];
     CUdeviceptr tmp = 0;
     if (g_mode == 0) {
@@ -136,7 +118,7 @@ int main(int argc, char **argv)
         CK(cuMemcpyDtoH, (h, g_y, sizeof h));
     } else {
         CK(cuMemAlloc, (&tmp, N * sizeof(float)));
-        set_phase(2);
+        app_phase_set(2);
         pthread_join(t, NULL);
         CK(cuMemcpyDtoH, (h, g_out, sizeof h));
     }
