@@ -408,10 +408,13 @@ static CUresult ctx_destroy(CUcontext ctx)
     cc__handle_del(c);
     for (cc_ctx **pp = &cc__g.ctxs; *pp; pp = &(*pp)->next)
         if (*pp == c) { *pp = c->next; break; }
+    /* The object itself is kept (never reused): other threads may still
+     * hold it as current, and the registry then answers INVALID_CONTEXT.
+     * Kept on a list, so that it is not a leak either. */
+    c->next = cc__g.retired;
+    cc__g.retired = c;
     if (tl_depth && tl_stack[tl_depth - 1] == c) tl_depth--;
     cc__unlock();
-    /* The object itself is kept (never reused): other threads may still
-     * hold it as current, and the registry then answers INVALID_CONTEXT. */
     return CUDA_SUCCESS;
 }
 

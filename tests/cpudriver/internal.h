@@ -87,6 +87,7 @@ struct cc_global {
     unsigned delay_us;
     unsigned long long next_id;
     cc_ctx *ctxs;           /* every live context, primary included */
+    cc_ctx *retired;        /* destroyed contexts, kept (never reused: see ctx_destroy) */
     cc_capture *captures;   /* every capture not yet ended */
 };
 extern struct cc_global cc__g;
