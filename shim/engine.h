@@ -266,6 +266,7 @@ uint64_t rp__engine_program_captures(void);
 CUresult rp__engine_resolve_all(void);
 /* At the first capture: make sure deferred work reaches the driver at exit. */
 void rp__arm_exit_hook(void);
+/* ---- idle.c --------------------------------------------------------------------- */
 /* A deferral began: the idle watch (REPRISE_IDLE_US) makes sure it does not
  * wait on the host's idle time. */
 void rp__idle_watch(void);
@@ -273,6 +274,8 @@ void rp__idle_watch(void);
  * parent's; the child resolves nothing. */
 void rp__engine_forked(void);
 bool rp__engine_in_forked_child(void);
+/* From the exit hook on: nothing may call the driver any more. */
+bool rp__engine_exiting(void);
 /* A copy of context number `i`'s counters, taken under its lock if that can
  * be had within a moment (at exit another thread may hold it for ever).
  * Returns 0 past the last context. */

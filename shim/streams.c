@@ -569,6 +569,11 @@ bool rp__engine_in_forked_child(void)
  * after us). */
 static _Atomic int exiting;
 
+bool rp__engine_exiting(void)
+{
+    return atomic_load(&exiting) != 0;
+}
+
 static void exit_hook(void)
 {
     atomic_store(&exiting, 1);
@@ -583,96 +588,6 @@ void rp__arm_exit_hook(void)
      * handlers (cuInit has run by then), so it runs before them. */
     if (!atomic_exchange(&armed, 1))
         atexit(exit_hook);
-}
-
-/* ---- the idle watch ------------------------------------------------------------------ */
-
-/* Work held back because it may still become a graph must not wait on the
- * host's idle time: a program that queues half a step, works on the host
- * for milliseconds without a driver call, then queues the rest would
- * otherwise lose the overlap it has eagerly. A thread, started at the first
- * deferral, looks every REPRISE_IDLE_US while anything is held: a stream
- * still holding work and with no new op since the last look has gone
- * quiet; its work is resolved (replayed if complete, else issued), and its
- * segment ends there, so that the quiet spot splits the step in two graphs
- * from then on (each launched as soon as its last op comes). */
-static pthread_mutex_t idle_mu = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t idle_cv = PTHREAD_COND_INITIALIZER;
-static int idle_started, idle_wanted;
-
-/* One look at every context; returns 1 while anything is still held. */
-static int idle_look(void)
-{
-    int held = 0;
-    size_t n = atomic_load_explicit(&nctxs, memory_order_acquire);
-    for (size_t c = 0; c < n; c++) {
-        rp_ctxstate *cs = &ctxs[c];
-        lock(cs);
-        if (atomic_load(&exiting) || atomic_load(&forked_child)) {
-            unlock(cs);
-            return 0;
-        }
-        for (size_t i = 0; i < cs->nstreams; i++) {
-            rp_stream *st = &cs->streams[i];
-            if (!st->used || !st->ndef) {
-                continue;
-            }
-            if (st->idle_seen != st->opno || rp__stepping_aside()) {
-                st->idle_seen = st->opno;
-                held = 1;
-                continue;
-            }
-            /* This thread has no context of its own: the stream's goes
-             * current for the resolution and a capture it may lead to. */
-            CUcontext popped;
-            int pushed = D->cuCtxPushCurrent_v2(cs->ctx) == CUDA_SUCCESS;
-            cs->st.idle_flushes++;
-            rp__resolve_stream(st);
-            rp__seg_end(st); /* the quiet spot ends the segment */
-            if (pushed)
-                D->cuCtxPopCurrent_v2(&popped);
-        }
-        unlock(cs);
-    }
-    return held;
-}
-
-static void *idle_main(void *unused)
-{
-    (void)unused;
-    pthread_mutex_lock(&idle_mu);
-    for (;;) {
-        while (!idle_wanted)
-            pthread_cond_wait(&idle_cv, &idle_mu);
-        idle_wanted = 0;
-        pthread_mutex_unlock(&idle_mu);
-        int held = 1;
-        while (held && !atomic_load(&forked_child)) {
-            struct timespec ts = {0, (long)rp__eng_cfg.idle_us * 1000};
-            nanosleep(&ts, NULL);
-            held = idle_look();
-        }
-        pthread_mutex_lock(&idle_mu);
-    }
-    return NULL;
-}
-
-void rp__idle_watch(void)
-{
-    if (!rp__eng_cfg.idle_us)
-        return;
-    pthread_mutex_lock(&idle_mu);
-    if (!idle_started) {
-        pthread_t t;
-        pthread_attr_t a;
-        pthread_attr_init(&a);
-        pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
-        idle_started = pthread_create(&t, &a, idle_main, NULL) == 0 ? 1 : -1;
-        pthread_attr_destroy(&a);
-    }
-    idle_wanted = 1;
-    pthread_cond_signal(&idle_cv);
-    pthread_mutex_unlock(&idle_mu);
 }
 
 /* ---- snapshots for the report ---------------------------------------------------------- */

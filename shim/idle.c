@@ -1,0 +1,92 @@
+/* idle.c - the idle watch: work held back for a graph must not wait on the
+ * host's idle time (docs/engine.md, "Held work and the host's idle time"). */
+#include "engine.h"
+
+#include <time.h>
+
+/* Work held back because it may still become a graph must not wait on the
+ * host's idle time: a program that queues half a step, works on the host
+ * for milliseconds without a driver call, then queues the rest would
+ * otherwise lose the overlap it has eagerly. A thread, started at the first
+ * deferral, looks every REPRISE_IDLE_US while anything is held: a stream
+ * still holding work and with no new op since the last look has gone
+ * quiet; its work is resolved (replayed if complete, else issued), and its
+ * segment ends there, so that the quiet spot splits the step in two graphs
+ * from then on (each launched as soon as its last op comes). */
+static pthread_mutex_t idle_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t idle_cv = PTHREAD_COND_INITIALIZER;
+static int idle_started, idle_wanted;
+
+/* One look at every context; returns 1 while anything is still held. */
+static int idle_look(void)
+{
+    int held = 0;
+    rp_ctxstate *cs;
+    for (size_t c = 0; (cs = rp__ctx_at(c)); c++) {
+        pthread_mutex_lock(&cs->lock);
+        if (rp__engine_exiting() || rp__engine_in_forked_child()) {
+            pthread_mutex_unlock(&cs->lock);
+            return 0;
+        }
+        for (size_t i = 0; i < cs->nstreams; i++) {
+            rp_stream *st = &cs->streams[i];
+            if (!st->used || !st->ndef) {
+                continue;
+            }
+            if (st->idle_seen != st->opno || rp__stepping_aside()) {
+                st->idle_seen = st->opno;
+                held = 1;
+                continue;
+            }
+            /* This thread has no context of its own: the stream's goes
+             * current for the resolution and a capture it may lead to. */
+            CUcontext popped;
+            int pushed = cs->drv->cuCtxPushCurrent_v2(cs->ctx) == CUDA_SUCCESS;
+            cs->st.idle_flushes++;
+            rp__resolve_stream(st);
+            rp__seg_end(st); /* the quiet spot ends the segment */
+            if (pushed)
+                cs->drv->cuCtxPopCurrent_v2(&popped);
+        }
+        pthread_mutex_unlock(&cs->lock);
+    }
+    return held;
+}
+
+static void *idle_main(void *unused)
+{
+    (void)unused;
+    pthread_mutex_lock(&idle_mu);
+    for (;;) {
+        while (!idle_wanted)
+            pthread_cond_wait(&idle_cv, &idle_mu);
+        idle_wanted = 0;
+        pthread_mutex_unlock(&idle_mu);
+        int held = 1;
+        while (held && !rp__engine_in_forked_child()) {
+            struct timespec ts = {0, (long)rp__eng_cfg.idle_us * 1000};
+            nanosleep(&ts, NULL);
+            held = idle_look();
+        }
+        pthread_mutex_lock(&idle_mu);
+    }
+    return NULL;
+}
+
+void rp__idle_watch(void)
+{
+    if (!rp__eng_cfg.idle_us)
+        return;
+    pthread_mutex_lock(&idle_mu);
+    if (!idle_started) {
+        pthread_t t;
+        pthread_attr_t a;
+        pthread_attr_init(&a);
+        pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
+        idle_started = pthread_create(&t, &a, idle_main, NULL) == 0 ? 1 : -1;
+        pthread_attr_destroy(&a);
+    }
+    idle_wanted = 1;
+    pthread_cond_signal(&idle_cv);
+    pthread_mutex_unlock(&idle_mu);
+}
