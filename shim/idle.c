@@ -39,14 +39,19 @@ static int idle_look(void)
                 continue;
             }
             /* This thread has no context of its own: the stream's goes
-             * current for the resolution and a capture it may lead to. */
+             * current for the resolution and a capture it may lead to. If
+             * it cannot, the work stays held (its stream's next call, or
+             * the next look, resolves it): issued with no context current,
+             * a legacy or per-thread stream's work would be lost. */
             CUcontext popped;
-            int pushed = cs->drv->cuCtxPushCurrent_v2(cs->ctx) == CUDA_SUCCESS;
+            if (cs->drv->cuCtxPushCurrent_v2(cs->ctx) != CUDA_SUCCESS) {
+                held = 1;
+                continue;
+            }
             cs->st.idle_flushes++;
             rp__resolve_stream(st);
             rp__seg_end(st); /* the quiet spot ends the segment */
-            if (pushed)
-                cs->drv->cuCtxPopCurrent_v2(&popped);
+            cs->drv->cuCtxPopCurrent_v2(&popped);
         }
         pthread_mutex_unlock(&cs->lock);
     }
