@@ -16,7 +16,8 @@ trap 'rm -rf "$work"' EXIT INT TERM
 asan=
 [ -n "${REPRISE_TEST_SANITIZED:-}" ] && asan="ASAN_OPTIONS=verify_asan_link_order=0"
 
-# The driver calls the engine may make (shim/engine.h, RP_AUX_ENTRIES).
+# The driver calls the engine may make on its own: its helpers (shim/entries.h,
+# RP_HELPERS) and the interposed entries rp__engine_install requires (hooks.c).
 entries="cuGraphInstantiateWithFlags cuGraphLaunch cuGraphLaunch_ptsz cuGraphExecDestroy
 cuGraphDestroy cuGraphGetNodes cuGraphNodeGetType cuStreamCreate cuStreamGetCtx
 cuStreamGetFlags cuEventCreate cuEventDestroy_v2 cuEventSynchronize cuEventRecord
