@@ -16,6 +16,7 @@
 static pthread_mutex_t idle_mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t idle_cv = PTHREAD_COND_INITIALIZER;
 static int idle_started, idle_wanted;
+static _Atomic int looking; /* the watch is awake and will look again */
 
 /* One look at every context; returns 1 while anything is still held. */
 static int idle_look(void)
@@ -72,6 +73,16 @@ static void *idle_main(void *unused)
             struct timespec ts = {0, (long)rp__eng_cfg.idle_us * 1000};
             nanosleep(&ts, NULL);
             held = idle_look();
+            if (!held) {
+                /* Going to sleep: a deferral from now on wakes the watch.
+                 * One begun before it saw `looking` set is seen by one more
+                 * look (it deferred under its context's lock, which the
+                 * look takes). */
+                atomic_store(&looking, 0);
+                held = idle_look();
+                if (held)
+                    atomic_store(&looking, 1);
+            }
         }
         pthread_mutex_lock(&idle_mu);
     }
@@ -80,9 +91,12 @@ static void *idle_main(void *unused)
 
 void rp__idle_watch(void)
 {
-    if (!rp__eng_cfg.idle_us)
+    /* While the watch is looking anyway (a loop that replays steadily), a
+     * deferral costs one load here, not a lock and a signal. */
+    if (!rp__eng_cfg.idle_us || atomic_load(&looking))
         return;
     pthread_mutex_lock(&idle_mu);
+    atomic_store(&looking, 1);
     if (!idle_started) {
         pthread_t t;
         pthread_attr_t a;
