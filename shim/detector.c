@@ -24,6 +24,7 @@ static void slot_clear(rp_det_entry *e)
     for (size_t i = 0; e->ops && i < e->n; i++)
         rp__op_free(&e->ops[i]);
     free(e->ops);
+    free(e->differs);
     memset(e, 0, sizeof *e);
 }
 
@@ -85,11 +86,28 @@ static int keep_copy(rp_det_entry *e, const rp_op *ops, size_t n)
 static void note_content(rp_det_entry *e, const rp_op *ops, size_t n)
 {
     uint64_t c = rp__det_key(ops, n, 0);
-    for (unsigned int i = 0; i < e->ndistinct; i++)
-        if (e->contents[i] == c)
+    unsigned int kept = e->ndistinct < RP_DET_MAX_DISTINCT ? e->ndistinct : RP_DET_MAX_DISTINCT;
+    for (unsigned int i = 0; i < kept; i++) {
+        if (e->contents[i] == c) {
+            e->fresh = 0;
             return;
+        }
+    }
+    /* Past the table a content counts as new: an undercount of repeats can
+     * only ask for the capture with updates sooner. */
+    e->fresh++;
     if (e->ndistinct < RP_DET_MAX_DISTINCT)
-        e->contents[e->ndistinct++] = c;
+        e->contents[e->ndistinct] = c;
+    if (e->ndistinct <= RP_DET_MAX_DISTINCT)
+        e->ndistinct++;
+}
+
+/* A by-structure entry's contents keep changing: its latest warmup + 1
+ * occurrences (at least 2) were each new. */
+static int keeps_changing(const rp_detector *d, const rp_det_entry *e)
+{
+    unsigned int need = d->warmup + 1;
+    return e->fresh >= (need < 2 ? 2 : need);
 }
 
 /* A slot for a new segment: a free one, else the least recently used one
@@ -146,6 +164,10 @@ rp_det_verdict rp__det_observe(rp_detector *d, const rp_op *ops, size_t n,
          * which fields differ. */
         if (d->by_structure && keep_copy(e, ops, n) != 0)
             return RP_DET_NO_MEMORY;
+        if (d->by_structure && !(e->differs = calloc(n, sizeof *e->differs))) {
+            slot_clear(e);
+            return RP_DET_NO_MEMORY;
+        }
         e->n = n;
         e->key = key;
         e->id = ++d->next_id;
@@ -157,7 +179,8 @@ rp_det_verdict rp__det_observe(rp_detector *d, const rp_op *ops, size_t n,
     *entry = e;
     if (e->state == RP_DET_CAPTURED)
         return RP_DET_HAS_GRAPH;
-    if (e->seen < d->warmup || (d->by_structure && e->ndistinct <= d->min_distinct))
+    if (e->seen < d->warmup ||
+        (d->by_structure && e->ndistinct <= d->min_distinct && !keeps_changing(d, e)))
         return RP_DET_WARMING;
     if (e->seen < e->retry_at)
         return RP_DET_BACKING_OFF;
@@ -194,4 +217,5 @@ void rp__det_forget_graph(rp_detector *d, rp_det_entry *e)
     e->seen = 0;
     e->retry_at = 0;
     e->ndistinct = 0;
+    e->fresh = 0;
 }

@@ -27,9 +27,18 @@ typedef struct rp_det_entry {
     uint64_t last_use;   /* detector clock, for LRU eviction */
     unsigned int id;     /* stable sequence id for stats */
     /* By-structure tables only: the distinct contents seen (their segment
-     * content keys), up to RP_DET_MAX_DISTINCT. */
+     * content keys), up to RP_DET_MAX_DISTINCT; ndistinct goes one past it
+     * when more were seen. `fresh` counts the latest occurrences in a row
+     * whose content had not been seen before (contents that keep changing,
+     * as a growing shape's do, against ones that come back). */
     uint64_t contents[RP_DET_MAX_DISTINCT];
     unsigned int ndistinct;
+    unsigned int fresh;
+    /* By-structure tables only: per op, the fields in which occurrences so
+     * far differed from the first (a volatile mask, kept by the engine,
+     * which knows kernel layouts; an occurrence that differed where no mask
+     * can say is left out). */
+    uint64_t *differs;
 } rp_det_entry;
 
 typedef enum rp_det_verdict {
@@ -44,9 +53,12 @@ typedef enum rp_det_verdict {
 
 typedef struct rp_detector {
     /* 0: segments are the same when their content is (exact repeats).
-     * 1: when their structure is; a capture is asked for only once more
-     * than `min_distinct` different contents were seen (fewer alternating
-     * contents are left to the by-content table, one graph each). */
+     * 1: when their structure is; a capture is asked for once more than
+     * `min_distinct` different contents were seen (fewer alternating
+     * contents are left to the by-content table, one graph each), or once
+     * the latest warmup + 1 occurrences (at least 2) each brought a content
+     * never seen before, whatever `min_distinct` is: contents that keep
+     * changing would never become exact variants. */
     int by_structure;
     unsigned int min_distinct;
     rp_det_entry *slots;

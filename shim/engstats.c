@@ -67,7 +67,8 @@ static void append(char *b, size_t size, const char *word)
 }
 
 /* The volatile fields of a sequence, named for the report: a kernel's
- * parameter as name#index, a copy's or memset's field as op<k>.<field>. */
+ * parameter as name#index and its geometry as name.grid, name.block,
+ * name.shmem; a copy's or memset's field as op<k>.<field>. */
 static void describe_volatile(const rp_seq *s, char *b, size_t size)
 {
     b[0] = '\0';
@@ -76,14 +77,20 @@ static void describe_volatile(const rp_seq *s, char *b, size_t size)
         const rp_op *op = &s->det->ops[k];
         char w[96];
         for (unsigned int i = 0; m && i < 64; i++) {
-            if (!(m >> i & 1))
+            uint64_t bit = 1ull << i;
+            if (!(m & bit))
                 continue;
             if (op->kind == RP_OP_KERNEL) {
-                snprintf(w, sizeof w, "%s#%u", rp__rec_kernel_name(s->cs, op), i);
+                const char *name = rp__rec_kernel_name(s->cs, op);
+                if (i < RP_VOL_MAX_PARAMS)
+                    snprintf(w, sizeof w, "%s#%u", name, i);
+                else
+                    snprintf(w, sizeof w, "%s.%s", name,
+                             bit == RP_VOL_GRID ? "grid" : bit == RP_VOL_BLOCK ? "block" : "shmem");
             } else {
-                uint64_t bit = 1ull << i;
                 const char *f = bit == RP_VOL_DST ? "dst"
                                 : bit == RP_VOL_HOST ? "host"
+                                : bit == RP_VOL_BYTES ? "bytes"
                                 : op->kind == RP_OP_MEMSET ? "value" : "src";
                 snprintf(w, sizeof w, "op%zu.%s", k, f);
             }

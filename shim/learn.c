@@ -218,12 +218,16 @@ static int backing_off(const rp_stream *st, const rp_det_entry *e)
 }
 
 /* An executable the new capture of `e` may take over: a sequence of the
- * same stream with the same number and kinds of ops, not being matched, and
+ * same stream with the same number and kinds of ops but another structure
+ * (the shape changed in a way no node update can follow), not being matched, and
  * not replayed for longer than a new shape takes to be learnt (so it is not
- * a variant still in use). NULL if none. */
-static rp_seq *reusable(rp_ctxstate *cs, const rp_det_entry *e)
+ * a variant still in use): as exact variants, warmup + max_variants
+ * occurrences at most; with updates (`vmask`), warmup + 1 (its contents
+ * kept changing). NULL if none. */
+static rp_seq *reusable(rp_ctxstate *cs, const rp_det_entry *e, const uint64_t *vmask)
 {
-    uint64_t stale = (uint64_t)rp__eng_cfg.warmup + rp__eng_cfg.max_variants;
+    uint64_t stale = vmask ? (uint64_t)rp__eng_cfg.warmup + 1
+                           : (uint64_t)rp__eng_cfg.warmup + rp__eng_cfg.max_variants;
     stale = stale > 1 ? stale - 1 : 1;
     for (size_t i = 0; i < cs->nseqs; i++) {
         rp_seq *s = cs->seqs[i];
@@ -231,10 +235,13 @@ static rp_seq *reusable(rp_ctxstate *cs, const rp_det_entry *e)
         if (o == e || o->n != e->n || o->ops[0].stream != e->ops[0].stream || !s->exec ||
             s->broken || cs->det.clock - s->last_use < stale || seq_in_use(cs, s))
             continue;
-        size_t k = 0;
-        while (k < e->n && o->ops[k].kind == e->ops[k].kind)
-            k++;
-        if (k == e->n)
+        size_t k = 0, same = 0;
+        for (; k < e->n && o->ops[k].kind == e->ops[k].kind; k++)
+            same += rp__op_same_structure(&o->ops[k], &e->ops[k]);
+        /* Of the same structure it is another content of the same shape
+         * (a variant, or the sequence with updates that serves them), not
+         * a shape that changed for good. */
+        if (k == e->n && same < e->n)
             return s;
     }
     return NULL;
@@ -246,7 +253,7 @@ static rp_seq *reusable(rp_ctxstate *cs, const rp_det_entry *e)
 static int capture_segment(rp_ctxstate *cs, rp_detector *d, rp_det_entry *e, const uint64_t *vmask,
                            int by_period)
 {
-    rp_seq *reuse = reusable(cs, e);
+    rp_seq *reuse = reusable(cs, e, vmask);
     if (!reuse && make_room(cs) != 0) {
         rp__bound_hit(cs, RP_BOUND_GRAPHS);
         rp__det_capture_failed(d, e);
@@ -311,41 +318,49 @@ static int volatile_fields(rp_ctxstate *cs, const rp_det_entry *e, const rp_op *
     return any;
 }
 
-/* A segment's structure is counted too: if it keeps repeating with more
- * distinct contents than REPRISE_MAX_VARIANTS, capture it once with the
- * differing fields volatile (updated before each replay); if that sequence
- * exists already, the fields that differ now become volatile too, so that
- * the next occurrence matches. Returns 1 when a capture with volatile
- * fields was made (or tried) from this segment, else 0. */
+/* A segment's structure is counted too. Each occurrence's differences from
+ * the first join the entry's `differs`, so that a capture with volatile
+ * fields starts with every field seen changing, not only those of one
+ * pair. If the structure keeps repeating with more distinct contents than
+ * REPRISE_MAX_VARIANTS, or with contents that keep changing (detector.h),
+ * capture it once with the differing fields volatile (updated before each
+ * replay); if that sequence exists already, the fields that differ now
+ * become volatile too, so that the next occurrence matches. Returns 1 when
+ * a capture with volatile fields was made (or tried) from this segment, or
+ * such a sequence exists and serves it (widened if need be), else 0: no
+ * exact variant is captured beside a sequence with updates. */
 static int learn_volatile(rp_stream *st)
 {
     rp_ctxstate *cs = st->cs;
     rp_det_entry *e = NULL;
     rp_det_verdict v = rp__det_observe(&cs->sdet, st->seg, st->nseg, &e);
-    if (v != RP_DET_CAPTURE && v != RP_DET_HAS_GRAPH)
+    if (!e || !e->differs || e->n != st->nseg)
         return 0;
     uint64_t *mask = calloc(e->n, sizeof *mask);
     if (!mask) {
         rp__bound_hit(cs, RP_BOUND_MEMORY);
         return 0;
     }
-    size_t nvol = 0;
     int ok = volatile_fields(cs, e, st->seg, mask);
-    for (size_t k = 0; ok && k < e->n; k++)
-        nvol += mask[k] != 0;
-    if (ok && v == RP_DET_CAPTURE && nvol > rp__eng_cfg.max_updates) {
+    size_t nvol = 0;
+    for (size_t k = 0; ok && k < e->n; k++) {
+        e->differs[k] |= mask[k];
+        nvol += e->differs[k] != 0;
+    }
+    int served = 0;
+    if (v != RP_DET_CAPTURE && v != RP_DET_HAS_GRAPH) {
+        /* still counting */
+    } else if (ok && v == RP_DET_CAPTURE && nvol > rp__eng_cfg.max_updates) {
         /* Every replay would update more nodes than allowed: a graph would
          * never run. Not captured; retried after a back-off. */
         rp__bound_hit(cs, RP_BOUND_UPDATES);
-        ok = 0;
-    }
-    int captured = 0;
-    if (!ok) {
+        rp__det_capture_failed(&cs->sdet, e);
+    } else if (!ok) {
         if (v == RP_DET_CAPTURE)
             rp__det_capture_failed(&cs->sdet, e);
     } else if (v == RP_DET_CAPTURE) {
-        capture_segment(cs, &cs->sdet, e, mask, st->seg_cut_by_period);
-        captured = 1;
+        capture_segment(cs, &cs->sdet, e, e->differs, st->seg_cut_by_period);
+        served = 1;
     } else {
         for (size_t i = 0; i < cs->nseqs; i++) {
             rp_seq *s = cs->seqs[i];
@@ -353,7 +368,7 @@ static int learn_volatile(rp_stream *st)
                 continue;
             size_t now_volatile = 0;
             for (size_t k = 0; k < e->n; k++) {
-                uint64_t add = mask[k] & ~s->vmask[k];
+                uint64_t add = e->differs[k] & ~s->vmask[k];
                 if (add) {
                     s->vmask[k] |= add;
                     s->widened++;
@@ -363,10 +378,12 @@ static int learn_volatile(rp_stream *st)
             }
             if (now_volatile > rp__eng_cfg.max_updates)
                 s->broken = 1; /* could never replay any more: dropped, backs off */
+            /* It serves this content from now on: no exact variant beside. */
+            served |= !s->broken;
         }
     }
     free(mask);
-    return captured;
+    return served;
 }
 
 /* Sequences whose launch or update failed are dropped once no stream is
@@ -437,8 +454,9 @@ void rp__seg_end(rp_stream *st)
         break;
     case RP_DET_CAPTURE:
         /* Its structure is counted first: when the structure's contents
-         * keep changing (more than REPRISE_MAX_VARIANTS of them), one graph
-         * with updates serves them all, rather than one more exact variant.
+         * keep changing (more than REPRISE_MAX_VARIANTS of them, or a new
+         * one every time), one graph with updates serves them all, rather
+         * than one more exact variant; so does one widened just now.
          * With a warmup of 1 this is the only place contents are compared:
          * every segment is an exact capture candidate at once. */
         if (backing_off(st, e))

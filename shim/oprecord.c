@@ -45,6 +45,15 @@ uint64_t rp__hash_bytes(uint64_t h, const void *p, size_t n)
     return h;
 }
 
+/* Whether a copy's size is part of its identity: a staged copy's graph
+ * reads staging of the captured size, and an empty copy's node cannot be
+ * set to a non-empty one or back ("zero-length operations are not
+ * supported"). */
+static int copy_size_is_identity(const rp_op *op)
+{
+    return rp__op_staged(op) || op->bytes == 0;
+}
+
 void rp__op_keys(rp_op *op)
 {
     uint64_t h = RP_HASH_SEED;
@@ -54,10 +63,10 @@ void rp__op_keys(rp_op *op)
     switch (op->kind) {
     case RP_OP_KERNEL:
         h = mix(h, (uint64_t)(uintptr_t)op->func);
-        h = rp__hash_bytes(h, op->grid, sizeof op->grid);
+        op->skey = mix(h, op->param_bytes);
+        h = rp__hash_bytes(op->skey, op->grid, sizeof op->grid);
         h = rp__hash_bytes(h, op->block, sizeof op->block);
-        h = mix(h, (uint64_t)op->shmem << 32 | op->param_bytes);
-        op->skey = h;
+        h = mix(h, op->shmem);
         op->ckey = rp__hash_bytes(h, op->params, op->param_bytes);
         break;
     case RP_OP_MEMSET:
@@ -67,8 +76,8 @@ void rp__op_keys(rp_op *op)
         op->ckey = mix(mix(h, op->dst), op->value);
         break;
     default: /* copies */
-        h = mix(h, (uint64_t)op->bytes);
-        op->skey = h;
+        op->skey = mix(h, copy_size_is_identity(op) ? (uint64_t)op->bytes : UINT64_MAX);
+        h = mix(op->skey, (uint64_t)op->bytes);
         h = mix(h, op->dst);
         h = mix(h, op->src);
         if (rp__op_host_is_content(op))
@@ -85,11 +94,25 @@ int rp__op_same_structure(const rp_op *a, const rp_op *b)
         return 0;
     switch (a->kind) {
     case RP_OP_KERNEL:
-        return a->func == b->func && !memcmp(a->grid, b->grid, sizeof a->grid) &&
-               !memcmp(a->block, b->block, sizeof a->block) && a->shmem == b->shmem &&
-               a->param_bytes == b->param_bytes;
+        return a->func == b->func && a->param_bytes == b->param_bytes;
     case RP_OP_MEMSET:
+        /* The strict reading of the driver's rule: a 1-D memset node's
+         * width may change only "opportunistically" (docs/engine.md). */
         return a->bytes == b->bytes && a->elem == b->elem;
+    default:
+        return copy_size_is_identity(a) == copy_size_is_identity(b) &&
+               (!copy_size_is_identity(a) || a->bytes == b->bytes);
+    }
+}
+
+int rp__op_same_geometry(const rp_op *a, const rp_op *b)
+{
+    switch (a->kind) {
+    case RP_OP_KERNEL:
+        return !memcmp(a->grid, b->grid, sizeof a->grid) &&
+               !memcmp(a->block, b->block, sizeof a->block) && a->shmem == b->shmem;
+    case RP_OP_MEMSET:
+        return 1; /* its size is structure */
     default:
         return a->bytes == b->bytes;
     }
@@ -99,7 +122,7 @@ int rp__op_same_content(const rp_op *a, const rp_op *b)
 {
     /* No key shortcut: a record's keys are computed only when it joins a
      * learnt segment, and comparing the fields is as cheap. */
-    if (!rp__op_same_structure(a, b))
+    if (!rp__op_same_structure(a, b) || !rp__op_same_geometry(a, b))
         return 0;
     switch (a->kind) {
     case RP_OP_KERNEL:
@@ -208,14 +231,29 @@ void rp__op_free(rp_op *op)
     memset(op, 0, sizeof *op);
 }
 
+/* A kernel's geometry fields that differ, as volatile bits. */
+static uint64_t kernel_geometry_diff(const rp_op *a, const rp_op *b)
+{
+    uint64_t m = 0;
+    if (memcmp(a->grid, b->grid, sizeof a->grid))
+        m |= RP_VOL_GRID;
+    if (memcmp(a->block, b->block, sizeof a->block))
+        m |= RP_VOL_BLOCK;
+    if (a->shmem != b->shmem)
+        m |= RP_VOL_SHMEM;
+    return m;
+}
+
 uint64_t rp__op_diff(const rp_op *a, const rp_op *b, const rp_param_layout *L, int *ok)
 {
     uint64_t m = 0;
     *ok = 1;
     switch (a->kind) {
     case RP_OP_KERNEL: {
+        m = kernel_geometry_diff(a, b);
         if (!L || L->total != a->param_bytes) {
-            if (a->param_bytes && memcmp(a->params, b->params, a->param_bytes))
+            /* Without the layout the node cannot be set at all. */
+            if (m || (a->param_bytes && memcmp(a->params, b->params, a->param_bytes)))
                 *ok = 0;
             return 0;
         }
@@ -223,7 +261,7 @@ uint64_t rp__op_diff(const rp_op *a, const rp_op *b, const rp_param_layout *L, i
         for (uint32_t i = 0; i < L->n; i++) {
             if (!memcmp(a->params + L->off[i], b->params + L->off[i], L->size[i]))
                 continue;
-            if (i >= 64)
+            if (i >= RP_VOL_MAX_PARAMS)
                 *ok = 0;
             else
                 m |= 1ull << i;
@@ -243,6 +281,8 @@ uint64_t rp__op_diff(const rp_op *a, const rp_op *b, const rp_param_layout *L, i
             m |= RP_VOL_SRC;
         if (rp__op_host_is_content(a) && a->host != b->host)
             m |= RP_VOL_HOST;
+        if (a->bytes != b->bytes)
+            m |= RP_VOL_BYTES;
         return m;
     }
 }
@@ -257,8 +297,10 @@ int rp__op_match_masked(const rp_op *a, const rp_op *b, uint64_t mask, const rp_
     case RP_OP_KERNEL:
         if (!L || L->total != a->param_bytes)
             return 0; /* NEVER: a kernel with a mask was recorded with its layout */
+        if (kernel_geometry_diff(a, b) & ~mask)
+            return 0;
         for (uint32_t i = 0; i < L->n; i++) {
-            if (i < 64 && (mask >> i & 1))
+            if (i < RP_VOL_MAX_PARAMS && (mask >> i & 1))
                 continue;
             if (memcmp(a->params + L->off[i], b->params + L->off[i], L->size[i]))
                 return 0;
@@ -270,6 +312,7 @@ int rp__op_match_masked(const rp_op *a, const rp_op *b, uint64_t mask, const rp_
     default:
         return ((mask & RP_VOL_DST) || a->dst == b->dst) &&
                ((mask & RP_VOL_SRC) || a->src == b->src) &&
+               ((mask & RP_VOL_BYTES) || a->bytes == b->bytes) &&
                ((mask & RP_VOL_HOST) || !rp__op_host_is_content(a) || a->host == b->host);
     }
 }

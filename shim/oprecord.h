@@ -69,12 +69,21 @@ typedef struct rp_param_layout {
 } rp_param_layout;
 
 /* Volatile fields of a record, as a bit mask: for a kernel, bit i is
- * parameter i (parameters 64 and up cannot be volatile); for a copy, the
- * two bits below; for a memset, the destination and the value. */
+ * parameter i (parameters RP_VOL_MAX_PARAMS and up cannot be volatile) and
+ * the three geometry bits; for a copy, the address bits and its size; for a
+ * memset, the destination and the value. A record's identity (its
+ * structure, rp__op_same_structure) is what an executable graph's node
+ * cannot be changed to (the driver's rules for cuGraphExec*NodeSetParams,
+ * docs/engine.md): everything else may be volatile. */
+#define RP_VOL_MAX_PARAMS 60
 #define RP_VOL_DST 1ull
 #define RP_VOL_SRC 2ull   /* DtoD: source; DtoH: source; HtoD: unused */
 #define RP_VOL_HOST 4ull  /* DtoH: the pinned destination; HtoD: the pinned source */
 #define RP_VOL_VALUE 2ull /* memset */
+#define RP_VOL_GRID (1ull << 60)  /* kernel: grid dimensions */
+#define RP_VOL_BLOCK (1ull << 61) /* kernel: block dimensions */
+#define RP_VOL_SHMEM (1ull << 62) /* kernel: dynamic shared memory bytes */
+#define RP_VOL_BYTES (1ull << 60) /* copy: its size (never a staged one's) */
 
 /* 1 when `op` is a host-to-device copy whose bytes are staged at the call
  * (a pageable source); a pinned source is read by the copy when it runs. */
@@ -101,16 +110,25 @@ uint64_t rp__hash_u64(uint64_t h, uint64_t v);
 /* Compute op->skey and op->ckey from the fields. Only the detector needs
  * them (to find a segment in its tables); comparisons never use them. */
 void rp__op_keys(rp_op *op);
-/* 1 when the two records have the same structure (kind, stream, function,
- * dimensions, shared bytes, parameter size, copy size, memset shape). */
+/* 1 when the two records have the same structure: what a graph node
+ * captured from one cannot be updated away from to stand for the other
+ * (kind, entry flags, context, stream, function and parameter size; a
+ * memset's size and element size; a staged copy's size; whether a copy is
+ * empty). Grid, block, dynamic shared memory and other copy sizes are not
+ * structure: they are set on the executable like arguments. */
 int rp__op_same_structure(const rp_op *a, const rp_op *b);
+/* 1 when the two records (of the same structure) have the same geometry:
+ * a kernel's grid, block and dynamic shared memory; a copy's size. */
+int rp__op_same_geometry(const rp_op *a, const rp_op *b);
 /* 1 when a graph captured from `a` computes exactly what `b` asks for:
- * same structure, same parameter bytes, same addresses and values. */
+ * same structure and geometry, same parameter bytes, same addresses and
+ * values. */
 int rp__op_same_content(const rp_op *a, const rp_op *b);
 /* The fields in which two records of the same structure differ, as a
  * volatile mask (`L`: the kernel's layout, for kernels). Returns 0 when they
  * are equal, and sets *ok to 0 when they differ somewhere a mask cannot say
- * (a parameter beyond the 64th, or padding). */
+ * (a parameter from RP_VOL_MAX_PARAMS on, padding, or anything of a kernel
+ * whose layout is unknown: its node cannot be set without it). */
 uint64_t rp__op_diff(const rp_op *a, const rp_op *b, const rp_param_layout *L, int *ok);
 /* 1 when `b` may stand in `a`'s place with the fields in `mask` updated:
  * same structure and every field outside the mask exactly equal. */

@@ -117,13 +117,26 @@ int rp__period_feed(rp_period *p, uint64_t pos, uint64_t key, unsigned int min_r
      * shapes drawn at random from a few kernels match at short distances
      * now and then, never for that long. A period that is matching keeps
      * its place against shorter ones; one that stopped matching gives way. */
-    uint64_t best = 0;
+    uint64_t ok[RP_PERIOD_SLOTS];
+    int nok = 0;
     for (int i = 0; i < RP_PERIOD_SLOTS; i++) {
         uint64_t d = p->slot[i].d, need = d * (min_repeats ? min_repeats : 1);
         if (need < RP_PERIOD_MIN_RUN)
             need = RP_PERIOD_MIN_RUN;
-        if (d >= min_len && p->slot[i].run >= need && d > best)
-            best = d;
+        if (d && d >= min_len && p->slot[i].run >= need)
+            ok[nok++] = d;
+    }
+    /* A multiple of a period that matches matches too, and says nothing
+     * more: it is proposed when ops went unobserved (replayed) between two
+     * occurrences of a window. The longest that is not a multiple of
+     * another wins. */
+    uint64_t best = 0;
+    for (int i = 0; i < nok; i++) {
+        int multiple = 0;
+        for (int j = 0; j < nok && !multiple; j++)
+            multiple = ok[j] < ok[i] && ok[i] % ok[j] == 0;
+        if (!multiple && ok[i] > best)
+            best = ok[i];
     }
     int changed = 0;
     if (best && best != p->d && (!p->d || best > p->d || p->misses)) {

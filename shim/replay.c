@@ -68,7 +68,8 @@ static int seq_match(const rp_seq *s, size_t k, const rp_op *op)
 }
 
 /* Set op `k`'s node of the executable to the values of `op` (same structure,
- * volatile fields changed). The node is named by s->nodes[k], a node of the
+ * volatile fields changed: arguments, addresses, values, a kernel's grid,
+ * block and shared memory, a copy's size). The node is named by s->nodes[k], a node of the
  * graph the executable was instantiated from, also when it was since updated
  * to another graph (the driver accepts no other handle: capture.c,
  * take_over). Returns the driver's answer. */
@@ -158,6 +159,9 @@ static CUresult apply_updates(rp_stream *st, rp_seq *s)
         if (op->param_bytes)
             memcpy(h->params, op->params, op->param_bytes);
         h->dst = op->dst, h->src = op->src, h->host = op->host, h->value = op->value;
+        memcpy(h->grid, op->grid, sizeof h->grid);
+        memcpy(h->block, op->block, sizeof h->block);
+        h->shmem = op->shmem, h->bytes = op->bytes;
         s->updates++;
         st->cs->st.updates++;
     }

@@ -10,8 +10,11 @@
  * `fixedset`, the memset keeps the first phase's width (2048 words) while
  * the rest grows: a 1-D memset's width is a change the driver reference
  * only "opportunistically" allows in an executable, the grid and the copy's
- * extent are changes it allows.
- * Usage: phases MODULE ITERS [K [grid|fixedset]]   (K iterations per phase, default 40) */
+ * extent are changes it allows. With `swap`, the memset keeps its width too,
+ * and the scaling kernel is another function in the middle phase (a C++
+ * template scaling in place, with other parameters): a change no node
+ * update can follow, but a whole-executable update (cuGraphExecUpdate) may.
+ * Usage: phases MODULE ITERS [K [grid|fixedset|swap]]   (K iterations per phase, default 40) */
 #include <string.h>
 
 #include <cuda.h>
@@ -23,25 +26,27 @@
 
 int main(int argc, char **argv)
 {
-    app_usage(argc, argv, "[K [grid|fixedset]]");
+    app_usage(argc, argv, "[K [grid|fixedset|swap]]");
     long iters = app_arg(argc, argv, 2, 0, 0, 100000000);
     long k = app_arg(argc, argv, 3, 40, 1, 1000000);
     int grow = argc > 4 && strcmp(argv[4], "grid") == 0;
-    int fixedset = argc > 4 && strcmp(argv[4], "fixedset") == 0;
+    int swap = argc > 4 && strcmp(argv[4], "swap") == 0;
+    int fixedset = swap || (argc > 4 && strcmp(argv[4], "fixedset") == 0);
     if (argc > 4 && !grow && !fixedset)
-        app_die("the fourth argument must be `grid` or `fixedset`");
+        app_die("the fourth argument must be `grid`, `fixedset` or `swap`");
     if (grow && iters > 64)
         app_die("with `grid`, at most 64 iterations");
 
     CUdevice dev;
     CUcontext ctx;
     CUmodule mod;
-    CUfunction f_scale, f_checksum, f_iota;
+    CUfunction f_scale, f_checksum, f_iota, f_inplace;
     CUstream s;
     app_open(argv[1], &dev, &ctx, &mod);
     f_scale = app_function(mod, "scale_add_scalar");
     f_checksum = app_function(mod, "checksum_u64");
     f_iota = app_function(mod, "iota_f32");
+    f_inplace = app_function(mod, TK_SCALE_INPLACE_NAME);
     CK(cuStreamCreate, (&s, 0));
 
     CUdeviceptr x, ring, copies, sum;
@@ -71,7 +76,12 @@ int main(int argc, char **argv)
         CUdeviceptr cslot = copies + (it % SLOTS) * slot_bytes;
         void *scale_args[] = { &x, &n, &decay, &dt, &iter };
         void *ck_args[] = { &sum, &x, &n, &seed };
-        CK(cuLaunchKernel, (f_scale, grid, 1, 1, TK_BLOCK, 1, 1, 0, s, scale_args, NULL));
+        float a = 0.9921875f;
+        void *inplace_args[] = { &x, &n, &a };
+        if (swap && phase == 1)
+            CK(cuLaunchKernel, (f_inplace, grid, 1, 1, TK_BLOCK, 1, 1, 0, s, inplace_args, NULL));
+        else
+            CK(cuLaunchKernel, (f_scale, grid, 1, 1, TK_BLOCK, 1, 1, 0, s, scale_args, NULL));
         CK(cuMemsetD32Async, (slot, 0x1000u + (unsigned int)it, fixedset ? (size_t)2048u : (size_t)n, s));
         CK(cuMemcpyDtoDAsync, (cslot, x, (size_t)n * sizeof(float), s));
         CK(cuMemsetD8Async, (sum, 0, sizeof(uint64_t), s));

@@ -91,6 +91,87 @@ static void a_copied_record_owns_its_bytes(void **state)
     rp__op_free(&c);
 }
 
+/* Issue 17: a kernel's grid, block and shared memory are set on a graph's
+ * node like its arguments, so they are content, not structure; if they
+ * were structure, a decode loop whose grid grows every token would be a new
+ * sequence every token and never replay. */
+static void a_kernel_geometry_change_is_content_and_a_volatile_field(void **state)
+{
+    (void)state;
+    rp_op a = kernel_op(0, 1), b = kernel_op(0, 1);
+    b.grid[0] = 7;
+    b.shmem = 256;
+    rp__op_keys(&b);
+    assert_true(rp__op_same_structure(&a, &b));
+    assert_int_equal(a.skey, b.skey);
+    assert_true(a.ckey != b.ckey);
+    assert_false(rp__op_same_content(&a, &b));
+    rp_param_layout L = {.n = 2, .total = 16, .off = {0, 8}, .size = {8, 4}};
+    int ok;
+    assert_int_equal(rp__op_diff(&a, &b, &L, &ok), RP_VOL_GRID | RP_VOL_SHMEM);
+    assert_true(ok);
+    assert_true(rp__op_match_masked(&a, &b, RP_VOL_GRID | RP_VOL_SHMEM, &L));
+    assert_false(rp__op_match_masked(&a, &b, RP_VOL_GRID, &L)); /* shmem not volatile */
+    b.block[0] = 64;
+    assert_false(rp__op_match_masked(&a, &b, RP_VOL_GRID | RP_VOL_SHMEM, &L));
+    /* Without the kernel's layout its node cannot be set at all. */
+    rp__op_diff(&a, &b, NULL, &ok);
+    assert_false(ok);
+}
+
+/* The function is structure: a node's function may change only within its
+ * context, and another function has other parameters. */
+static void another_function_is_another_structure(void **state)
+{
+    (void)state;
+    rp_op a = kernel_op(0, 1), b = kernel_op(1, 1);
+    assert_false(rp__op_same_structure(&a, &b));
+    assert_true(a.skey != b.skey);
+}
+
+/* A device copy's size may change on its node (1-D, same contexts); a
+ * staged copy's may not (the graph reads staging of the captured size),
+ * nor may an empty copy become a non-empty one (zero-length nodes are not
+ * supported), nor a memset's width (the strict reading of "opportunistically
+ * allowed"). If these were content, updates would be refused and graphs
+ * dropped; if the first were structure, a growing copy would never replay. */
+static void which_sizes_are_structure(void **state)
+{
+    (void)state;
+    rp_op a = {.kind = RP_OP_DTOD, .dst = 0x1000, .src = 0x2000, .bytes = 64};
+    rp_op b = a;
+    b.bytes = 128;
+    rp__op_keys(&a);
+    rp__op_keys(&b);
+    assert_true(rp__op_same_structure(&a, &b));
+    assert_int_equal(a.skey, b.skey);
+    int ok;
+    assert_int_equal(rp__op_diff(&a, &b, NULL, &ok), RP_VOL_BYTES);
+    assert_true(ok);
+    assert_true(rp__op_match_masked(&a, &b, RP_VOL_BYTES, NULL));
+    assert_false(rp__op_match_masked(&a, &b, RP_VOL_DST, NULL));
+    b.bytes = 0;
+    rp__op_keys(&b);
+    assert_false(rp__op_same_structure(&a, &b));
+    assert_true(a.skey != b.skey);
+
+    uint8_t d[128] = {0};
+    rp_op h = {.kind = RP_OP_HTOD, .dst = 0x1000, .bytes = 64, .data = d};
+    rp_op h2 = h;
+    h2.bytes = 128;
+    assert_false(rp__op_same_structure(&h, &h2)); /* staged: pageable source */
+    h.flags = h2.flags = RP_OPF_HOST_PINNED;
+    assert_true(rp__op_same_structure(&h, &h2)); /* pinned: read when it runs */
+
+    rp_op m = {.kind = RP_OP_MEMSET, .dst = 0x1000, .bytes = 64, .elem = 4};
+    rp_op m2 = m;
+    m2.bytes = 128;
+    assert_false(rp__op_same_structure(&m, &m2));
+    m2.bytes = 64;
+    m2.elem = 1;
+    assert_false(rp__op_same_structure(&m, &m2));
+}
+
 static rp_detector det;
 
 static int setup(void **state)
@@ -229,6 +310,56 @@ static void a_full_table_evicts_the_least_recently_used_segment_without_a_graph(
     assert_int_equal(rp__det_observe(&det, ops, 2, &e), RP_DET_HAS_GRAPH);
 }
 
+/* Issue 17: by structure, contents that keep changing (a new one every
+ * occurrence, as a growing context gives) ask for a capture with updates
+ * after warmup + 1 of them, whatever the variant allowance (16 here, the
+ * size of the contents table: once that starved the capture for ever);
+ * contents that come back are left to exact variants. */
+static void contents_that_keep_changing_are_captured_whatever_the_variant_allowance(void **state)
+{
+    (void)state;
+    rp_detector sd;
+    assert_int_equal(rp__det_init(&sd, 4, 2, 2, 8), 0);
+    rp__det_by_structure(&sd, RP_DET_MAX_DISTINCT);
+    rp_op ops[2];
+    rp_det_entry *e;
+    segment(ops, 2, 1);
+    assert_int_equal(rp__det_observe(&sd, ops, 2, &e), RP_DET_WARMING);
+    segment(ops, 2, 2);
+    assert_int_equal(rp__det_observe(&sd, ops, 2, &e), RP_DET_WARMING); /* 2 < warmup + 1 */
+    segment(ops, 2, 3);
+    assert_int_equal(rp__det_observe(&sd, ops, 2, &e), RP_DET_CAPTURE);
+    rp__det_fini(&sd);
+
+    /* Two contents alternating: never, with 16 variants allowed. */
+    assert_int_equal(rp__det_init(&sd, 4, 2, 2, 8), 0);
+    rp__det_by_structure(&sd, RP_DET_MAX_DISTINCT);
+    for (int i = 0; i < 40; i++) {
+        segment(ops, 2, 1 + (uint32_t)(i & 1));
+        assert_int_equal(rp__det_observe(&sd, ops, 2, &e), RP_DET_WARMING);
+    }
+    rp__det_fini(&sd);
+
+    /* More distinct contents than the table holds, each coming back once
+     * in a while (no run of three new ones): past 16 distinct, a capture. */
+    assert_int_equal(rp__det_init(&sd, 4, 2, 2, 8), 0);
+    rp__det_by_structure(&sd, RP_DET_MAX_DISTINCT);
+    rp_det_verdict v = RP_DET_WARMING;
+    int n = 0;
+    for (uint32_t c = 1; c <= 17 && v == RP_DET_WARMING; c++) {
+        segment(ops, 2, 100 + c);
+        v = rp__det_observe(&sd, ops, 2, &e);
+        n++;
+        if (v != RP_DET_WARMING)
+            break;
+        segment(ops, 2, 101); /* the first one again: the run of new ones ends */
+        v = rp__det_observe(&sd, ops, 2, &e);
+    }
+    assert_int_equal(v, RP_DET_CAPTURE);
+    assert_int_equal(n, 17);
+    rp__det_fini(&sd);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -236,6 +367,10 @@ int main(void)
         cmocka_unit_test(host_to_device_bytes_are_payload_and_the_destination_is_content),
         cmocka_unit_test(equal_keys_with_different_bytes_are_not_the_same_content),
         cmocka_unit_test(a_copied_record_owns_its_bytes),
+        cmocka_unit_test(a_kernel_geometry_change_is_content_and_a_volatile_field),
+        cmocka_unit_test(another_function_is_another_structure),
+        cmocka_unit_test(which_sizes_are_structure),
+        cmocka_unit_test(contents_that_keep_changing_are_captured_whatever_the_variant_allowance),
         cmocka_unit_test_setup_teardown(a_segment_is_captured_after_warmup_identical_occurrences, setup, teardown),
         cmocka_unit_test_setup_teardown(only_identical_content_counts_toward_warmup, setup, teardown),
         cmocka_unit_test_setup_teardown(segments_shorter_than_min_or_longer_than_max_are_skipped, setup, teardown),

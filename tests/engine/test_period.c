@@ -174,6 +174,28 @@ static void a_long_step_is_cut_into_chunks(void **state)
     rp__period_fini(&p);
 }
 
+/* Ops that were replayed are not observed: a window then last occurred a
+ * multiple of the period ago, and that multiple matches too. If it won as
+ * the longer period, a step of 4 ops would be cut into steps of 8 or 12 as
+ * soon as the first graphs replay, and learnt again. */
+static void a_multiple_of_the_period_does_not_replace_it(void **state)
+{
+    (void)state;
+    static const unsigned int step4[] = {1, 2, 3, 4};
+    rp_period p;
+    assert_int_equal(rp__period_init(&p), 0);
+    uint64_t pos = 0;
+    feed_pattern(&p, &pos, step4, 4, 0, 40);
+    assert_int_equal(p.d, 4);
+    for (int i = 0; i < 40; i++) {
+        pos += 4; /* a step replayed: not observed */
+        feed_pattern(&p, &pos, step4, 4, 0, 4);
+        pos += i % 3 == 0 ? 8 : 0; /* sometimes two */
+    }
+    assert_int_equal(p.d, 4);
+    rp__period_fini(&p);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -185,6 +207,7 @@ int main(void)
         cmocka_unit_test(a_new_step_length_replaces_the_old_period),
         cmocka_unit_test(unobserved_ops_are_never_taken_for_matches),
         cmocka_unit_test(a_long_step_is_cut_into_chunks),
+        cmocka_unit_test(a_multiple_of_the_period_does_not_replace_it),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
