@@ -13,8 +13,9 @@ const struct rp__bound_info rp__bounds[RP_BOUND_COUNT] = {
         "a stream queued more ops than that without a synchronization or other boundary; "
         "such a run is never captured",
         "if one step of the loop issues more ops than that, raise --max-ops above the step's "
-        "length; a loop that never synchronizes the host cannot be cut into steps yet "
-        "(docs/engine.md)"},
+        "length; a loop that never synchronizes is cut into steps only where its ops repeat "
+        "with a period (no_period counts the ops of runs where none was found; "
+        "docs/engine.md)"},
     [RP_BOUND_GRAPHS] = {"max_graphs", "REPRISE_MAX_GRAPHS",
         "every graph of a context was in use, so a new sequence stayed eager",
         "raise --max-graphs"},

@@ -53,7 +53,7 @@ enum rp_option_kind {
     X(MAX_GRAPHS, "REPRISE_MAX_GRAPHS", RP_OPT_COUNT, "256", "--max-graphs", "N",       \
       "keep at most N captured graphs (least recently used dropped first)", 1, 65536)   \
     X(MAX_VARIANTS, "REPRISE_MAX_VARIANTS", RP_OPT_COUNT, "4", "--max-variants", "N",   \
-      "keep up to N graphs for contents that alternate; past N, one graph updated per replay", 0, 64) \
+      "keep up to N graphs for contents of one structure that come back; past N, or when new ones keep coming, one graph updated per replay", 0, 64) \
     X(MAX_UPDATES, "REPRISE_MAX_UPDATES", RP_OPT_COUNT, "64", "--max-updates", "N",     \
       "run a sequence eagerly when a replay would update more than N graph nodes", 0, 1048576) \
     X(MAX_STAGING, "REPRISE_MAX_STAGING", RP_OPT_COUNT, "64M", "--max-staging", "BYTES", \

@@ -25,6 +25,8 @@ int rp__period_init(rp_period *p)
     }
     for (size_t i = 0; i < RP_PERIOD_RING; i++)
         p->ring[i].pos = UINT64_MAX;
+    for (int i = 0; i < RP_PERIOD_SLOTS; i++)
+        p->slot[i].need = UINT64_MAX; /* no distance yet */
     return 0;
 }
 
@@ -59,9 +61,20 @@ static uint64_t winnow(const rp_period *p, uint64_t pos, uint64_t d)
     return at_pos + 1 - RP_PERIOD_WINDOW;
 }
 
+/* The run at which distance d qualifies as the period: `min_repeats`
+ * whole periods, and at least RP_PERIOD_MIN_RUN ops (UINT64_MAX: shorter
+ * than min_len, or no distance: never). */
+static uint64_t need_for(const rp_period *p, uint64_t d)
+{
+    if (!d || d < p->min_len)
+        return UINT64_MAX;
+    uint64_t need = d * (p->min_repeats ? p->min_repeats : 1);
+    return need < RP_PERIOD_MIN_RUN ? RP_PERIOD_MIN_RUN : need;
+}
+
 /* Track distance c (proposed by the hash head, its window already equal):
  * in a free slot, or in place of the one with the shortest run. */
-static void track(rp_period *p, uint64_t c)
+static void track(rp_period *p, uint64_t c, unsigned int *qual)
 {
     int victim = 0;
     for (int i = 0; i < RP_PERIOD_SLOTS; i++) {
@@ -72,6 +85,60 @@ static void track(rp_period *p, uint64_t c)
     }
     p->slot[victim].d = c;
     p->slot[victim].run = RP_PERIOD_WINDOW;
+    p->slot[victim].need = need_for(p, c);
+    *qual &= ~(1u << victim); /* its run starts again */
+    p->decided = 0;
+}
+
+/* A window's hash from its keys (already spread 64-bit hashes): a
+ * polynomial, cheap, only ever a proposal checked op by op. */
+static inline uint64_t window_hash(const uint64_t *last, uint64_t key)
+{
+    const uint64_t M = 0x9e3779b97f4a7c15ull;
+    uint64_t h = last[0];
+    for (unsigned int i = 1; i < RP_PERIOD_WINDOW - 1; i++)
+        h = h * M + last[i];
+    h = h * M + key;
+    return h ^ (h >> 29);
+}
+
+/* Accept the longest distance over which a whole repetition (or
+ * `min_repeats` of them), and at least RP_PERIOD_MIN_RUN ops, matched:
+ * shapes drawn at random from a few kernels match at short distances now
+ * and then, never for that long. A period that is matching keeps its
+ * place against shorter ones; one that stopped matching gives way. A
+ * multiple of a period that matches matches too, and says nothing more: it
+ * is proposed when ops went unobserved (replayed) between two occurrences
+ * of a window. The longest that is not a multiple of another wins. Returns
+ * 1 when the accepted period changed. */
+static int decide(rp_period *p, uint64_t pos, unsigned int qual)
+{
+    uint64_t best = 0;
+    for (int i = 0; i < RP_PERIOD_SLOTS; i++) {
+        if (!(qual >> i & 1))
+            continue;
+        uint64_t d = p->slot[i].d;
+        int multiple = 0;
+        for (int j = 0; j < RP_PERIOD_SLOTS && !multiple; j++)
+            multiple = (qual >> j & 1) && p->slot[j].d < d && d % p->slot[j].d == 0;
+        if (!multiple && d > best)
+            best = d;
+    }
+    if (best && best != p->d && (!p->d || best > p->d || p->misses)) {
+        p->d = best;
+        p->base = winnow(p, pos, best);
+        p->misses = 0;
+        p->found++;
+        return 1;
+    }
+    if (p->d && p->misses >= p->d) {
+        /* A whole period without the step coming back: it is over. */
+        p->d = 0;
+        p->misses = 0;
+        p->dropped++;
+        return 1;
+    }
+    return 0;
 }
 
 int rp__period_feed(rp_period *p, uint64_t pos, uint64_t key, unsigned int min_repeats,
@@ -79,79 +146,66 @@ int rp__period_feed(rp_period *p, uint64_t pos, uint64_t key, unsigned int min_r
 {
     if (!p->ring)
         return 0;
-    /* The window of the last RP_PERIOD_WINDOW shapes ending here. */
-    uint64_t win = mix(0x9e3779b97f4a7c15ull, key);
-    for (uint64_t i = 1; i < RP_PERIOD_WINDOW && win; i++) {
-        const struct rp_period_op *o = pos >= i ? at(p, pos - i) : NULL;
-        win = o ? mix(win, o->key) : 0;
+    if (min_repeats != p->min_repeats || min_len != p->min_len) {
+        p->min_repeats = min_repeats;
+        p->min_len = min_len;
+        for (int i = 0; i < RP_PERIOD_SLOTS; i++)
+            p->slot[i].need = need_for(p, p->slot[i].d);
+        p->decided = 0;
     }
+    /* The window of the last RP_PERIOD_WINDOW shapes ending here, from the
+     * keys kept of the ops just before (when they were observed). */
+    if (p->last_pos != pos) /* not the op after the last one observed */
+        p->known = 0;
+    uint64_t win = 0;
+    if (p->known == RP_PERIOD_WINDOW - 1) {
+        win = window_hash(p->last, key);
+        win |= win == 0; /* 0 means "incomplete" */
+    }
+    for (unsigned int i = 0; i + 1 < RP_PERIOD_WINDOW - 1; i++)
+        p->last[i] = p->last[i + 1];
+    p->last[RP_PERIOD_WINDOW - 2] = key;
+    if (p->known < RP_PERIOD_WINDOW - 1)
+        p->known++;
+    p->last_pos = pos + 1;
     struct rp_period_op *e = &p->ring[pos & RING_MASK];
     e->pos = pos;
     e->key = key;
-    e->win = win | (win != 0); /* 0 means "incomplete" */
-    /* Every tracked distance: one more op in a row matching, or none. */
+    e->win = win;
+    /* Every tracked distance: one more op in a row matching, or none; and
+     * which qualify now. */
+    unsigned int qual = 0;
     for (int i = 0; i < RP_PERIOD_SLOTS; i++) {
-        uint64_t d = p->slot[i].d;
-        const struct rp_period_op *o = d && pos >= d ? at(p, pos - d) : NULL;
-        if (o)
+        uint64_t d = p->slot[i].d, q = pos - d;
+        const struct rp_period_op *o = &p->ring[q & RING_MASK];
+        if (d && pos >= d && o->pos == q)
             p->slot[i].run = o->key == key ? p->slot[i].run + 1 : 0;
+        qual |= (unsigned int)(p->slot[i].run >= p->slot[i].need) << i;
     }
+    uint64_t misses = p->misses;
     if (p->d) {
         const struct rp_period_op *o = pos >= p->d ? at(p, pos - p->d) : NULL;
         if (o)
             p->misses = o->key == key ? 0 : p->misses + 1;
     }
     /* The hash head proposes the distance to where this window last was. */
-    if (e->win) {
-        uint64_t *h = &p->head[e->win & HEAD_MASK];
+    if (win) {
+        uint64_t *h = &p->head[win & HEAD_MASK];
         if (*h) {
             uint64_t prev = *h - 1;
             const struct rp_period_op *o = at(p, prev);
-            if (o && o->win == e->win && pos - prev < RP_PERIOD_RING / 2)
-                track(p, pos - prev);
+            if (o && o->win == win && pos - prev < RP_PERIOD_RING / 2)
+                track(p, pos - prev, &qual);
         }
         *h = pos + 1;
     }
-    /* Accept the longest distance over which a whole repetition (or
-     * `min_repeats` of them), and at least RP_PERIOD_MIN_RUN ops, matched:
-     * shapes drawn at random from a few kernels match at short distances
-     * now and then, never for that long. A period that is matching keeps
-     * its place against shorter ones; one that stopped matching gives way. */
-    uint64_t ok[RP_PERIOD_SLOTS];
-    int nok = 0;
-    for (int i = 0; i < RP_PERIOD_SLOTS; i++) {
-        uint64_t d = p->slot[i].d, need = d * (min_repeats ? min_repeats : 1);
-        if (need < RP_PERIOD_MIN_RUN)
-            need = RP_PERIOD_MIN_RUN;
-        if (d && d >= min_len && p->slot[i].run >= need)
-            ok[nok++] = d;
-    }
-    /* A multiple of a period that matches matches too, and says nothing
-     * more: it is proposed when ops went unobserved (replayed) between two
-     * occurrences of a window. The longest that is not a multiple of
-     * another wins. */
-    uint64_t best = 0;
-    for (int i = 0; i < nok; i++) {
-        int multiple = 0;
-        for (int j = 0; j < nok && !multiple; j++)
-            multiple = ok[j] < ok[i] && ok[i] % ok[j] == 0;
-        if (!multiple && ok[i] > best)
-            best = ok[i];
-    }
-    int changed = 0;
-    if (best && best != p->d && (!p->d || best > p->d || p->misses)) {
-        p->d = best;
-        p->base = winnow(p, pos, best);
-        p->misses = 0;
-        p->found++;
-        changed = 1;
-    } else if (p->d && p->misses >= p->d) {
-        /* A whole period without the step coming back: it is over. */
-        p->d = 0;
-        p->misses = 0;
-        p->dropped++;
-        changed = 1;
-    }
+    /* The decision depends only on which slots qualify, the accepted period
+     * and its misses: unchanged, it would decide the same again. */
+    if ((p->decided && qual == p->qual && !p->misses && !misses) || (!qual && !p->d))
+        return 0;
+    int changed = decide(p, pos, qual);
+    p->qual = qual;
+    p->decided = 1;
     return changed;
 }
 

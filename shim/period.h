@@ -29,7 +29,15 @@ typedef struct rp_period {
     uint64_t *head;            /* window hash -> last position + 1 (0: none) */
     struct {
         uint64_t d, run;       /* a distance, and how many ops in a row matched at it */
+        uint64_t need;         /* the run at which it qualifies as the period (0: never) */
     } slot[RP_PERIOD_SLOTS];
+    uint64_t last[RP_PERIOD_WINDOW - 1]; /* the keys of the ops just before (oldest first) */
+    uint64_t last_pos;         /* position of the last op observed + 1 (0: none) */
+    unsigned int known;        /* ops observed in a row up to it, at most RP_PERIOD_WINDOW - 1 */
+    unsigned int qual;         /* slots that qualified at the last decision (bit i: slot i) */
+    int decided;               /* qual, misses and d unchanged since the last decision */
+    unsigned int min_repeats;  /* the last feed's, for `need` */
+    uint64_t min_len;
     uint64_t d;                /* the accepted period (0: none) */
     uint64_t base;             /* a position where a step starts, when d is set */
     uint64_t misses;           /* mismatches at distance d since it last matched */

@@ -310,7 +310,7 @@ static void narrow(rp_stream *st, const rp_op *op)
             st->cand[k++] = s;
         else if (!s->broken)
             diverged(s, st->ndef, rp__op_same_structure(want, op)
-                                      ? "same operation, other arguments or addresses"
+                                      ? "same operation, other arguments, geometry or addresses"
                                       : "another operation");
     }
     st->ncand = k;

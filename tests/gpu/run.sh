@@ -12,8 +12,9 @@
 #   4. runs the benchmarks (overhead, updates, the launch-bound suite, host
 #      work inside a step);
 #   5. runs tests/gpu/frameworks.sh: PyTorch, CuPy and Triton loops without
-#      and with a per-step sync, absent vs shim (each framework skipped with
-#      a line where it does not import, so the dry run checks the skip path);
+#      and with a per-step sync, and Hugging Face generate() with a dynamic
+#      and a static cache, absent vs shim (each skipped with a line where it
+#      does not import, so the dry run checks the skip path);
 #   6. prints one table last.
 # Logs go to $OUT (or build-gpu/out). Exit status: 0 when every check
 # passed, 1 otherwise.
