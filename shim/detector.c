@@ -21,9 +21,7 @@ int rp__det_init(rp_detector *d, size_t cap, unsigned int warmup, size_t min_ops
 
 static void slot_clear(rp_det_entry *e)
 {
-    for (size_t i = 0; e->ops && i < e->n; i++)
-        rp__op_free(&e->ops[i]);
-    free(e->ops);
+    free(e->ops); /* the records' bytes lie in the same block (keep_copy) */
     free(e->differs);
     memset(e, 0, sizeof *e);
 }
@@ -63,19 +61,34 @@ static int same_segment(const rp_detector *d, const rp_det_entry *e, const rp_op
     return 1;
 }
 
-/* Keep a copy of the segment in the entry. Returns 0, or -1 (entry left
- * without a copy) when memory runs out. */
+/* Keep a copy of the segment in the entry: the records and every byte they
+ * own (parameters, staged payload) in one block, so that keeping a segment
+ * costs one allocation and a copy, not two allocations an op (learning a
+ * stream that never repeats pays this for every segment). Returns 0, or -1
+ * (entry left without a copy) when memory runs out. */
 static int keep_copy(rp_det_entry *e, const rp_op *ops, size_t n)
 {
-    rp_op *c = calloc(n, sizeof *c);
+    size_t bytes = n * sizeof(rp_op);
+    for (size_t i = 0; i < n; i++) {
+        bytes += (ops[i].param_bytes + 15) & ~(size_t)15;
+        if (rp__op_staged(&ops[i]) && ops[i].data)
+            bytes += (ops[i].bytes + 15) & ~(size_t)15;
+    }
+    rp_op *c = malloc(bytes);
     if (!c)
         return -1;
+    uint8_t *at = (uint8_t *)(c + n);
     for (size_t i = 0; i < n; i++) {
-        if (rp__op_copy(&c[i], &ops[i]) != 0) {
-            for (size_t k = 0; k < i; k++)
-                rp__op_free(&c[k]);
-            free(c);
-            return -1;
+        c[i] = ops[i];
+        c[i].params = NULL;
+        c[i].data = NULL;
+        if (ops[i].params && ops[i].param_bytes) {
+            c[i].params = memcpy(at, ops[i].params, ops[i].param_bytes);
+            at += (ops[i].param_bytes + 15) & ~(size_t)15;
+        }
+        if (rp__op_staged(&ops[i]) && ops[i].data) {
+            c[i].data = memcpy(at, ops[i].data, ops[i].bytes);
+            at += (ops[i].bytes + 15) & ~(size_t)15;
         }
     }
     e->ops = c;

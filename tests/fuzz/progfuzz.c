@@ -34,6 +34,9 @@
  *      destroyed after the swap)
  *   n  blocks repeated with no synchronization at all, within or between
  *      their repetitions
+ *   g  geometry that changes between repetitions (issue 17): an op that
+ *      varies also varies its grid (1 to 3 blocks) and its element count
+ *      (N down to N - 96), and with it its copy's or memset's size
  *
  * The programs are race-free by construction, so that their output is
  * deterministic: each stream ("lane") owns its device buffers and its host
@@ -77,7 +80,7 @@ static uint64_t rnd(void)
 static unsigned int pick(unsigned int n) { return (unsigned int)(rnd() % n); }
 
 /* The shapes enabled (SHAPES). */
-static int sh_pinned, sh_threads, sh_ctx, sh_teardown, sh_streams, sh_nosync;
+static int sh_pinned, sh_threads, sh_ctx, sh_teardown, sh_streams, sh_nosync, sh_geometry;
 
 enum op_kind {
     OP_AXPY, OP_SCALE, OP_STENCIL, OP_IOTA, OP_HTOD_PINNED, OP_HTOD_PAGEABLE, OP_DTOH_PINNED,
@@ -316,6 +319,11 @@ static void run_op(const op *o, unsigned int rep)
         L = (L + 1) % LANES; /* a non-blocking stream's: not ordered with legacy */
     int32_t n = N;
     unsigned int grid = 2;
+    if (sh_geometry && o->varies) {
+        grid = 1 + rep % 3;
+        n = (int32_t)(N - 32u * (rep % 4));
+    }
+    size_t bytes = (size_t)n * sizeof(float);
     float f = o->varies ? o->f + 0.0625f * (float)(rep % 5) : o->f;
     uint32_t u = o->varies ? o->u + rep : o->u;
     CUdeviceptr x = buf(L, o->a), y = buf(L, o->b);
@@ -347,7 +355,7 @@ static void run_op(const op *o, unsigned int rep)
         break;
     }
     case OP_HTOD_PINNED:
-        CK(cuMemcpyHtoDAsync, (x, host, N * sizeof(float), s));
+        CK(cuMemcpyHtoDAsync, (x, host, bytes, s));
         if (!host_pinned[L]) /* pageable now: the copy has staged it */
             for (unsigned int i = 0; i < N; i++)
                 host[i] = (float)(i % 11u) * -3.0f;
@@ -358,27 +366,27 @@ static void run_op(const op *o, unsigned int rep)
             app_die("out of host memory");
         for (unsigned int i = 0; i < N; i++)
             h[i] = (float)(i % 17) * f;
-        CK(cuMemcpyHtoDAsync, (x, h, N * sizeof(float), s));
+        CK(cuMemcpyHtoDAsync, (x, h, bytes, s));
         memset(h, 0xee, N * sizeof(float)); /* the driver (or the shim) staged it */
         free(h);
         break;
     }
     case OP_DTOH_PINNED: /* into pageable memory, it returns once done */
-        CK(cuMemcpyDtoHAsync, (host, x, N * sizeof(float), s));
+        CK(cuMemcpyDtoHAsync, (host, x, bytes, s));
         break;
     case OP_DTOD_ASYNC:
         if (o->a != o->b)
-            CK(cuMemcpyDtoDAsync, (y, x, N * sizeof(float), s));
+            CK(cuMemcpyDtoDAsync, (y, x, bytes, s));
         break;
     case OP_DTOD_SYNC:
         if (o->a != o->b)
-            CK(cuMemcpyDtoD, (y, x, N * sizeof(float)));
+            CK(cuMemcpyDtoD, (y, x, bytes));
         break;
     case OP_MEMSET32:
-        CK(cuMemsetD32Async, (x, 0x3f800000u + u, N, s));
+        CK(cuMemsetD32Async, (x, 0x3f800000u + u, (size_t)n, s));
         break;
     case OP_MEMSET8_SYNC:
-        CK(cuMemsetD8, (x, (unsigned char)u, N * sizeof(float)));
+        CK(cuMemsetD8, (x, (unsigned char)u, bytes));
         break;
     case OP_STREAM_SYNC:
         CK(cuStreamSynchronize, (s));
@@ -583,8 +591,9 @@ static void parse_shapes(const char *s)
         case 'd': sh_teardown = 1; break;
         case 's': sh_streams = 1; break;
         case 'n': sh_nosync = 1; break;
+        case 'g': sh_geometry = 1; break;
         default:
-            fprintf(stderr, "progfuzz: unknown shape '%c' (want letters of ptcdsn, or -)\n", *s);
+            fprintf(stderr, "progfuzz: unknown shape '%c' (want letters of ptcdsng, or -)\n", *s);
             exit(2);
         }
     }
@@ -598,7 +607,7 @@ int main(int argc, char **argv)
     }
     uint64_t seed = strtoull(argv[2], NULL, 0);
     long budget = argc > 3 ? atol(argv[3]) : 300;
-    parse_shapes(argc > 4 ? argv[4] : "ptcdsn");
+    parse_shapes(argc > 4 ? argv[4] : "ptcdsng");
     rng_state = seed;
     for (int k = 0; k < OP_KINDS; k++)
         weight[k] = k <= OP_CTX_SYNC ? 10 : 0;
