@@ -66,13 +66,15 @@ static int same_segment(const rp_detector *d, const rp_det_entry *e, const rp_op
  * costs one allocation and a copy, not two allocations an op (learning a
  * stream that never repeats pays this for every segment). Returns 0, or -1
  * (entry left without a copy) when memory runs out. */
+static size_t pad16(size_t n) { return (n + 15) & ~(size_t)15; }
+
 static int keep_copy(rp_det_entry *e, const rp_op *ops, size_t n)
 {
     size_t bytes = n * sizeof(rp_op);
     for (size_t i = 0; i < n; i++) {
-        bytes += (ops[i].param_bytes + 15) & ~(size_t)15;
+        bytes += pad16(ops[i].param_bytes);
         if (rp__op_staged(&ops[i]) && ops[i].data)
-            bytes += (ops[i].bytes + 15) & ~(size_t)15;
+            bytes += pad16(ops[i].bytes);
     }
     rp_op *c = malloc(bytes);
     if (!c)
@@ -84,11 +86,11 @@ static int keep_copy(rp_det_entry *e, const rp_op *ops, size_t n)
         c[i].data = NULL;
         if (ops[i].params && ops[i].param_bytes) {
             c[i].params = memcpy(at, ops[i].params, ops[i].param_bytes);
-            at += (ops[i].param_bytes + 15) & ~(size_t)15;
+            at += pad16(ops[i].param_bytes);
         }
         if (rp__op_staged(&ops[i]) && ops[i].data) {
             c[i].data = memcpy(at, ops[i].data, ops[i].bytes);
-            at += (ops[i].bytes + 15) & ~(size_t)15;
+            at += pad16(ops[i].bytes);
         }
     }
     e->ops = c;

@@ -348,20 +348,17 @@ static int learn_volatile(rp_stream *st)
         nvol += e->differs[k] != 0;
     }
     int served = 0;
-    if (v != RP_DET_CAPTURE && v != RP_DET_HAS_GRAPH) {
-        /* still counting */
-    } else if (ok && v == RP_DET_CAPTURE && nvol > rp__eng_cfg.max_updates) {
-        /* Every replay would update more nodes than allowed: a graph would
-         * never run. Not captured; retried after a back-off. */
-        rp__bound_hit(cs, RP_BOUND_UPDATES);
+    if (v == RP_DET_CAPTURE && (!ok || nvol > rp__eng_cfg.max_updates)) {
+        /* Not captured; retried after a back-off. With too many volatile
+         * nodes, every replay would update more than allowed: a graph
+         * would never run. */
+        if (ok)
+            rp__bound_hit(cs, RP_BOUND_UPDATES);
         rp__det_capture_failed(&cs->sdet, e);
-    } else if (!ok) {
-        if (v == RP_DET_CAPTURE)
-            rp__det_capture_failed(&cs->sdet, e);
-    } else if (v == RP_DET_CAPTURE) {
+    } else if (ok && v == RP_DET_CAPTURE) {
         capture_segment(cs, &cs->sdet, e, e->differs, st->seg_cut_by_period);
         served = 1;
-    } else {
+    } else if (ok && v == RP_DET_HAS_GRAPH) {
         for (size_t i = 0; i < cs->nseqs; i++) {
             rp_seq *s = cs->seqs[i];
             if (s->det != e || !s->vmask)
@@ -456,7 +453,8 @@ void rp__seg_end(rp_stream *st)
         /* Its structure is counted first: when the structure's contents
          * keep changing (more than REPRISE_MAX_VARIANTS of them, or a new
          * one every time), one graph with updates serves them all, rather
-         * than one more exact variant; so does one widened just now.
+         * than one more exact variant; so does one that exists already
+         * (widened if need be).
          * With a warmup of 1 this is the only place contents are compared:
          * every segment is an exact capture candidate at once. */
         if (backing_off(st, e))

@@ -156,12 +156,14 @@ static CUresult apply_updates(rp_stream *st, rp_seq *s)
             st->cs->st.update_failures++;
             return rc;
         }
+        /* The executable now holds every field of `op`; `h` keeps its own
+         * parameter block (same size: structure) and no payload. */
+        uint8_t *params = h->params;
+        *h = *op;
+        h->params = params;
+        h->data = NULL;
         if (op->param_bytes)
-            memcpy(h->params, op->params, op->param_bytes);
-        h->dst = op->dst, h->src = op->src, h->host = op->host, h->value = op->value;
-        memcpy(h->grid, op->grid, sizeof h->grid);
-        memcpy(h->block, op->block, sizeof h->block);
-        h->shmem = op->shmem, h->bytes = op->bytes;
+            memcpy(params, op->params, op->param_bytes);
         s->updates++;
         st->cs->st.updates++;
     }
