@@ -53,6 +53,7 @@ void rp__seq_destroy(rp_seq *s)
         for (size_t i = 0; i < s->det->n; i++)
             rp__op_free(&s->held[i]);
     free(s->held);
+    free(s->lay);
     free(s->nodes);
     free(s->vmask);
     free(s->stage_of);
@@ -304,5 +305,11 @@ rp_seq *rp__capture(rp_ctxstate *cs, rp_det_entry *e, const uint64_t *vmask, rp_
     s->det = e;
     s->ctx = cs->ctx;
     s->id = e->id;
+    /* For the matcher's fast path (exact sequences only). Layouts live
+     * until the context's teardown, which drops every sequence first.
+     * Without them launches are recorded, then compared. */
+    s->lay = vmask ? NULL : calloc(e->n, sizeof *s->lay);
+    for (size_t i = 0; s->lay && i < e->n; i++)
+        s->lay[i] = rp__rec_layout(cs, &e->ops[i]);
     return s;
 }

@@ -92,6 +92,9 @@ typedef struct rp_seq {
     uint64_t widened;       /* fields found volatile after the capture */
     unsigned int too_many;  /* replays skipped in a row for too many updates */
     uint64_t captured_at;   /* the occurrence at which it was captured */
+    const rp_param_layout **lay; /* per op: a kernel's layout (else NULL), for
+                               matching a launch without recording it first;
+                               NULL if it could not be allocated */
 } rp_seq;
 
 #define RP_MAX_CANDIDATES 8
@@ -115,6 +118,13 @@ typedef struct rp_stream {
     rp_seq *cand[RP_MAX_CANDIDATES];
     size_t ncand;
     rp_seq *complete;       /* longest candidate fully matched so far */
+    /* The matcher's fast path defers matched launches without writing them
+     * down: when `vseq` is set, def[vfrom..ndef) are its ops, borrowed, at
+     * positions vopno, vopno + 1, ... (written out before anything else
+     * reads st->def; room for the whole sequence is made beforehand). */
+    rp_seq *vseq;
+    size_t vfrom;
+    uint64_t vopno;
     unsigned int churn;     /* back-off level: warmup x 2^churn for new captures */
     /* Finding the step without boundaries: every capturable op gets a
      * position; once a segment outgrows REPRISE_MAX_HELD the stream's op
@@ -169,17 +179,43 @@ struct rp__engine_stats {
 
 #define RP_MAX_STREAMS 128  /* per context */
 
+/* A context's lock: one futex word (0 free, 1 held, 2 held with waiters).
+ * Every call on a context takes it; uncontended it costs a compare-exchange
+ * and an exchange, a fifth of a glibc mutex's instructions. */
+typedef struct rp_lock {
+    _Atomic int v;
+} rp_lock;
+void rp__lock_wait(rp_lock *l); /* contended: sleeps until it holds the lock */
+void rp__lock_wake(rp_lock *l); /* released with waiters: wakes one */
+static inline int rp__trylock(rp_lock *l)
+{
+    int free_ = 0;
+    return atomic_compare_exchange_strong_explicit(&l->v, &free_, 1, memory_order_acquire,
+                                                   memory_order_relaxed);
+}
+static inline void rp__lock(rp_lock *l)
+{
+    if (RP_UNLIKELY(!rp__trylock(l)))
+        rp__lock_wait(l);
+}
+static inline void rp__unlock(rp_lock *l)
+{
+    if (RP_UNLIKELY(atomic_exchange_explicit(&l->v, 0, memory_order_release) != 1))
+        rp__lock_wake(l);
+}
+
 /* Per-context engine state: everything a call on one context touches, under
  * that context's lock, so contexts (devices) never contend. */
 typedef struct rp_ctxstate {
     CUcontext ctx;
-    pthread_mutex_t lock;
+    rp_lock lock;
     pthread_rwlock_t gate;  /* writers: capture windows; readers: cuCtxSynchronize, teardown */
     CUstream priv;          /* the private capture stream (non-blocking) */
     rp_lc_ctx lc;
     rp_lc_window win;
     rp_stream streams[RP_MAX_STREAMS];
     size_t nstreams;        /* slots in use are all below this index */
+    rp_stream *last_stream; /* the slot rp__stream_of found last (checked before use) */
     rp_seq **seqs;          /* sequences with a graph */
     size_t nseqs, capseqs;
     rp_detector det;        /* by content: exact repeats, one graph each */
@@ -190,6 +226,20 @@ typedef struct rp_ctxstate {
 } rp_ctxstate;
 
 /* ---- hooks.c: the entry points --------------------------------------------- */
+
+/* A launch as the program made it: through cuLaunchKernel (cfg NULL) or
+ * cuLaunchKernelEx (cfg), plain or _ptsz. */
+typedef struct rp_launch {
+    CUfunction f;
+    unsigned int grid[3], block[3], shmem;
+    CUstream s;
+    void **kp, **extra;
+    const CUlaunchConfig *cfg;
+    int ptsz;
+} rp_launch;
+_Static_assert(offsetof(rp_launch, block) == offsetof(rp_launch, grid) + 3 * sizeof(unsigned int) &&
+                   offsetof(rp_launch, shmem) == offsetof(rp_launch, block) + 3 * sizeof(unsigned int),
+               "a launch's geometry is seven consecutive unsigned ints, as in a record");
 
 /* Install the engine into `core`, calling the driver through `drv` (which
  * must outlive the engine), configured by `cfg`: every interposed entry
@@ -209,7 +259,22 @@ void rp__streams_setup(const struct rp__driver *drv);
 rp_ctxstate *rp__ctx_of(CUcontext ctx);
 /* The context whose work stream `s` (as named in an entry point; `ptsz`:
  * a _ptsz/_ptds one) carries; NULL if the driver cannot say. */
-rp_ctxstate *rp__ctx_of_stream(CUstream s, int ptsz);
+rp_ctxstate *rp__ctx_of_stream_slow(CUstream s, int ptsz);
+/* Each thread caches the last created stream it named and its context's
+ * state; a destroyed stream bumps the generation (its handle may come back
+ * for another context). */
+extern _Atomic unsigned int rp__stream_gen;
+extern RP_TLS CUstream rp__tl_stream;
+extern RP_TLS unsigned int rp__tl_gen;
+extern RP_TLS struct rp_ctxstate *rp__tl_cs;
+static inline rp_ctxstate *rp__ctx_of_stream(CUstream s, int ptsz)
+{
+    if (RP_LIKELY(s && s == rp__tl_stream && rp__tl_cs && s != CU_STREAM_LEGACY &&
+                  s != CU_STREAM_PER_THREAD &&
+                  rp__tl_gen == atomic_load_explicit(&rp__stream_gen, memory_order_acquire)))
+        return rp__tl_cs;
+    return rp__ctx_of_stream_slow(s, ptsz);
+}
 /* The current context's state, or NULL. */
 rp_ctxstate *rp__ctx_current(void);
 /* Context number `i` in the order the engine met them, NULL past the last. */
@@ -219,6 +284,16 @@ rp_ctxstate *rp__ctx_at(size_t i);
  * eagerly). The per-thread stream is one per thread; its owner coming back
  * first waits for work another thread resolved for it. */
 rp_stream *rp__stream_of(rp_ctxstate *cs, CUstream s, int ptsz);
+/* The same, first trying the stream found last (a created stream's record
+ * with no wait pending; cs locked). */
+static inline rp_stream *rp__stream_fast(rp_ctxstate *cs, CUstream s, int ptsz)
+{
+    rp_stream *st = cs->last_stream;
+    if (RP_LIKELY(st && s && s != CU_STREAM_PER_THREAD && st->handle == s && st->used &&
+                  !st->must_wait))
+        return st;
+    return rp__stream_of(cs, s, ptsz);
+}
 /* Resolve and end the segments of every stream implicitly ordered with `st`
  * (itself included when `self`). Returns the first flush error. */
 CUresult rp__end_ordered(rp_stream *st, int self);
@@ -256,8 +331,15 @@ void rp__forget_stream(CUstream h);
 void rp__streams_changed(void);
 /* The program's own captures (DESIGN.md §2.5): while one is open the engine
  * steps aside; from the start of a begin nothing new is deferred. */
-int rp__stepping_aside(void);
-int rp__program_capture_pending(void);
+extern _Atomic int rp__prog_captures, rp__prog_pending;
+static inline int rp__stepping_aside(void)
+{
+    return atomic_load_explicit(&rp__prog_captures, memory_order_acquire) > 0;
+}
+static inline int rp__program_capture_pending(void)
+{
+    return atomic_load(&rp__prog_pending) != 0;
+}
 CUresult rp__program_capture_prepare(void);
 void rp__program_capture_begun(CUresult rc);
 void rp__program_capture_ended(CUresult rc);
@@ -298,6 +380,8 @@ void rp__seg_clear(rp_stream *st);
  * says a step or chunk starts at it, what is deferred is resolved and the
  * segment learnt so far ends first. Returns the first error of a flush. */
 CUresult rp__learn_next(rp_stream *st, rp_op *op);
+/* 1 when rp__learn_next would cut before the stream's next op (no effect). */
+int rp__learn_cuts_next(const rp_stream *st);
 /* Release what learning keeps for a stream (its period detector). */
 void rp__learn_stream_free(rp_stream *st);
 /* What a resolution of `st` did, for learning: a replay ends the segment
@@ -329,6 +413,17 @@ enum rp_offer rp__match_offer(rp_stream *st, const rp_op *op);
  * now), or RESOLVE when it cannot be kept (memory; the op is left to the
  * caller, to issue eagerly after resolving). */
 enum rp_offer rp__match_defer(rp_stream *st, rp_op *op);
+/* The matcher's fast path, for a launch `l` through `entry` on `st`. When
+ * `st` holds deferred ops that one exact-content sequence alone still
+ * matches and `l` is exactly that sequence's next op, it is deferred as a
+ * borrowed record (the sequence's own: nothing recorded, nothing copied,
+ * written down only if something reads it: see rp_stream.vseq) and given
+ * its position: DEFERRED, or COMPLETE (resolve now). Otherwise
+ * EAGER, and nothing was done (the caller records the launch and offers it
+ * as usual). The sequence outlives the borrowed records: it stays the
+ * candidate or the complete match until the stream is resolved, and a
+ * resolution makes the flushed ones owned. */
+enum rp_offer rp__match_launch(rp_stream *st, const rp_launch *l, enum rp__entry entry);
 /* Forget the candidates rp__match_offer found (nothing deferred yet). */
 void rp__match_cancel(rp_stream *st);
 /* What rp__match_resolve did. */
@@ -421,6 +516,8 @@ void rp__seq_retire(const rp_seq *s);
 /* Lock `m` if that can be had within a moment (at exit a thread may have
  * died holding it): 1 if locked; 0, and the caller reads as it is. */
 int rp__lock_for_report(pthread_mutex_t *m);
+/* The same for a context's lock. */
+int rp__ctx_lock_for_report(rp_ctxstate *cs);
 /* Copy up to `max` retired lines into `out`; returns how many. */
 size_t rp__retired_snapshot(struct rp__seq_info *out, size_t max);
 

@@ -8,6 +8,9 @@
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
+#include <linux/futex.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 /* Set once by rp__engine_install, before any hook runs. */
 struct rp__engine_config rp__eng_cfg;
@@ -172,6 +175,30 @@ int rp__lock_for_report(pthread_mutex_t *m)
         nanosleep(&ts, NULL);
     }
     return 0;
+}
+
+int rp__ctx_lock_for_report(rp_ctxstate *cs)
+{
+    for (int i = 0; i < 100; i++) {
+        if (rp__trylock(&cs->lock))
+            return 1;
+        struct timespec ts = {0, 1000000};
+        nanosleep(&ts, NULL);
+    }
+    return 0;
+}
+
+void rp__lock_wait(rp_lock *l)
+{
+    /* Mark it contended, and sleep while somebody else holds it (the
+     * classic three-state futex lock). */
+    while (atomic_exchange_explicit(&l->v, 2, memory_order_acquire) != 0)
+        syscall(SYS_futex, &l->v, FUTEX_WAIT_PRIVATE, 2, NULL, NULL, 0);
+}
+
+void rp__lock_wake(rp_lock *l)
+{
+    syscall(SYS_futex, &l->v, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
 }
 
 size_t rp__retired_snapshot(struct rp__seq_info *out, size_t max)

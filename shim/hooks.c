@@ -16,8 +16,8 @@
 
 static const struct rp__driver *R;
 
-static inline void lock(rp_ctxstate *cs) { pthread_mutex_lock(&cs->lock); }
-static inline void unlock(rp_ctxstate *cs) { pthread_mutex_unlock(&cs->lock); }
+static inline void lock(rp_ctxstate *cs) { rp__lock(&cs->lock); }
+static inline void unlock(rp_ctxstate *cs) { rp__unlock(&cs->lock); }
 
 /* ---- the common paths ------------------------------------------------------- */
 
@@ -173,18 +173,7 @@ static CUresult eager_done(rp_ctxstate *cs, rp_stream *st, rp_op *op, CUresult p
 
 /* ---- kernel launches ------------------------------------------------------------ */
 
-/* A launch as the program made it: through cuLaunchKernel (cfg NULL) or
- * cuLaunchKernelEx (cfg), plain or _ptsz. */
-struct launch {
-    CUfunction f;
-    unsigned int grid[3], block[3], shmem;
-    CUstream s;
-    void **kp, **extra;
-    const CUlaunchConfig *cfg;
-    int ptsz;
-};
-
-static CUresult launch_issue(const struct launch *l)
+static CUresult launch_issue(const rp_launch *l)
 {
     if (l->cfg)
         return (l->ptsz ? R->cuLaunchKernelEx_ptsz : R->cuLaunchKernelEx)(l->cfg, l->f, l->kp,
@@ -194,7 +183,32 @@ static CUresult launch_issue(const struct launch *l)
         l->shmem, l->s, l->kp, l->extra);
 }
 
-static CUresult launch(const struct launch *l, enum rp__entry entry)
+/* A launch that is exactly the next op of the one sequence its stream is
+ * matching (a loop's steady state) is deferred without being recorded: the
+ * sequence's record stands for it (replay.c, rp__match_launch). What
+ * capturable_locked does for a deferred op is done here too: the count, the
+ * boundary of the streams ordered with it, and the replay when it completes
+ * the sequence. Returns 1 when deferred (cs unlocked, *out its result), 0
+ * when nothing was done. */
+static int launch_matched(rp_ctxstate *cs, const rp_launch *l, enum rp__entry entry,
+                          CUresult *out)
+{
+    rp_stream *st = rp__stream_fast(cs, l->s, l->ptsz);
+    if (!st || !st->ndef || rp__program_capture_pending() || (st->per && rp__learn_cuts_next(st)))
+        return 0;
+    enum rp_offer v = rp__match_launch(st, l, entry);
+    if (v == RP_OFFER_EAGER)
+        return 0;
+    cs->st.ops_seen[RP_OP_KERNEL]++;
+    CUresult pre = cs->nstreams > 1 ? rp__end_ordered(st, 0) : CUDA_SUCCESS;
+    if (v == RP_OFFER_COMPLETE)
+        pre = first_error(pre, rp__resolve_stream(st));
+    unlock(cs);
+    *out = pre;
+    return 1;
+}
+
+static CUresult launch(const rp_launch *l, enum rp__entry entry)
 {
     if (rp__stepping_aside()) {
         aside_op(l->s, l->ptsz, RP_OP_KERNEL);
@@ -206,6 +220,9 @@ static CUresult launch(const struct launch *l, enum rp__entry entry)
     rp_op op;
     enum rp__eager_reason why = RP_EAGER_NOT_CAPTURABLE;
     lock(cs);
+    CUresult matched;
+    if (launch_matched(cs, l, entry, &matched))
+        return matched;
     if (rp__rec_kernel(cs, &op, l->f, l->grid, l->block, l->shmem, l->kp, l->extra, &why) != 0) {
         CUresult pre = not_capturable_locked(cs, l->s, l->ptsz, why);
         unlock(cs);
@@ -223,7 +240,7 @@ static CUresult plain_launch(CUfunction f, unsigned int gx, unsigned int gy, uns
                              unsigned int bx, unsigned int by, unsigned int bz, unsigned int shmem,
                              CUstream s, void **kp, void **extra, int ptsz)
 {
-    struct launch l = {f, {gx, gy, gz}, {bx, by, bz}, shmem, s, kp, extra, NULL, ptsz};
+    rp_launch l = {f, {gx, gy, gz}, {bx, by, bz}, shmem, s, kp, extra, NULL, ptsz};
     return launch(&l, ptsz ? RP_E_cuLaunchKernel_ptsz : RP_E_cuLaunchKernel);
 }
 
@@ -244,7 +261,7 @@ static CUresult CUDAAPI eng_cuLaunchKernel_ptsz RP_SIG_LAUNCH_KERNEL
 static CUresult launch_ex(const CUlaunchConfig *c, CUfunction f, void **kp, void **extra,
                           int ptsz)
 {
-    struct launch l = {f, {0, 0, 0}, {0, 0, 0}, 0, NULL, kp, extra, c, ptsz};
+    rp_launch l = {f, {0, 0, 0}, {0, 0, 0}, 0, NULL, kp, extra, c, ptsz};
     if (!c)
         return launch_issue(&l);
     if (c->numAttrs != 0 && !rp__stepping_aside())

@@ -24,9 +24,9 @@ static int idle_look(void)
     int held = 0;
     rp_ctxstate *cs;
     for (size_t c = 0; (cs = rp__ctx_at(c)); c++) {
-        pthread_mutex_lock(&cs->lock);
+        rp__lock(&cs->lock);
         if (rp__engine_exiting() || rp__engine_in_forked_child()) {
-            pthread_mutex_unlock(&cs->lock);
+            rp__unlock(&cs->lock);
             return 0;
         }
         for (size_t i = 0; i < cs->nstreams; i++) {
@@ -54,7 +54,7 @@ static int idle_look(void)
             rp__seg_end(st); /* the quiet spot ends the segment */
             cs->drv->cuCtxPopCurrent_v2(&popped);
         }
-        pthread_mutex_unlock(&cs->lock);
+        rp__unlock(&cs->lock);
     }
     return held;
 }

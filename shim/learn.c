@@ -85,18 +85,26 @@ static void seg_end_at_cuts(rp_stream *st)
     st->seg_diverged = 0;
 }
 
-CUresult rp__learn_next(rp_stream *st, rp_op *op)
+int rp__learn_cuts_next(const rp_stream *st)
 {
-    op->opno = st->opno++;
     /* Host boundaries, where the program has them at least every
      * REPRISE_MAX_HELD ops (and every other period), delimit the steps as
      * they are: the period cuts only a stream that has gone longer than
      * that without one. */
-    uint64_t quiet = st->per && st->per->d ? 2 * st->per->d : 0;
+    if (!st->per || !st->per->d)
+        return 0;
+    uint64_t quiet = 2 * st->per->d;
     if (quiet < rp__eng_cfg.max_held)
         quiet = rp__eng_cfg.max_held;
-    if (!st->per || !st->per->d || op->opno - st->boundary_opno < quiet ||
-        !rp__period_cut_before(st->per, op->opno, rp__eng_cfg.max_held))
+    return st->opno - st->boundary_opno >= quiet &&
+           rp__period_cut_before(st->per, st->opno, rp__eng_cfg.max_held);
+}
+
+CUresult rp__learn_next(rp_stream *st, rp_op *op)
+{
+    int cut = rp__learn_cuts_next(st);
+    op->opno = st->opno++;
+    if (!cut)
         return CUDA_SUCCESS;
     /* What is deferred began before the cut: it cannot be this step's
      * graph. It is resolved (replayed if complete, else flushed) first. */

@@ -207,6 +207,7 @@ static uint8_t *dup_bytes(const uint8_t *p, size_t n)
 int rp__op_copy(rp_op *dst, const rp_op *src)
 {
     *dst = *src;
+    dst->borrowed = 0;
     dst->params = NULL;
     if (src->params && src->param_bytes) {
         dst->params = rp__params_alloc(src->param_bytes);
@@ -226,8 +227,10 @@ int rp__op_copy(rp_op *dst, const rp_op *src)
 
 void rp__op_free(rp_op *op)
 {
-    rp__params_free(op->params, op->param_bytes);
-    free(op->data);
+    if (!op->borrowed) {
+        rp__params_free(op->params, op->param_bytes);
+        free(op->data);
+    }
     memset(op, 0, sizeof *op);
 }
 

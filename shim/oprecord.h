@@ -17,6 +17,7 @@
 #include <cuda.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 typedef enum rp_op_kind {
     RP_OP_KERNEL = 1,
@@ -40,6 +41,9 @@ typedef struct rp_op {
     uint32_t flags;
     uint16_t entry;         /* the entry point the program called (enum rp__entry);
                              * a flush re-issues through it, not part of the keys */
+    uint8_t borrowed;       /* params (and data) belong to another record, a
+                             * sequence's: this one frees nothing (a matched
+                             * op deferred without a copy, replay.c) */
     CUcontext ctx;
     CUstream stream;        /* as the program named it */
     /* kernel */
@@ -134,6 +138,46 @@ uint64_t rp__op_diff(const rp_op *a, const rp_op *b, const rp_param_layout *L, i
  * same structure and every field outside the mask exactly equal. */
 int rp__op_match_masked(const rp_op *a, const rp_op *b, uint64_t mask, const rp_param_layout *L);
 
+/* 1 when a launch of `f` with these arguments (through kernelParams) is
+ * exactly the kernel record `want`, whose layout is `L`: the same function,
+ * geometry and parameter bytes, what rp__op_same_content would say of its
+ * record, without making one. Parameters of 4 and 8 bytes are compared as
+ * words (this runs for every matched launch). */
+_Static_assert(offsetof(rp_op, block) == offsetof(rp_op, grid) + 3 * sizeof(unsigned int) &&
+                   offsetof(rp_op, shmem) == offsetof(rp_op, block) + 3 * sizeof(unsigned int),
+               "a kernel record's geometry is seven consecutive unsigned ints");
+static inline int rp__op_is_launch(const rp_op *want, const rp_param_layout *L, CUfunction f,
+                                   const unsigned int *geometry, void **kernelParams)
+{
+    /* geometry: grid[3], block[3], shared memory bytes, in this order (as
+     * in the record). */
+    if (want->kind != RP_OP_KERNEL || want->func != f || !L || L->total != want->param_bytes ||
+        (L->n && !kernelParams) || memcmp(want->grid, geometry, 7 * sizeof(unsigned int)))
+        return 0;
+    for (uint32_t i = 0; i < L->n; i++) {
+        const uint8_t *rec = want->params + L->off[i];
+        const void *arg = kernelParams[i];
+        uint64_t x, y;
+        uint32_t u, v;
+        switch (L->size[i]) {
+        case 8:
+            memcpy(&x, rec, 8), memcpy(&y, arg, 8);
+            if (x != y)
+                return 0;
+            break;
+        case 4:
+            memcpy(&u, rec, 4), memcpy(&v, arg, 4);
+            if (u != v)
+                return 0;
+            break;
+        default:
+            if (memcmp(rec, arg, L->size[i]))
+                return 0;
+        }
+    }
+    return 1;
+}
+
 /* Parameter buffers: blocks of up to RP_PARAM_BLOCK bytes come from a
  * per-thread free list (a launch's parameters are allocated and freed on
  * the hot path of every op), larger ones from malloc. rp__params_alloc
@@ -145,7 +189,7 @@ void rp__params_free(uint8_t *p, size_t bytes);
 /* Deep copy of `src` into `dst` (params and data duplicated). Returns 0, or
  * -1 on allocation failure with `dst` zeroed (nothing to free). */
 int rp__op_copy(rp_op *dst, const rp_op *src);
-/* Free what a record owns and zero it. */
+/* Free what a record owns (nothing when it is borrowed) and zero it. */
 void rp__op_free(rp_op *op);
 
 #endif

@@ -26,6 +26,42 @@ static CUresult issue_eager(rp_ctxstate *cs, const rp_op *op, CUstream target)
  * source is not copied: the driver reads it when the copy runs, after the
  * earlier work of the stream that may fill it (DESIGN.md §2.3). Returns 0,
  * or -1 if memory runs out (the op then runs eagerly). */
+/* Room for `want` deferred records; 0, or -1 if memory runs out. */
+static int def_reserve(rp_stream *st, size_t want)
+{
+    if (want <= st->capdef)
+        return 0;
+    size_t cap = st->capdef ? 2 * st->capdef : 16;
+    while (cap < want)
+        cap *= 2;
+    rp_op *n = realloc(st->def, cap * sizeof *n);
+    if (!n)
+        return -1;
+    st->def = n;
+    st->capdef = cap;
+    return 0;
+}
+
+static int def_room(rp_stream *st)
+{
+    return def_reserve(st, st->ndef + 1);
+}
+
+/* Write down the ops the fast path deferred without a record. */
+static void write_down(rp_stream *st)
+{
+    rp_seq *s = st->vseq;
+    if (!s)
+        return;
+    st->vseq = NULL;
+    for (size_t i = st->vfrom; i < st->ndef; i++) {
+        rp_op *d = &st->def[i];
+        *d = s->det->ops[i];
+        d->borrowed = 1;
+        d->opno = st->vopno + (i - st->vfrom);
+    }
+}
+
 static int defer_push(rp_stream *st, rp_op *op)
 {
     if (rp__op_staged(op) && op->bytes) {
@@ -34,16 +70,10 @@ static int defer_push(rp_stream *st, rp_op *op)
             return -1;
         memcpy(op->data, op->host, op->bytes);
     }
-    if (st->ndef == st->capdef) {
-        size_t cap = st->capdef ? 2 * st->capdef : 16;
-        rp_op *n = realloc(st->def, cap * sizeof *n);
-        if (!n) {
-            free(op->data);
-            op->data = NULL;
-            return -1;
-        }
-        st->def = n;
-        st->capdef = cap;
+    if (def_room(st) != 0) {
+        free(op->data);
+        op->data = NULL;
+        return -1;
     }
     st->def[st->ndef++] = *op;
     memset(op, 0, sizeof *op);
@@ -162,6 +192,7 @@ static CUresult apply_updates(rp_stream *st, rp_seq *s)
         *h = *op;
         h->params = params;
         h->data = NULL;
+        h->borrowed = 0;
         if (op->param_bytes)
             memcpy(params, op->params, op->param_bytes);
         s->updates++;
@@ -203,7 +234,7 @@ static CUresult replay(rp_stream *st, rp_seq *s, CUstream target, enum replay_st
             return rc;
         }
     }
-    CUresult rc = (st->def[0].flags & RP_OPF_PTSZ) && target == st->handle
+    CUresult rc = (s->det->ops[0].flags & RP_OPF_PTSZ) && target == st->handle
                       ? D->cuGraphLaunch_ptsz(s->exec, target)
                       : D->cuGraphLaunch(s->exec, target);
     if (rc != CUDA_SUCCESS)
@@ -229,6 +260,9 @@ void rp__match_resolve(rp_stream *st, CUstream target, struct rp_resolved *out)
     out->err = CUDA_SUCCESS;
     if (st->ndef == 0)
         return;
+    /* Ops the fast path deferred are written down only if they are flushed
+     * (they are kernels: the replay reads no record of theirs). */
+    size_t written = st->vseq ? st->vfrom : st->ndef;
     rp_ctxstate *cs = st->cs;
     size_t done = 0;
     rp_seq *c = st->complete;
@@ -271,24 +305,40 @@ void rp__match_resolve(rp_stream *st, CUstream target, struct rp_resolved *out)
         for (size_t i = 0; i < st->ncand; i++)
             diverged(st->cand[i], st->ndef, "a boundary came before the sequence ended");
     }
-    for (size_t i = 0; i < done; i++)
-        rp__op_free(&st->def[i]);
+    for (size_t i = 0; i < done && i < written; i++)
+        if (!st->def[i].borrowed) /* a borrowed one owns nothing */
+            rp__op_free(&st->def[i]);
+    if (done < st->ndef)
+        write_down(st);
+    st->vseq = NULL;
     if (done < st->ndef) {
         rp__trace("flush %zu deferred ops on stream %p", st->ndef - done, (void *)target);
         rp__nvtx_push("reprise: flush %zu ops", st->ndef - done);
     }
     size_t kept = 0;
     for (size_t i = done; i < st->ndef; i++) {
-        CUresult rc = issue_eager(cs, &st->def[i], target);
+        rp_op *op = &st->def[i];
+        CUresult rc = issue_eager(cs, op, target);
         if (rc != CUDA_SUCCESS) {
             if (out->err == CUDA_SUCCESS)
                 out->err = rc;
-            rp__op_free(&st->def[i]);
+            rp__op_free(op);
             continue;
         }
-        free(st->def[i].data); /* payload: not part of what is learnt */
-        st->def[i].data = NULL;
-        st->def[kept++] = st->def[i];
+        if (op->borrowed) {
+            /* Learning keeps it past the sequence it was borrowed from. */
+            rp_op own;
+            if (rp__op_copy(&own, op) != 0) {
+                rp__bound_hit(cs, RP_BOUND_MEMORY);
+                rp__count_eager(cs, RP_EAGER_BOUND, 1);
+                rp__op_free(op);
+                continue;
+            }
+            *op = own;
+        }
+        free(op->data); /* payload: not part of what is learnt */
+        op->data = NULL;
+        st->def[kept++] = *op;
     }
     if (done < st->ndef)
         rp__nvtx_pop();
@@ -337,6 +387,7 @@ static void note_complete(rp_stream *st)
 
 enum rp_offer rp__match_offer(rp_stream *st, const rp_op *op)
 {
+    write_down(st);
     if (st->ndef) {
         narrow(st, op);
         /* Divergence (or a complete match followed by an op that no
@@ -352,6 +403,34 @@ enum rp_offer rp__match_offer(rp_stream *st, const rp_op *op)
             st->cand[st->ncand++] = s;
     }
     return st->ncand ? RP_OFFER_MATCHES : RP_OFFER_EAGER;
+}
+
+enum rp_offer rp__match_launch(rp_stream *st, const rp_launch *l, enum rp__entry entry)
+{
+    if (!st->ndef || st->ncand != 1 || l->extra)
+        return RP_OFFER_EAGER;
+    rp_seq *s = st->cand[0];
+    size_t k = st->ndef, n = s->det->n;
+    const rp_op *want = &s->det->ops[k];
+    if (!s->lay || s->broken || want->entry != entry || !(want->flags & RP_OPF_PTSZ) != !l->ptsz ||
+        !rp__op_is_launch(want, s->lay[k], l->f, l->grid, l->kp))
+        return RP_OFFER_EAGER;
+    if (!st->vseq) {
+        /* Room for the rest of the sequence now: writing it down later
+         * must not fail. */
+        if (def_reserve(st, n) != 0)
+            return RP_OFFER_EAGER;
+        st->vseq = s;
+        st->vfrom = k;
+        st->vopno = st->opno;
+    }
+    st->opno++;
+    if ((st->ndef = k + 1) < n)
+        return RP_OFFER_DEFERRED;
+    /* Complete, and the only candidate: it is the longest (note_complete). */
+    st->complete = s;
+    st->ncand = 0;
+    return RP_OFFER_COMPLETE;
 }
 
 void rp__match_cancel(rp_stream *st)

@@ -32,13 +32,14 @@ static pthread_mutex_t ctxs_lock = PTHREAD_MUTEX_INITIALIZER;
 /* Per-thread cache of the last looked-up stream's context. A destroyed
  * stream's handle may come back for another context: every destroy bumps
  * the generation and so empties every thread's cache. */
-static _Atomic unsigned int stream_gen;
-static RP_TLS CUstream tl_stream;
+_Atomic unsigned int rp__stream_gen;
+RP_TLS CUstream rp__tl_stream;
 static RP_TLS CUcontext tl_ctx;
-static RP_TLS unsigned int tl_gen;
+RP_TLS rp_ctxstate *rp__tl_cs; /* tl_ctx's state, once looked up */
+RP_TLS unsigned int rp__tl_gen;
 
-static inline void lock(rp_ctxstate *cs) { pthread_mutex_lock(&cs->lock); }
-static inline void unlock(rp_ctxstate *cs) { pthread_mutex_unlock(&cs->lock); }
+static inline void lock(rp_ctxstate *cs) { rp__lock(&cs->lock); }
+static inline void unlock(rp_ctxstate *cs) { rp__unlock(&cs->lock); }
 
 void rp__streams_setup(const struct rp__driver *drv)
 {
@@ -73,7 +74,6 @@ rp_ctxstate *rp__ctx_of(CUcontext ctx)
             rp__det_by_structure(&cs->sdet, rp__eng_cfg.max_variants);
             cs->ctx = ctx;
             cs->drv = D;
-            pthread_mutex_init(&cs->lock, NULL);
             pthread_rwlock_init(&cs->gate, NULL);
             rp__lc_ctx_init(&cs->lc, &lc_drv);
             rp__lc_window_init(&cs->win, &cs->lc, NULL);
@@ -96,7 +96,7 @@ static CUstream normalise(CUstream s, int ptsz)
     return s ? s : (ptsz ? CU_STREAM_PER_THREAD : CU_STREAM_LEGACY);
 }
 
-rp_ctxstate *rp__ctx_of_stream(CUstream s, int ptsz)
+rp_ctxstate *rp__ctx_of_stream_slow(CUstream s, int ptsz)
 {
     CUstream h = normalise(s, ptsz);
     CUcontext ctx = NULL;
@@ -104,16 +104,20 @@ rp_ctxstate *rp__ctx_of_stream(CUstream s, int ptsz)
         if (D->cuCtxGetCurrent(&ctx) != CUDA_SUCCESS)
             return NULL;
     } else {
-        unsigned int gen = atomic_load_explicit(&stream_gen, memory_order_acquire);
-        if (tl_stream == h && tl_gen == gen) {
+        unsigned int gen = atomic_load_explicit(&rp__stream_gen, memory_order_acquire);
+        if (rp__tl_stream == h && rp__tl_gen == gen) {
+            if (rp__tl_cs) /* a context's state never changes hands */
+                return rp__tl_cs;
             ctx = tl_ctx;
         } else {
             if (D->cuStreamGetCtx(h, &ctx) != CUDA_SUCCESS)
                 return NULL;
-            tl_stream = h;
+            rp__tl_stream = h;
             tl_ctx = ctx;
-            tl_gen = gen;
+            rp__tl_gen = gen;
         }
+        rp__tl_cs = ctx ? rp__ctx_of(ctx) : NULL;
+        return rp__tl_cs;
     }
     return ctx ? rp__ctx_of(ctx) : NULL;
 }
@@ -219,6 +223,12 @@ rp_stream *rp__stream_of(rp_ctxstate *cs, CUstream s, int ptsz)
     CUstream h = normalise(s, ptsz);
     int legacy = h == CU_STREAM_LEGACY, perthread = h == CU_STREAM_PER_THREAD;
     pthread_t self = pthread_self();
+    rp_stream *last = cs->last_stream;
+    if (last && last->used && last->handle == h && (!perthread || pthread_equal(last->tid, self))) {
+        if (last->must_wait)
+            rejoin(last);
+        return last;
+    }
     rp_stream *free_slot = NULL;
     for (size_t i = 0; i < cs->nstreams; i++) {
         rp_stream *st = &cs->streams[i];
@@ -230,6 +240,7 @@ rp_stream *rp__stream_of(rp_ctxstate *cs, CUstream s, int ptsz)
         if (st->handle == h && (!perthread || pthread_equal(st->tid, self))) {
             if (st->must_wait)
                 rejoin(st);
+            cs->last_stream = st;
             return st;
         }
     }
@@ -268,8 +279,8 @@ static void stream_free(rp_stream *st)
 {
     rp__seg_clear(st);
     rp__learn_stream_free(st);
-    for (size_t i = 0; i < st->ndef; i++)
-        rp__op_free(&st->def[i]);
+    for (size_t i = 0; i < (st->vseq ? st->vfrom : st->ndef); i++)
+        rp__op_free(&st->def[i]); /* the fast path's unwritten ones own nothing */
     free(st->seg);
     free(st->def);
     if (st->start_ev)
@@ -450,7 +461,7 @@ void rp__forget_ctx(rp_ctxstate *cs, int ctx_dies)
         cs->priv = NULL;
         cs->win.stream = NULL;
     }
-    atomic_fetch_add(&stream_gen, 1);
+    atomic_fetch_add(&rp__stream_gen, 1);
 }
 
 CUresult rp__stream_destroyed_locked(rp_ctxstate *cs, CUstream h)
@@ -468,7 +479,7 @@ CUresult rp__stream_destroyed_locked(rp_ctxstate *cs, CUstream h)
 
 void rp__streams_changed(void)
 {
-    atomic_fetch_add(&stream_gen, 1);
+    atomic_fetch_add(&rp__stream_gen, 1);
 }
 
 void rp__forget_stream(CUstream h)
@@ -485,23 +496,14 @@ void rp__forget_stream(CUstream h)
 /* ---- the program's own captures ------------------------------------------------- */
 
 /* Captures the program itself has open: while any is, the engine steps
- * aside entirely (DESIGN.md §2.5). prog_pending counts those being begun
+ * aside entirely (DESIGN.md §2.5). rp__prog_pending counts those being begun
  * as well: from the moment a begin starts, nothing new is deferred and no
  * capture window opens, so that the engine can be emptied before the
  * program's capture starts and stay empty while it steps aside. */
-static _Atomic int prog_captures;
-static _Atomic int prog_pending;
+_Atomic int rp__prog_captures;
+_Atomic int rp__prog_pending;
 static _Atomic uint64_t prog_captures_total;
 
-int rp__stepping_aside(void)
-{
-    return atomic_load_explicit(&prog_captures, memory_order_acquire) > 0;
-}
-
-int rp__program_capture_pending(void)
-{
-    return atomic_load(&prog_pending) != 0;
-}
 
 static void settle_streams(rp_ctxstate *cs, int unused)
 {
@@ -516,7 +518,7 @@ static void settle_streams(rp_ctxstate *cs, int unused)
  * the driver and could not wait on the device). */
 CUresult rp__program_capture_prepare(void)
 {
-    atomic_fetch_add(&prog_pending, 1);
+    atomic_fetch_add(&rp__prog_pending, 1);
     if (rp__stepping_aside())
         return CUDA_SUCCESS; /* already empty */
     return rp__resolve_every_ctx(settle_streams, 0);
@@ -525,10 +527,10 @@ CUresult rp__program_capture_prepare(void)
 void rp__program_capture_begun(CUresult rc)
 {
     if (rc == CUDA_SUCCESS) {
-        atomic_fetch_add(&prog_captures, 1);
+        atomic_fetch_add(&rp__prog_captures, 1);
         atomic_fetch_add(&prog_captures_total, 1);
     } else {
-        atomic_fetch_sub(&prog_pending, 1);
+        atomic_fetch_sub(&rp__prog_pending, 1);
     }
 }
 
@@ -537,9 +539,9 @@ void rp__program_capture_ended(CUresult rc)
     /* 908 (wrong thread) and ILLEGAL_STATE (not capturing) leave things as
      * they were; any other outcome closed the capture. */
     if (rc != CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD && rc != CUDA_ERROR_ILLEGAL_STATE &&
-        atomic_load(&prog_captures) > 0) {
-        atomic_fetch_sub(&prog_captures, 1);
-        atomic_fetch_sub(&prog_pending, 1);
+        atomic_load(&rp__prog_captures) > 0) {
+        atomic_fetch_sub(&rp__prog_captures, 1);
+        atomic_fetch_sub(&rp__prog_pending, 1);
     }
 }
 
@@ -597,7 +599,7 @@ int rp__engine_stats_snapshot(size_t i, struct rp__engine_stats *out, uint64_t *
     rp_ctxstate *cs = rp__ctx_at(i);
     if (!cs)
         return 0;
-    int locked = rp__lock_for_report(&cs->lock);
+    int locked = rp__ctx_lock_for_report(cs);
     *out = cs->st;
     *evictions = cs->det.evictions;
     if (locked)
@@ -610,7 +612,7 @@ size_t rp__engine_seq_snapshot(struct rp__seq_info *out, size_t max)
     size_t n = rp__retired_snapshot(out, max);
     for (size_t c = 0; rp__ctx_at(c); c++) {
         rp_ctxstate *cs = &ctxs[c];
-        int locked = rp__lock_for_report(&cs->lock);
+        int locked = rp__ctx_lock_for_report(cs);
         for (size_t i = 0; i < cs->nseqs && n < max; i++)
             rp__seq_info(cs->seqs[i], &out[n++]);
         if (locked)
