@@ -30,6 +30,7 @@ struct rp__engine_config {
     size_t min_ops;        /* REPRISE_MIN_OPS */
     size_t max_ops;        /* REPRISE_MAX_OPS */
     size_t max_held;       /* REPRISE_MAX_HELD: chunk length of a step found by its period */
+    uint64_t patience;     /* REPRISE_PATIENCE: ops without a replay before a stream rests (0: never) */
     unsigned int idle_us;  /* REPRISE_IDLE_US: held work issued after this long without a call (0: never) */
     size_t max_graphs;     /* REPRISE_MAX_GRAPHS: sequences with a graph, per context */
     uint64_t max_staging;  /* REPRISE_MAX_STAGING: live staging bytes per context */
@@ -55,6 +56,7 @@ enum rp__eager_reason {
     RP_EAGER_NO_LAYOUT,      /* the kernel's parameter layout cannot be read */
     RP_EAGER_EXCLUDED,       /* the kernel is kept out by REPRISE_EXCLUDE/INCLUDE */
     RP_EAGER_NO_PERIOD,      /* no boundary and no period: its segment outgrew REPRISE_MAX_OPS */
+    RP_EAGER_RESTING,        /* its stream was resting from learning (nothing it learnt paid) */
     RP_EAGER_REASON_COUNT
 };
 extern const char *const rp__eager_reason_names[RP_EAGER_REASON_COUNT];
@@ -132,6 +134,13 @@ typedef struct rp_stream {
      * segments where a step (or a chunk of it) starts. */
     uint64_t opno;
     uint64_t boundary_opno; /* opno at the stream's last host boundary */
+    /* Learning that does not pay stops costing (learn.c): with no replay
+     * for a while, the stream rests until rest_until (nothing recorded,
+     * nothing learnt), for longer each time it rests again in vain. */
+    uint64_t paid_opno;     /* opno at its last replay, or when its last rest ended */
+    uint64_t rest_until;
+    unsigned int rest_level;
+    size_t longest_seg;     /* its longest segment so far */
     uint64_t idle_seen;     /* opno when the idle watch last looked (streams.c) */
     rp_period *per;
     int seg_cut_by_period;  /* the segment being learnt began at a period cut */
@@ -175,6 +184,7 @@ struct rp__engine_stats {
     uint64_t idle_flushes;       /* held work issued because its stream went quiet */
     uint64_t periods_found;      /* periods accepted on streams without boundaries */
     uint64_t period_cuts;        /* segments ended by a period cut (a step or chunk start) */
+    uint64_t rests;              /* times a stream stopped learning for a while (no replay paid) */
 };
 
 #define RP_MAX_STREAMS 128  /* per context */
@@ -380,6 +390,17 @@ void rp__seg_clear(rp_stream *st);
  * says a step or chunk starts at it, what is deferred is resolved and the
  * segment learnt so far ends first. Returns the first error of a flush. */
 CUresult rp__learn_next(rp_stream *st, rp_op *op);
+/* A replay on `st`: its learning paid off (it does not rest). */
+static inline void rp__learn_paid(rp_stream *st)
+{
+    st->paid_opno = st->opno;
+    st->rest_level = 0;
+}
+/* 1 while `st` rests from learning: its eager ops are not recorded. */
+static inline int rp__learn_resting(const rp_stream *st)
+{
+    return st->rest_until > st->opno;
+}
 /* 1 when rp__learn_next would cut before the stream's next op (no effect). */
 int rp__learn_cuts_next(const rp_stream *st);
 /* Release what learning keeps for a stream (its period detector). */

@@ -26,6 +26,7 @@ const char *const rp__eager_reason_names[RP_EAGER_REASON_COUNT] = {
     [RP_EAGER_NO_LAYOUT] = "no_param_layout",
     [RP_EAGER_EXCLUDED] = "excluded_by_rule",
     [RP_EAGER_NO_PERIOD] = "no_period",
+    [RP_EAGER_RESTING] = "resting",
 };
 
 /* ---- bound hits ------------------------------------------------------------ */

@@ -194,7 +194,8 @@ static int launch_matched(rp_ctxstate *cs, const rp_launch *l, enum rp__entry en
                           CUresult *out)
 {
     rp_stream *st = rp__stream_fast(cs, l->s, l->ptsz);
-    if (!st || !st->ndef || rp__program_capture_pending() || (st->per && rp__learn_cuts_next(st)))
+    if (!st || !st->ndef || rp__program_capture_pending() ||
+        (st->per && st->per->d && rp__learn_cuts_next(st)))
         return 0;
     enum rp_offer v = rp__match_launch(st, l, entry);
     if (v == RP_OFFER_EAGER)
@@ -208,6 +209,39 @@ static int launch_matched(rp_ctxstate *cs, const rp_launch *l, enum rp__entry en
     return 1;
 }
 
+/* A launch recorded and offered like any capturable call (cs locked).
+ * Kept out of line: its record's stack frame would weigh on every matched
+ * launch. */
+static __attribute__((noinline)) CUresult launch_recorded(rp_ctxstate *cs, const rp_launch *l,
+                                                          enum rp__entry entry)
+{
+    /* A stream resting from learning (learn.c) with nothing to match
+     * against issues its launches unexamined: what capturable_locked and
+     * eager_done would do for an eager op, less the record. */
+    rp_stream *st = rp__stream_fast(cs, l->s, l->ptsz);
+    if (st && rp__learn_resting(st) && !cs->nseqs && !st->ndef &&
+        !rp__program_capture_pending()) {
+        cs->st.ops_seen[RP_OP_KERNEL]++;
+        CUresult pre = cs->nstreams > 1 ? rp__end_ordered(st, 0) : CUDA_SUCCESS;
+        st->opno++;
+        rp__count_eager(cs, RP_EAGER_RESTING, 1);
+        unlock(cs);
+        return first_error(pre, launch_issue(l));
+    }
+    rp_op op;
+    enum rp__eager_reason why = RP_EAGER_NOT_CAPTURABLE;
+    if (rp__rec_kernel(cs, &op, l->f, l->grid, l->block, l->shmem, l->kp, l->extra, &why) != 0) {
+        CUresult pre = not_capturable_locked(cs, l->s, l->ptsz, why);
+        unlock(cs);
+        return first_error(pre, launch_issue(l));
+    }
+    op.entry = (uint16_t)entry;
+    CUresult pre;
+    if (capturable_locked(cs, l->s, l->ptsz, &op, &st, &pre))
+        return pre;
+    return eager_done(cs, st, &op, pre, launch_issue(l));
+}
+
 static CUresult launch(const rp_launch *l, enum rp__entry entry)
 {
     if (rp__stepping_aside()) {
@@ -217,23 +251,11 @@ static CUresult launch(const rp_launch *l, enum rp__entry entry)
     rp_ctxstate *cs = rp__ctx_of_stream(l->s, l->ptsz);
     if (!cs)
         AFTER(boundary_global(), launch_issue(l));
-    rp_op op;
-    enum rp__eager_reason why = RP_EAGER_NOT_CAPTURABLE;
     lock(cs);
     CUresult matched;
     if (launch_matched(cs, l, entry, &matched))
         return matched;
-    if (rp__rec_kernel(cs, &op, l->f, l->grid, l->block, l->shmem, l->kp, l->extra, &why) != 0) {
-        CUresult pre = not_capturable_locked(cs, l->s, l->ptsz, why);
-        unlock(cs);
-        return first_error(pre, launch_issue(l));
-    }
-    op.entry = (uint16_t)entry;
-    rp_stream *st;
-    CUresult pre;
-    if (capturable_locked(cs, l->s, l->ptsz, &op, &st, &pre))
-        return pre;
-    return eager_done(cs, st, &op, pre, launch_issue(l));
+    return launch_recorded(cs, l, entry);
 }
 
 static CUresult plain_launch(CUfunction f, unsigned int gx, unsigned int gy, unsigned int gz,
@@ -667,6 +689,7 @@ int rp__engine_setup(struct rp__driver *core, const struct rp__driver *real)
         .min_ops = rp__option(RP_OPTION_MIN_OPS).count,
         .max_ops = rp__option(RP_OPTION_MAX_OPS).count,
         .max_held = rp__option(RP_OPTION_MAX_HELD).count,
+        .patience = rp__option(RP_OPTION_PATIENCE).count,
         .idle_us = (unsigned int)rp__option(RP_OPTION_IDLE_US).count,
         .max_graphs = rp__option(RP_OPTION_MAX_GRAPHS).count,
         .max_staging = rp__option(RP_OPTION_MAX_STAGING).count,

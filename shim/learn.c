@@ -126,8 +126,49 @@ void rp__learn_stream_free(rp_stream *st)
     }
 }
 
+/* How long a stream may learn without a replay before it rests: the
+ * option, or longer where its own steps need it (a capture takes warmup
+ * occurrences, more while it backs off, and the replay comes one or two
+ * occurrences later). */
+static uint64_t patience_of(const rp_stream *st)
+{
+    uint64_t steps = ((uint64_t)rp__eng_cfg.warmup << st->churn) + 3;
+    uint64_t own = steps * st->longest_seg;
+    return own > rp__eng_cfg.patience ? own : rp__eng_cfg.patience;
+}
+
+/* Learning that never pays stops costing (DESIGN.md §5): a stream with no
+ * replay in patience_of() ops rests for as long (twice as long the next
+ * time it rests without a replay in between, up to 8 times): its eager ops
+ * are issued without being recorded, keyed or fed to the period detector.
+ * Then it learns again from scratch. Returns 1 if it rests from now on. */
+static int maybe_rest(rp_stream *st)
+{
+    if (!rp__eng_cfg.patience || st->opno - st->paid_opno < patience_of(st))
+        return 0;
+    uint64_t span = patience_of(st) << st->rest_level;
+    if (st->rest_level < 3)
+        st->rest_level++;
+    st->rest_until = st->opno + span;
+    st->paid_opno = st->rest_until;
+    st->cs->st.rests++;
+    static _Atomic unsigned int logged;
+    if (atomic_fetch_add(&logged, 1) < 4)
+        rp__info("stream %p: no replay in its last %llu ops; it stops learning for %llu ops "
+                 "(REPRISE_PATIENCE)", (void *)st->handle,
+                 (unsigned long long)patience_of(st), (unsigned long long)span);
+    rp__seg_end(st); /* what it learnt so far still counts */
+    rp__learn_stream_free(st); /* its period history goes stale */
+    return 1;
+}
+
 void rp__seg_append(rp_stream *st, rp_op *op, enum rp__eager_reason pending)
 {
+    if (pending != RP_EAGER_DIVERGED && (rp__learn_resting(st) || maybe_rest(st))) {
+        rp__count_eager(st->cs, RP_EAGER_RESTING, 1);
+        rp__op_free(op);
+        return;
+    }
     /* Keys only for what the detectors will see: a deferred op that is
      * replayed never needs them. */
     rp__op_keys(op);
@@ -421,6 +462,8 @@ void rp__seg_end(rp_stream *st)
         return;
     }
     cs->st.segments++;
+    if (st->nseg > st->longest_seg)
+        st->longest_seg = st->nseg;
     uint64_t diverged = st->seg_diverged, rest = st->nseg - st->seg_diverged;
     rp__count_eager(cs, RP_EAGER_DIVERGED, diverged);
     uint64_t param_bytes = 0;

@@ -243,6 +243,7 @@ static CUresult replay(rp_stream *st, rp_seq *s, CUstream target, enum replay_st
         s->done_pending = 1;
     s->replays++;
     s->too_many = 0;
+    rp__learn_paid(st);
     if (s->replays == 4) {
         st->churn = 0; /* it paid off: the stream has stabilised */
         rp__det_paid_off(s->det); /* its entry: in the by-content or by-structure table */

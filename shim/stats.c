@@ -216,6 +216,7 @@ static void write_counters(struct out *o, const struct rp__engine_stats *e, uint
     out_key_u64(o, sep, "idle_flushes", e->idle_flushes);
     out_key_u64(o, sep, "periods_found", e->periods_found);
     out_key_u64(o, sep, "period_cuts", e->period_cuts);
+    out_key_u64(o, sep, "rests", e->rests);
     out_key_u64(o, sep, "staging_live_bytes", e->staging_live_bytes);
     out_str(o, sep);
     out_key_u64(o, "\"graph_nodes\": {", "kernel", e->nodes_kernel);

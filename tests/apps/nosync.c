@@ -25,6 +25,9 @@
  *                              (default K = 5000, the default bound is 4096)
  *   random     [K]             ITERS*K ops of random kernel, buffers and
  *                              scalars (fixed-seed PRNG): nothing repeats
+ *   late       [R [K]]         R ops as in random (default 30000), then ITERS
+ *                              fixed steps of K ops (default 8): a loop that
+ *                              starts after a stream has stopped learning
  *   unaligned  [K [EVERY]]     fixed steps of K ops (default 12) with a
  *                              cuStreamSynchronize after every EVERY-th op
  *                              (default 5, which does not divide 12)
@@ -114,6 +117,21 @@ static uint64_t ns_rand(uint64_t *state)
     return tk_mix64(*state);
 }
 
+/* One op drawn at random: a kernel, its buffers and its scalars. */
+static void ns_random_op(ns_prog *p, uint64_t *rng)
+{
+    uint64_t r = ns_rand(rng);
+    CUdeviceptr a = p->buf[(r >> 8) % 4];
+    CUdeviceptr b = p->buf[((r >> 8) % 4 + 1 + (r >> 16) % 3) % 4];   /* != a */
+    float v = 0.001f * (float)((r >> 24) % 1024 + 1);
+    switch (r % 4) {
+    case 0: ns_stencil(p, b, a); break;
+    case 1: ns_scale(p, a, v, (uint32_t)(r >> 40)); break;
+    case 2: ns_axpy(p, p->buf[NBUFS - 1], a, v); break;
+    default: ns_noise(p, a, r >> 34); break;
+    }
+}
+
 /* Host work without a driver call: spins on the monotonic clock. */
 static void ns_host_work(long us)
 {
@@ -143,13 +161,13 @@ int main(int argc, char **argv)
     long iters = app_arg(argc, argv, 2, 0, 0, 100000000);
     const char *mode = argc > 3 ? argv[3] : "fixed";
     static const char *const modes[] = { "fixed", "scalar", "rotate", "nested", "interleave",
-        "phase", "diverge", "long", "random", "unaligned", "longkernel", "hostwork" };
+        "phase", "diverge", "long", "random", "late", "unaligned", "longkernel", "hostwork" };
     int known = 0;
     for (size_t i = 0; i < sizeof modes / sizeof modes[0]; i++)
         known |= !strcmp(mode, modes[i]);
     if (!known) {
         printf("error: bad mode %s (want fixed, scalar, rotate, nested, interleave, phase, "
-               "diverge, long, random, unaligned, longkernel or hostwork)\n", mode);
+               "diverge, long, random, late, unaligned, longkernel or hostwork)\n", mode);
         return 2;
     }
     const int small = strcmp(mode, "longkernel") != 0;
@@ -256,18 +274,15 @@ int main(int argc, char **argv)
         }
     } else if (!strcmp(mode, "random")) {
         long k = app_arg(argc, argv, 4, 16, 1, 1000000);
-        for (long i = 0; i < iters * k; i++) {
-            uint64_t r = ns_rand(&rng);
-            CUdeviceptr a = p.buf[(r >> 8) % 4];
-            CUdeviceptr b = p.buf[((r >> 8) % 4 + 1 + (r >> 16) % 3) % 4];   /* != a */
-            float v = 0.001f * (float)((r >> 24) % 1024 + 1);
-            switch (r % 4) {
-            case 0: ns_stencil(&p, b, a); break;
-            case 1: ns_scale(&p, a, v, (uint32_t)(r >> 40)); break;
-            case 2: ns_axpy(&p, acc, a, v); break;
-            default: ns_noise(&p, a, r >> 34); break;
-            }
-        }
+        for (long i = 0; i < iters * k; i++)
+            ns_random_op(&p, &rng);
+    } else if (!strcmp(mode, "late")) {
+        long r = app_arg(argc, argv, 4, 30000, 0, 100000000);
+        long k = app_arg(argc, argv, 5, 8, 1, 1000000);
+        for (long i = 0; i < r; i++)
+            ns_random_op(&p, &rng);
+        for (long it = 0; it < iters; it++)
+            ns_ops(&p, 0, k, 0u);
     } else if (!strcmp(mode, "unaligned")) {
         long k = app_arg(argc, argv, 4, 12, 1, 1000000);
         long every = app_arg(argc, argv, 5, 5, 1, 1000000);
