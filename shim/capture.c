@@ -305,10 +305,10 @@ rp_seq *rp__capture(rp_ctxstate *cs, rp_det_entry *e, const uint64_t *vmask, rp_
     s->det = e;
     s->ctx = cs->ctx;
     s->id = e->id;
-    /* For the matcher's fast path (exact sequences only). Layouts live
-     * until the context's teardown, which drops every sequence first.
-     * Without them launches are recorded, then compared. */
-    s->lay = vmask ? NULL : calloc(e->n, sizeof *s->lay);
+    /* For the matcher (its fast path, masked comparisons) and node
+     * updates: no look-up per op. Layouts live until the context's
+     * teardown, which drops every sequence first. */
+    s->lay = calloc(e->n, sizeof *s->lay);
     for (size_t i = 0; s->lay && i < e->n; i++)
         s->lay[i] = rp__rec_layout(cs, &e->ops[i]);
     return s;

@@ -36,7 +36,15 @@ struct rp__engine_config {
     uint64_t max_staging;  /* REPRISE_MAX_STAGING: live staging bytes per context */
     uint64_t max_seq_bytes;/* REPRISE_MAX_SEQ_BYTES: parameter bytes per sequence */
     size_t table_size;     /* detector slots */
+    int cost_model;        /* REPRISE_COSTS not off: past max_updates, measured costs decide */
+    int costs_pinned;      /* REPRISE_COSTS=E,U,L: these costs, not measured ones */
+    uint64_t cost_ns[3];   /* ... in ns, by enum rp_cost_kind */
 };
+
+extern struct rp__engine_config rp__eng_cfg;
+
+/* What the cost model measures (cost.c). */
+enum rp_cost_kind { RP_COST_EAGER, RP_COST_UPDATE, RP_COST_LAUNCH, RP_COST_KINDS };
 
 /* The bounds (enum rp__bound) are in explain.h, with what each means. */
 /* Count a bound hit in `cs` (NULL: no context, counted for the process)
@@ -185,9 +193,19 @@ struct rp__engine_stats {
     uint64_t periods_found;      /* periods accepted on streams without boundaries */
     uint64_t period_cuts;        /* segments ended by a period cut (a step or chunk start) */
     uint64_t rests;              /* times a stream stopped learning for a while (no replay paid) */
+    uint64_t cost_samples[RP_COST_KINDS]; /* calls timed for the cost model, by kind */
+    uint64_t cost_ns[RP_COST_KINDS];      /* ... and their total time */
+    uint64_t beyond_max_updates; /* replays with more than REPRISE_MAX_UPDATES updates (costs allowed) */
 };
 
 #define RP_MAX_STREAMS 128  /* per context */
+
+/* Measured costs, per context (cost.c): the mean of each kind in ns. */
+typedef struct rp_costs {
+    uint64_t avg[RP_COST_KINDS];
+    uint32_t n[RP_COST_KINDS]; /* samples taken, up to 16 (then a moving mean) */
+    uint32_t tick;             /* eager launches seen, to time one in 32 */
+} rp_costs;
 
 /* A context's lock: one futex word (0 free, 1 held, 2 held with waiters).
  * Every call on a context takes it; uncontended it costs a compare-exchange
@@ -233,6 +251,7 @@ typedef struct rp_ctxstate {
     struct rp__engine_stats st;
     void *layouts;          /* recorder.c's parameter-layout cache */
     const struct rp__driver *drv; /* the table the engine was installed with */
+    rp_costs costs;
 } rp_ctxstate;
 
 /* ---- hooks.c: the entry points --------------------------------------------- */
@@ -506,6 +525,23 @@ const char *rp__rec_kernel_name(rp_ctxstate *cs, const rp_op *op);
 /* Is `host` pinned (page-locked, registered) memory the driver knows? */
 int rp__rec_is_pinned(const struct rp__driver *drv, const void *host);
 void rp__rec_reset(rp_ctxstate *cs);
+
+/* ---- cost.c: the cost model ---------------------------------------------------- */
+uint64_t rp__cost_now(void);
+/* `count` calls of `kind` took `ns` in all. */
+void rp__cost_sample(rp_ctxstate *cs, enum rp_cost_kind kind, uint64_t ns, uint64_t count);
+/* 1 when a replay of `n` ops with `k` node updates may run: k within
+ * REPRISE_MAX_UPDATES, or, past it, k updates and a graph launch expected
+ * to cost less than n eager launches (measured costs; REPRISE_COSTS). */
+int rp__cost_updates_pay(const rp_ctxstate *cs, size_t n, size_t k);
+/* Read REPRISE_COSTS ("measure", "off" or "E,U,L" ns) into cfg; -1 (said
+ * once, measuring) when malformed. */
+int rp__cost_parse(const char *s, struct rp__engine_config *cfg);
+/* Whether this eager launch is one the cost model times (one in 32). */
+static inline int rp__cost_time_this(rp_ctxstate *cs)
+{
+    return rp__eng_cfg.cost_model && !rp__eng_cfg.costs_pinned && !(++cs->costs.tick & 31);
+}
 
 /* ---- engstats.c: settings, counting and the report lines -------------------- */
 extern struct rp__engine_config rp__eng_cfg;

@@ -225,6 +225,13 @@ static __attribute__((noinline)) CUresult launch_recorded(rp_ctxstate *cs, const
         CUresult pre = cs->nstreams > 1 ? rp__end_ordered(st, 0) : CUDA_SUCCESS;
         st->opno++;
         rp__count_eager(cs, RP_EAGER_RESTING, 1);
+        if (rp__cost_time_this(cs)) {
+            uint64_t t0 = rp__cost_now();
+            CUresult rc = launch_issue(l);
+            rp__cost_sample(cs, RP_COST_EAGER, rp__cost_now() - t0, 1);
+            unlock(cs);
+            return first_error(pre, rc);
+        }
         unlock(cs);
         return first_error(pre, launch_issue(l));
     }
@@ -239,6 +246,12 @@ static __attribute__((noinline)) CUresult launch_recorded(rp_ctxstate *cs, const
     CUresult pre;
     if (capturable_locked(cs, l->s, l->ptsz, &op, &st, &pre))
         return pre;
+    if (rp__cost_time_this(cs)) {
+        uint64_t t0 = rp__cost_now();
+        CUresult rc = launch_issue(l);
+        rp__cost_sample(cs, RP_COST_EAGER, rp__cost_now() - t0, 1);
+        return eager_done(cs, st, &op, pre, rc);
+    }
     return eager_done(cs, st, &op, pre, launch_issue(l));
 }
 
@@ -682,7 +695,7 @@ int rp__engine_install(struct rp__driver *core, const struct rp__driver *drv,
 
 int rp__engine_setup(struct rp__driver *core, const struct rp__driver *real)
 {
-    const struct rp__engine_config cfg = {
+    struct rp__engine_config cfg = {
         .warmup = (unsigned int)rp__option(RP_OPTION_WARMUP).count,
         .max_variants = (unsigned int)rp__option(RP_OPTION_MAX_VARIANTS).count,
         .max_updates = rp__option(RP_OPTION_MAX_UPDATES).count,
@@ -696,5 +709,6 @@ int rp__engine_setup(struct rp__driver *core, const struct rp__driver *real)
         .max_seq_bytes = rp__option(RP_OPTION_MAX_SEQ_BYTES).count,
         .table_size = rp__option(RP_OPTION_TABLE).count,
     };
+    rp__cost_parse(rp__option(RP_OPTION_COSTS).path, &cfg);
     return rp__engine_install(core, real, &cfg);
 }

@@ -397,10 +397,10 @@ static int learn_volatile(rp_stream *st)
         nvol += e->differs[k] != 0;
     }
     int served = 0;
-    if (v == RP_DET_CAPTURE && (!ok || nvol > rp__eng_cfg.max_updates)) {
+    if (v == RP_DET_CAPTURE && (!ok || !rp__cost_updates_pay(cs, e->n, nvol))) {
         /* Not captured; retried after a back-off. With too many volatile
-         * nodes, every replay would update more than allowed: a graph
-         * would never run. */
+         * nodes, every replay would update more than allowed (or more than
+         * pays, cost.c): a graph would never run. */
         if (ok)
             rp__bound_hit(cs, RP_BOUND_UPDATES);
         rp__det_capture_failed(&cs->sdet, e);
@@ -422,7 +422,7 @@ static int learn_volatile(rp_stream *st)
                 }
                 now_volatile += s->vmask[k] != 0;
             }
-            if (now_volatile > rp__eng_cfg.max_updates)
+            if (!rp__cost_updates_pay(cs, e->n, now_volatile))
                 s->broken = 1; /* could never replay any more: dropped, backs off */
             /* It serves this content from now on: no exact variant beside. */
             served |= !s->broken;

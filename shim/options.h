@@ -57,7 +57,9 @@ enum rp_option_kind {
     X(MAX_VARIANTS, "REPRISE_MAX_VARIANTS", RP_OPT_COUNT, "4", "--max-variants", "N",   \
       "keep up to N graphs for contents of one structure that come back; past N, or when new ones keep coming, one graph updated per replay", 0, 64) \
     X(MAX_UPDATES, "REPRISE_MAX_UPDATES", RP_OPT_COUNT, "64", "--max-updates", "N",     \
-      "run a sequence eagerly when a replay would update more than N graph nodes", 0, 1048576) \
+      "a replay may always update up to N graph nodes; more only where REPRISE_COSTS says it pays", 0, 1048576) \
+    X(COSTS, "REPRISE_COSTS", RP_OPT_PATH, "measure", "--costs", "measure|off|E,U,L",  \
+      "past REPRISE_MAX_UPDATES, replay where k node updates and a graph launch cost less than the eager launches, with costs measured here (measure), never (off), or these ns", 0, 0) \
     X(MAX_STAGING, "REPRISE_MAX_STAGING", RP_OPT_COUNT, "64M", "--max-staging", "BYTES", \
       "pinned staging for host-to-device copies in graphs, per context", 0, 1ull << 40) \
     X(MAX_SEQ_BYTES, "REPRISE_MAX_SEQ_BYTES", RP_OPT_COUNT, "1M", "--max-seq-bytes", "BYTES", \

@@ -94,7 +94,8 @@ static int seq_match(const rp_seq *s, size_t k, const rp_op *op)
     const rp_op *want = &s->det->ops[k];
     if (!s->vmask || !s->vmask[k])
         return rp__op_same_content(want, op);
-    return rp__op_match_masked(want, op, s->vmask[k], rp__rec_layout(s->cs, want));
+    return rp__op_match_masked(want, op, s->vmask[k],
+                               s->lay ? s->lay[k] : rp__rec_layout(s->cs, want));
 }
 
 /* Set op `k`'s node of the executable to the values of `op` (same structure,
@@ -108,9 +109,14 @@ static CUresult update_node(rp_seq *s, size_t k, const rp_op *op)
     rp_ctxstate *cs = s->cs;
     switch (op->kind) {
     case RP_OP_KERNEL: {
-        void *ptrs[RP_MAX_PARAMS], **kp;
-        if (rp__rec_param_ptrs(cs, op, ptrs, &kp) != 0)
+        void *ptrs[RP_MAX_PARAMS], **kp = NULL;
+        const rp_param_layout *L = s->lay ? s->lay[k] : rp__rec_layout(cs, op);
+        if (!L)
             return CUDA_ERROR_INVALID_VALUE; /* NEVER: a volatile kernel has a layout */
+        for (uint32_t i = 0; i < L->n; i++)
+            ptrs[i] = op->params + L->off[i];
+        if (L->n)
+            kp = ptrs;
         CUDA_KERNEL_NODE_PARAMS_v2 p;
         memset(&p, 0, sizeof p);
         if (op->flags & RP_OPF_KERNEL_HANDLE) {
@@ -172,10 +178,14 @@ static CUresult apply_updates(rp_stream *st, rp_seq *s)
     for (size_t k = 0; k < n; k++)
         if (s->vmask[k] && !rp__op_same_content(&s->held[k], &st->def[k]))
             need++;
-    if (need > rp__eng_cfg.max_updates) {
+    if (!rp__cost_updates_pay(st->cs, n, need)) {
         rp__bound_hit(st->cs, RP_BOUND_UPDATES);
         return CUDA_ERROR_NOT_READY;
     }
+    if (need > rp__eng_cfg.max_updates)
+        st->cs->st.beyond_max_updates++;
+    uint64_t t0 = need && rp__eng_cfg.cost_model ? rp__cost_now() : 0;
+    size_t done = 0;
     for (size_t k = 0; k < n && need; k++) {
         rp_op *h = &s->held[k];
         const rp_op *op = &st->def[k];
@@ -197,7 +207,10 @@ static CUresult apply_updates(rp_stream *st, rp_seq *s)
             memcpy(params, op->params, op->param_bytes);
         s->updates++;
         st->cs->st.updates++;
+        done++;
     }
+    if (t0)
+        rp__cost_sample(st->cs, RP_COST_UPDATE, rp__cost_now() - t0, done);
     return CUDA_SUCCESS;
 }
 
@@ -234,11 +247,15 @@ static CUresult replay(rp_stream *st, rp_seq *s, CUstream target, enum replay_st
             return rc;
         }
     }
+    /* One graph launch in 8 is timed for the cost model. */
+    uint64_t t0 = rp__eng_cfg.cost_model && !(s->replays & 7) ? rp__cost_now() : 0;
     CUresult rc = (s->det->ops[0].flags & RP_OPF_PTSZ) && target == st->handle
                       ? D->cuGraphLaunch_ptsz(s->exec, target)
                       : D->cuGraphLaunch(s->exec, target);
     if (rc != CUDA_SUCCESS)
         return rc;
+    if (t0)
+        rp__cost_sample(st->cs, RP_COST_LAUNCH, rp__cost_now() - t0, 1);
     if (s->sealed.nstaging && D->cuEventRecord(s->done, target) == CUDA_SUCCESS)
         s->done_pending = 1;
     s->replays++;
@@ -413,7 +430,7 @@ enum rp_offer rp__match_launch(rp_stream *st, const rp_launch *l, enum rp__entry
     rp_seq *s = st->cand[0];
     size_t k = st->ndef, n = s->det->n;
     const rp_op *want = &s->det->ops[k];
-    if (!s->lay || s->broken || want->entry != entry || !(want->flags & RP_OPF_PTSZ) != !l->ptsz ||
+    if (s->vmask || !s->lay || s->broken || want->entry != entry || !(want->flags & RP_OPF_PTSZ) != !l->ptsz ||
         !rp__op_is_launch(want, s->lay[k], l->f, l->grid, l->kp))
         return RP_OFFER_EAGER;
     if (!st->vseq) {

@@ -217,6 +217,20 @@ static void write_counters(struct out *o, const struct rp__engine_stats *e, uint
     out_key_u64(o, sep, "periods_found", e->periods_found);
     out_key_u64(o, sep, "period_cuts", e->period_cuts);
     out_key_u64(o, sep, "rests", e->rests);
+    out_key_u64(o, sep, "beyond_max_updates", e->beyond_max_updates);
+    out_str(o, sep);
+    out_str(o, "\"costs_ns\": {");
+    static const char *const cost_names[RP_COST_KINDS] = {"eager_launch", "node_update",
+                                                          "graph_launch"};
+    for (int k = 0; k < RP_COST_KINDS; k++)
+        out_key_u64(o, k ? ", " : "", cost_names[k],
+                    e->cost_samples[k] ? e->cost_ns[k] / e->cost_samples[k] : 0);
+    out_str(o, "}");
+    out_str(o, sep);
+    out_str(o, "\"cost_samples\": {");
+    for (int k = 0; k < RP_COST_KINDS; k++)
+        out_key_u64(o, k ? ", " : "", cost_names[k], e->cost_samples[k]);
+    out_str(o, "}");
     out_key_u64(o, sep, "staging_live_bytes", e->staging_live_bytes);
     out_str(o, sep);
     out_key_u64(o, "\"graph_nodes\": {", "kernel", e->nodes_kernel);
