@@ -4,8 +4,9 @@
 # host time of the eager loop without the shim, with the shim disabled, with
 # reprise, and of the hand-written graph (the limit), plus the same loop with
 # a scalar that changes every iteration (without and with reprise). Ratios
-# are computed against the eager loop of the same run. Each figure is the
-# median over RUNS runs of the median iteration of ITERS iterations.
+# are computed against the eager loop of the same round: the configurations
+# run in turn, RUNS rounds, and each ratio is given with its spread. Each
+# time is the median over the rounds of the median iteration.
 # Usage: benchmarks/suite.sh [BUILD_DIR] [--gpu]
 set -euo pipefail
 build=${1:-build}
@@ -22,20 +23,37 @@ one() { # one CONFIG MODE K ITERS -> ns per iteration
     reprise)  env "${drv_env[@]}" LD_PRELOAD="$shim" REPRISE=1 "$bin" "$module" "$k" "$iters" "$mode" ;;
   esac | sed -n 's/.*ns_per_iter=\([0-9.]*\).*/\1/p'
 }
-med() { for _ in $(seq "$runs"); do one "$@"; done | median; }
+# The configurations of one K run in turn (eager, disabled, reprise, graph,
+# scalars eager, scalars reprise), RUNS rounds of that: each round's ratios
+# against the round's own eager loop, so that a drift of the machine's
+# speed between rounds does not bias them. Reported: the median time of
+# each configuration, and the min, median and max of its ratio.
+spread() { sort -g | awk '{a[NR]=$1} END {m=(NR%2)?a[(NR+1)/2]:(a[NR/2]+a[NR/2+1])/2; printf "%.2f %.2f %.2f", a[1], m, a[NR]}'; }
 
-echo "# reprise launch-bound suite: $(date -u +%Y-%m-%dT%H:%MZ), $(uname -m), $(nproc) cores, driver: ${gpu:-cpu}, median of $runs runs"
-printf "%5s  %-22s %12s %10s %9s\n" K configuration "us/iter" "ns/op" "vs eager"
+echo "# reprise launch-bound suite: $(date -u +%Y-%m-%dT%H:%MZ), $(uname -m), $(nproc) cores, driver: ${gpu:-cpu}, $runs alternating rounds"
+printf "%5s  %-22s %12s %10s %22s\n" K configuration "us/iter" "ns/op" "vs eager min/med/max"
+rows="absent:eager:eager disabled:eager:eager,_shim_disabled reprise:eager:reprise absent:graph:hand-written_graph absent:scalars:scalars_eager reprise:scalars:scalars_reprise"
 for k in 10 100 1000; do
   iters=$(( k >= 1000 ? 200 : 1000 ))
-  eager=$(med absent eager "$k" "$iters")
-  for row in "absent eager eager" "disabled eager eager,_shim_disabled" "reprise eager reprise" \
-             "absent graph hand-written_graph" "absent scalars scalars_eager" "reprise scalars scalars_reprise"; do
-    set -- $row
-    if [ "$1 $2" = "absent eager" ]; then v=$eager; else v=$(med "$1" "$2" "$k" "$iters"); fi
-    printf "%5s  %-22s %12.1f %10.1f %9.2f\n" "$k" "${3//_/ }" "$(awk -v v="$v" 'BEGIN{print v/1000}')" \
-      "$(awk -v v="$v" -v k="$k" 'BEGIN{print v/k}')" "$(awk -v v="$v" -v e="$eager" 'BEGIN{print v/e}')"
+  tmp=$(mktemp -d)
+  for r in $(seq "$runs"); do
+    i=0
+    for row in $rows; do
+      IFS=: read -r cfg mode _ <<<"$row"
+      one "$cfg" "$mode" "$k" "$iters" >"$tmp/$i.$r"
+      i=$((i + 1))
+    done
   done
+  i=0
+  for row in $rows; do
+    IFS=: read -r _ _ name <<<"$row"
+    t=$(cat "$tmp/$i".* | median)
+    ratios=$(for r in $(seq "$runs"); do awk -v v="$(cat "$tmp/$i.$r")" -v e="$(cat "$tmp/0.$r")" 'BEGIN{print v/e}'; done | spread)
+    printf "%5s  %-22s %12.1f %10.1f %22s\n" "$k" "${name//_/ }" "$(awk -v v="$t" 'BEGIN{print v/1000}')" \
+      "$(awk -v v="$t" -v k="$k" 'BEGIN{print v/k}')" "$ratios"
+    i=$((i + 1))
+  done
+  rm -rf "$tmp"
 done
 
 # Memory: peak resident set of the eager loop without and with reprise (one
