@@ -161,6 +161,8 @@ typedef struct rp_stream {
     int start_recorded, must_wait;
 } rp_stream;
 
+#define RP_ATTR_IDS 17 /* launch attribute ids counted in the stats (CUDA 13: 0-16) */
+
 /* Only uint64_t members: the report sums contexts member by member. */
 struct rp__engine_stats {
     uint64_t ops_seen[6];   /* by rp_op_kind (index 0: not capturable) */
@@ -196,6 +198,8 @@ struct rp__engine_stats {
     uint64_t cost_samples[RP_COST_KINDS]; /* calls timed for the cost model, by kind */
     uint64_t cost_ns[RP_COST_KINDS];      /* ... and their total time */
     uint64_t beyond_max_updates; /* replays with more than REPRISE_MAX_UPDATES updates (costs allowed) */
+    uint64_t attr_boundaries[RP_ATTR_IDS]; /* launches kept eager for an attribute, by id
+                                             (0: more than RP_MAX_ATTRS, or an unknown id) */
 };
 
 #define RP_MAX_STREAMS 128  /* per context */
@@ -498,12 +502,13 @@ void rp__lc_driver_from(rp_lc_driver *lc, const struct rp__driver *drv);
 /* ---- recorder.c ------------------------------------------------------------- */
 /* Remember that `k` is a CUkernel (from cuLibraryGetKernel). */
 void rp__rec_note_kernel(CUkernel k);
-/* Fill `op` for a kernel launch; the parameter bytes go to `op->params`
+/* Fill `op` for a kernel launch (`cfg`: cuLaunchKernelEx's, for its
+ * attributes; NULL for cuLaunchKernel); the parameter bytes go to `op->params`
  * (the caller owns the record). Returns 0, or -1 with *why set when the
  * launch cannot be recorded (op untouched). */
 int rp__rec_kernel(rp_ctxstate *cs, rp_op *op, CUfunction f, const unsigned int grid[3],
                    const unsigned int block[3], unsigned int shmem, void **kernelParams,
-                   void **extra, enum rp__eager_reason *why);
+                   void **extra, const CUlaunchConfig *cfg, enum rp__eager_reason *why);
 /* The kernelParams array of a kernel record: ptrs[i] points at parameter i
  * in its packed bytes; *kp is ptrs, or NULL for a kernel without parameters.
  * Returns 0, or -1 if the kernel's layout is unknown. */

@@ -237,7 +237,8 @@ static __attribute__((noinline)) CUresult launch_recorded(rp_ctxstate *cs, const
     }
     rp_op op;
     enum rp__eager_reason why = RP_EAGER_NOT_CAPTURABLE;
-    if (rp__rec_kernel(cs, &op, l->f, l->grid, l->block, l->shmem, l->kp, l->extra, &why) != 0) {
+    if (rp__rec_kernel(cs, &op, l->f, l->grid, l->block, l->shmem, l->kp, l->extra, l->cfg,
+                       &why) != 0) {
         CUresult pre = not_capturable_locked(cs, l->s, l->ptsz, why);
         unlock(cs);
         return first_error(pre, launch_issue(l));
@@ -291,16 +292,14 @@ static CUresult CUDAAPI eng_cuLaunchKernel_ptsz RP_SIG_LAUNCH_KERNEL
                         sharedMemBytes, hStream, kernelParams, extra, 1);
 }
 
-/* cuLaunchKernelEx: captured when it carries no attributes (an attribute
- * we do not reproduce could change what the kernel does). */
+/* cuLaunchKernelEx: captured with the attributes a graph's kernel node
+ * keeps (recorder.c); a launch with any other attribute is a boundary. */
 static CUresult launch_ex(const CUlaunchConfig *c, CUfunction f, void **kp, void **extra,
                           int ptsz)
 {
     rp_launch l = {f, {0, 0, 0}, {0, 0, 0}, 0, NULL, kp, extra, c, ptsz};
     if (!c)
         return launch_issue(&l);
-    if (c->numAttrs != 0 && !rp__stepping_aside())
-        AFTER(not_capturable(c->hStream, ptsz), launch_issue(&l));
     l.grid[0] = c->gridDimX, l.grid[1] = c->gridDimY, l.grid[2] = c->gridDimZ;
     l.block[0] = c->blockDimX, l.block[1] = c->blockDimY, l.block[2] = c->blockDimZ;
     l.shmem = c->sharedMemBytes;

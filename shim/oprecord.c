@@ -63,6 +63,8 @@ void rp__op_keys(rp_op *op)
     switch (op->kind) {
     case RP_OP_KERNEL:
         h = mix(h, (uint64_t)(uintptr_t)op->func);
+        if (op->nattrs)
+            h = rp__hash_bytes(h, op->attrs, op->nattrs * sizeof *op->attrs);
         op->skey = mix(h, op->param_bytes);
         h = rp__hash_bytes(op->skey, op->grid, sizeof op->grid);
         h = rp__hash_bytes(h, op->block, sizeof op->block);
@@ -94,7 +96,9 @@ int rp__op_same_structure(const rp_op *a, const rp_op *b)
         return 0;
     switch (a->kind) {
     case RP_OP_KERNEL:
-        return a->func == b->func && a->param_bytes == b->param_bytes;
+        return a->func == b->func && a->param_bytes == b->param_bytes &&
+               a->nattrs == b->nattrs &&
+               (!a->nattrs || !memcmp(a->attrs, b->attrs, a->nattrs * sizeof *a->attrs));
     case RP_OP_MEMSET:
         /* The strict reading of the driver's rule: a 1-D memset node's
          * width may change only "opportunistically" (docs/engine.md). */
@@ -215,10 +219,15 @@ int rp__op_copy(rp_op *dst, const rp_op *src)
             memcpy(dst->params, src->params, src->param_bytes);
     }
     dst->data = rp__op_staged(src) ? dup_bytes(src->data, src->bytes) : NULL;
+    dst->attrs = src->nattrs ? (CUlaunchAttribute *)dup_bytes((const uint8_t *)src->attrs,
+                                                              src->nattrs * sizeof *src->attrs)
+                             : NULL;
     if ((src->params && src->param_bytes && !dst->params) ||
-        (rp__op_staged(src) && src->data && src->bytes && !dst->data)) {
+        (rp__op_staged(src) && src->data && src->bytes && !dst->data) ||
+        (src->nattrs && !dst->attrs)) {
         rp__params_free(dst->params, src->param_bytes);
         free(dst->data);
+        free(dst->attrs);
         memset(dst, 0, sizeof *dst);
         return -1;
     }
@@ -230,6 +239,7 @@ void rp__op_free(rp_op *op)
     if (!op->borrowed) {
         rp__params_free(op->params, op->param_bytes);
         free(op->data);
+        free(op->attrs);
     }
     memset(op, 0, sizeof *op);
 }
@@ -254,8 +264,10 @@ uint64_t rp__op_diff(const rp_op *a, const rp_op *b, const rp_param_layout *L, i
     switch (a->kind) {
     case RP_OP_KERNEL: {
         m = kernel_geometry_diff(a, b);
-        if (!L || L->total != a->param_bytes) {
-            /* Without the layout the node cannot be set at all. */
+        if (!L || L->total != a->param_bytes || a->nattrs) {
+            /* Without the layout the node cannot be set at all; a kernel
+             * with launch attributes is not set (the node update carries
+             * none: whether the driver keeps them is not known). */
             if (m || (a->param_bytes && memcmp(a->params, b->params, a->param_bytes)))
                 *ok = 0;
             return 0;

@@ -41,9 +41,10 @@ typedef struct rp_op {
     uint32_t flags;
     uint16_t entry;         /* the entry point the program called (enum rp__entry);
                              * a flush re-issues through it, not part of the keys */
-    uint8_t borrowed;       /* params (and data) belong to another record, a
-                             * sequence's: this one frees nothing (a matched
+    uint8_t borrowed;       /* params (and data, attrs) belong to another record,
+                             * a sequence's: this one frees nothing (a matched
                              * op deferred without a copy, replay.c) */
+    uint8_t nattrs;         /* kernel: launch attributes (cuLaunchKernelEx), structure */
     CUcontext ctx;
     CUstream stream;        /* as the program named it */
     /* kernel */
@@ -51,6 +52,8 @@ typedef struct rp_op {
     unsigned int grid[3], block[3], shmem;
     uint32_t param_bytes;   /* size of the packed parameter buffer */
     uint8_t *params;        /* packed like the `extra` buffer; padding zeroed */
+    CUlaunchAttribute *attrs; /* nattrs of them, each with only its own value
+                               * member set (the rest zeroed) */
     /* copies and memsets */
     CUdeviceptr dst, src;
     void *host;             /* DtoH: pinned destination; HtoD: program source (compared
@@ -63,6 +66,8 @@ typedef struct rp_op {
     uint64_t skey, ckey;
     uint64_t opno;          /* its position among its stream's capturable ops */
 } rp_op;
+
+#define RP_MAX_ATTRS 8 /* launch attributes kept per kernel record */
 
 /* A kernel's parameter layout (cuFuncGetParamInfo): parameter i lies at
  * off[i], size[i] in the packed buffer. */

@@ -132,10 +132,72 @@ static layout *layout_of(rp_ctxstate *cs, const void *f, int kernel)
     return NULL;
 }
 
+/* Launch attributes a graph's kernel node keeps (cuda.h: "valid for graph
+ * nodes"), copied with only their own value member (so that equal
+ * attributes compare equal bytewise); IGNORE entries are dropped. Returns
+ * how many were kept, or -1 for one a graph cannot carry (counted by id:
+ * the launch is a boundary) or too many. */
+static int keep_attrs(rp_ctxstate *cs, const CUlaunchConfig *cfg, CUlaunchAttribute *out)
+{
+    int n = 0;
+    if (cfg && cfg->numAttrs && !cfg->attrs) {
+        cs->st.attr_boundaries[0]++; /* the driver's INVALID_VALUE, eagerly */
+        return -1;
+    }
+    for (unsigned int i = 0; cfg && i < cfg->numAttrs; i++) {
+        const CUlaunchAttribute *a = &cfg->attrs[i];
+        CUlaunchAttribute k;
+        memset(&k, 0, sizeof k);
+        k.id = a->id;
+        switch (a->id) {
+        case CU_LAUNCH_ATTRIBUTE_IGNORE:
+            continue;
+        case CU_LAUNCH_ATTRIBUTE_ACCESS_POLICY_WINDOW:
+            k.value.accessPolicyWindow = a->value.accessPolicyWindow;
+            break;
+        case CU_LAUNCH_ATTRIBUTE_COOPERATIVE:
+            k.value.cooperative = a->value.cooperative;
+            break;
+        case CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION:
+            k.value.clusterDim.x = a->value.clusterDim.x;
+            k.value.clusterDim.y = a->value.clusterDim.y;
+            k.value.clusterDim.z = a->value.clusterDim.z;
+            break;
+        case CU_LAUNCH_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE:
+            k.value.clusterSchedulingPolicyPreference = a->value.clusterSchedulingPolicyPreference;
+            break;
+        case CU_LAUNCH_ATTRIBUTE_PRIORITY:
+            k.value.priority = a->value.priority;
+            break;
+        case CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN_MAP:
+            k.value.memSyncDomainMap = a->value.memSyncDomainMap;
+            break;
+        case CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN:
+            k.value.memSyncDomain = a->value.memSyncDomain;
+            break;
+        default:
+            cs->st.attr_boundaries[(unsigned int)a->id < RP_ATTR_IDS ? a->id : 0]++;
+            return -1;
+        }
+        if (n == RP_MAX_ATTRS) {
+            cs->st.attr_boundaries[0]++;
+            return -1;
+        }
+        out[n++] = k;
+    }
+    return n;
+}
+
 int rp__rec_kernel(rp_ctxstate *cs, rp_op *op, CUfunction f, const unsigned int grid[3],
                    const unsigned int block[3], unsigned int shmem, void **kernelParams,
-                   void **extra, enum rp__eager_reason *why)
+                   void **extra, const CUlaunchConfig *cfg, enum rp__eager_reason *why)
 {
+    CUlaunchAttribute attrs[RP_MAX_ATTRS];
+    int nattrs = keep_attrs(cs, cfg, attrs);
+    if (nattrs < 0) {
+        *why = RP_EAGER_NOT_CAPTURABLE;
+        return -1;
+    }
     int kernel = is_kernel_handle(f);
     layout *L = layout_of(cs, f, kernel);
     if (!L) {
@@ -189,7 +251,19 @@ int rp__rec_kernel(rp_ctxstate *cs, rp_op *op, CUfunction f, const unsigned int 
             memcpy(params + L->p.off[i], src, L->p.size[i]);
         }
     }
+    CUlaunchAttribute *kept = NULL;
+    if (nattrs) {
+        kept = malloc((size_t)nattrs * sizeof *kept);
+        if (!kept) {
+            rp__params_free(params, L->p.total);
+            *why = RP_EAGER_BOUND;
+            return -1;
+        }
+        memcpy(kept, attrs, (size_t)nattrs * sizeof *kept);
+    }
     memset(op, 0, sizeof *op);
+    op->nattrs = (uint8_t)nattrs;
+    op->attrs = kept;
     op->kind = RP_OP_KERNEL;
     op->flags = kernel ? RP_OPF_KERNEL_HANDLE : 0;
     op->func = f;
@@ -234,6 +308,19 @@ int rp__rec_param_ptrs(rp_ctxstate *cs, const rp_op *op, void **ptrs, void ***kp
     return 0;
 }
 
+/* The cuLaunchKernelEx configuration of kernel record `op` on `stream`,
+ * with its attributes. */
+static void launch_config(const rp_op *op, CUstream stream, CUlaunchConfig *c)
+{
+    memset(c, 0, sizeof *c);
+    c->gridDimX = op->grid[0], c->gridDimY = op->grid[1], c->gridDimZ = op->grid[2];
+    c->blockDimX = op->block[0], c->blockDimY = op->block[1], c->blockDimZ = op->block[2];
+    c->sharedMemBytes = op->shmem;
+    c->hStream = stream;
+    c->attrs = op->attrs;
+    c->numAttrs = op->nattrs;
+}
+
 /* Re-issue `op` on `stream`. A kernel goes through kernelParams pointing
  * into the packed bytes; a host-to-device copy from pageable memory reads
  * `staged` (the graph's pinned staging inside a capture window; the
@@ -248,6 +335,11 @@ CUresult rp__rec_issue(rp_ctxstate *cs, const rp_op *op, CUstream stream, const 
         void *ptrs[RP_MAX_PARAMS], **kp;
         if (rp__rec_param_ptrs(cs, op, ptrs, &kp) != 0)
             return CUDA_ERROR_INVALID_HANDLE; /* NEVER: recorded with a layout */
+        if (op->nattrs) {
+            CUlaunchConfig c;
+            launch_config(op, stream, &c);
+            return D->cuLaunchKernelEx(&c, op->func, kp, NULL);
+        }
         return D->cuLaunchKernel(op->func, op->grid[0], op->grid[1], op->grid[2],
                                       op->block[0], op->block[1], op->block[2], op->shmem,
                                       stream, kp, NULL);
@@ -335,11 +427,7 @@ CUresult rp__rec_issue_as_called(rp_ctxstate *cs, const rp_op *op)
                 op->func, op->grid[0], op->grid[1], op->grid[2], op->block[0], op->block[1],
                 op->block[2], op->shmem, op->stream, kp, NULL);
         CUlaunchConfig c;
-        memset(&c, 0, sizeof c);
-        c.gridDimX = op->grid[0], c.gridDimY = op->grid[1], c.gridDimZ = op->grid[2];
-        c.blockDimX = op->block[0], c.blockDimY = op->block[1], c.blockDimZ = op->block[2];
-        c.sharedMemBytes = op->shmem;
-        c.hStream = op->stream;
+        launch_config(op, op->stream, &c);
         return (op->entry == RP_E_cuLaunchKernelEx ? D->cuLaunchKernelEx : D->cuLaunchKernelEx_ptsz)(
             &c, op->func, kp, NULL);
     }

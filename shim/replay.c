@@ -425,12 +425,12 @@ enum rp_offer rp__match_offer(rp_stream *st, const rp_op *op)
 
 enum rp_offer rp__match_launch(rp_stream *st, const rp_launch *l, enum rp__entry entry)
 {
-    if (!st->ndef || st->ncand != 1 || l->extra)
+    if (!st->ndef || st->ncand != 1 || l->extra || (l->cfg && l->cfg->numAttrs))
         return RP_OFFER_EAGER;
     rp_seq *s = st->cand[0];
     size_t k = st->ndef, n = s->det->n;
     const rp_op *want = &s->det->ops[k];
-    if (s->vmask || !s->lay || s->broken || want->entry != entry || !(want->flags & RP_OPF_PTSZ) != !l->ptsz ||
+    if (s->vmask || !s->lay || s->broken || want->nattrs || want->entry != entry || !(want->flags & RP_OPF_PTSZ) != !l->ptsz ||
         !rp__op_is_launch(want, s->lay[k], l->f, l->grid, l->kp))
         return RP_OFFER_EAGER;
     if (!st->vseq) {

@@ -218,6 +218,19 @@ static void write_counters(struct out *o, const struct rp__engine_stats *e, uint
     out_key_u64(o, sep, "period_cuts", e->period_cuts);
     out_key_u64(o, sep, "rests", e->rests);
     out_key_u64(o, sep, "beyond_max_updates", e->beyond_max_updates);
+    /* Launches kept eager for a launch attribute a graph cannot carry. */
+    static const char *const attr_names[] = {
+        "other", "access_policy_window", "cooperative", "synchronization_policy",
+        "cluster_dimension", "cluster_scheduling_policy_preference",
+        "programmatic_stream_serialization", "programmatic_event", "priority",
+        "mem_sync_domain_map", "mem_sync_domain", "preferred_cluster_dimension",
+        "launch_completion_event", "device_updatable_kernel_node",
+        "preferred_shared_memory_carveout", "id_15", "nvlink_util_centric_scheduling"};
+    out_str(o, sep);
+    out_str(o, "\"attr_boundaries\": {");
+    for (size_t a = 0; a < sizeof attr_names / sizeof attr_names[0]; a++)
+        out_key_u64(o, a ? ", " : "", attr_names[a], e->attr_boundaries[a]);
+    out_str(o, "}");
     out_str(o, sep);
     out_str(o, "\"costs_ns\": {");
     static const char *const cost_names[RP_COST_KINDS] = {"eager_launch", "node_update",

@@ -40,7 +40,11 @@ enum cc_entry {
     X(CAPTURE_BEGUN, "capture.begun") X(CAPTURE_ENDED, "capture.ended")      \
     X(CAPTURE_INVALIDATED, "capture.invalidated")                            \
     X(GRAPH_INSTANTIATED, "graph.instantiated")                              \
-    X(GRAPH_EXEC_UPDATES, "graph.exec_updates") X(FAULTS_FIRED, "faults.fired")
+    X(GRAPH_EXEC_UPDATES, "graph.exec_updates") X(FAULTS_FIRED, "faults.fired") \
+    X(KERNEL_COOPERATIVE, "kernel.attr.cooperative")                         \
+    X(KERNEL_PRIORITY, "kernel.attr.priority")                               \
+    X(KERNEL_SYNC_DOMAIN, "kernel.attr.mem_sync_domain")                     \
+    X(KERNEL_CLUSTER, "kernel.attr.cluster_dimension")
 
 enum cc_counter {
 #define X(id, str) CC_C_##id,
@@ -145,6 +149,8 @@ typedef struct cc_work {
             unsigned char *args; /* owned copy of the parameter buffer */
             size_t argsz;
             void **argv;         /* owned: pointers into args, one per param */
+            unsigned attrs;      /* launch attributes in effect (bit: CUlaunchAttributeID),
+                                    counted when the kernel runs, eagerly or as a node */
         } k;
         struct {
             void *dst;

@@ -72,7 +72,7 @@ CUresult cc__kernel_work(CUfunction f, cpuk_dim3 g, cpuk_dim3 b, unsigned shmem,
 }
 
 static CUresult launch(CUfunction f, cpuk_dim3 g, cpuk_dim3 b, unsigned shmem, CUstream hs, bool pt,
-                       void **params, void **extra, bool cooperative)
+                       void **params, void **extra, bool cooperative, unsigned attrs)
 {
     CUresult r = cc__check_init();
     if (r) return r;
@@ -90,6 +90,7 @@ static CUresult launch(CUfunction f, cpuk_dim3 g, cpuk_dim3 b, unsigned shmem, C
         if (per_sm > 32) per_sm = 32;
         if (!r && cooperative && (unsigned long long)g.x * g.y * g.z > 132ULL * per_sm)
             r = CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE;
+        w.u.k.attrs = attrs | (cooperative ? 1u << CU_LAUNCH_ATTRIBUTE_COOPERATIVE : 0u);
         if (r) cc__work_free(&w);
         else r = cc__stream_op(s, &w, NULL, NULL);
     }
@@ -105,7 +106,7 @@ CC_EXPORT CUresult cuLaunchKernel(CUfunction f, unsigned int gridDimX, unsigned 
 {
     CC_ENTER(cuLaunchKernel);
     return launch(f, DIM3(gridDimX, gridDimY, gridDimZ), DIM3(blockDimX, blockDimY, blockDimZ), sharedMemBytes,
-                  hStream, false, kernelParams, extra, false);
+                  hStream, false, kernelParams, extra, false, 0);
 }
 
 CC_EXPORT CUresult cuLaunchKernel_ptsz(CUfunction f, unsigned int gridDimX, unsigned int gridDimY,
@@ -115,7 +116,7 @@ CC_EXPORT CUresult cuLaunchKernel_ptsz(CUfunction f, unsigned int gridDimX, unsi
 {
     CC_ENTER(cuLaunchKernel_ptsz);
     return launch(f, DIM3(gridDimX, gridDimY, gridDimZ), DIM3(blockDimX, blockDimY, blockDimZ), sharedMemBytes,
-                  hStream, true, kernelParams, extra, false);
+                  hStream, true, kernelParams, extra, false, 0);
 }
 
 CC_EXPORT CUresult cuLaunchCooperativeKernel(CUfunction f, unsigned int gridDimX, unsigned int gridDimY,
@@ -125,7 +126,7 @@ CC_EXPORT CUresult cuLaunchCooperativeKernel(CUfunction f, unsigned int gridDimX
 {
     CC_ENTER(cuLaunchCooperativeKernel);
     return launch(f, DIM3(gridDimX, gridDimY, gridDimZ), DIM3(blockDimX, blockDimY, blockDimZ), sharedMemBytes,
-                  hStream, false, kernelParams, NULL, true);
+                  hStream, false, kernelParams, NULL, true, 0);
 }
 
 CC_EXPORT CUresult cuLaunchCooperativeKernel_ptsz(CUfunction f, unsigned int gridDimX, unsigned int gridDimY,
@@ -136,26 +137,35 @@ CC_EXPORT CUresult cuLaunchCooperativeKernel_ptsz(CUfunction f, unsigned int gri
 {
     CC_ENTER(cuLaunchCooperativeKernel_ptsz);
     return launch(f, DIM3(gridDimX, gridDimY, gridDimZ), DIM3(blockDimX, blockDimY, blockDimZ), sharedMemBytes,
-                  hStream, true, kernelParams, NULL, true);
+                  hStream, true, kernelParams, NULL, true, 0);
 }
 
 /* Attributes we can honour (all are hints or no-ops on one CPU worker, or
- * a trivial 1x1x1 cluster); anything else is NOT_SUPPORTED. */
+ * a trivial 1x1x1 cluster); anything else is NOT_SUPPORTED. Those a kernel
+ * carries are kept with its work (eager or captured into a node) and
+ * counted when it runs (kernel.attr.*), so that a test can tell an
+ * attribute that reached the kernel from one that was dropped. */
 static CUresult launch_ex(const CUlaunchConfig *c, CUfunction f, void **params, void **extra, bool pt)
 {
     if (!c) return CUDA_ERROR_INVALID_VALUE;
     if (c->numAttrs && !c->attrs) return CUDA_ERROR_INVALID_VALUE;
     bool coop = false;
+    unsigned attrs = 0;
     for (unsigned i = 0; i < c->numAttrs; i++) {
         const CUlaunchAttribute *a = &c->attrs[i];
         switch (a->id) {
         case CU_LAUNCH_ATTRIBUTE_IGNORE:
         case CU_LAUNCH_ATTRIBUTE_ACCESS_POLICY_WINDOW:
-        case CU_LAUNCH_ATTRIBUTE_PRIORITY:
         case CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN_MAP:
-        case CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN:
         case CU_LAUNCH_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE:
         case CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION:
+            break;
+        case CU_LAUNCH_ATTRIBUTE_PRIORITY:
+            if (a->value.priority) attrs |= 1u << CU_LAUNCH_ATTRIBUTE_PRIORITY;
+            break;
+        case CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN:
+            if (a->value.memSyncDomain != CU_LAUNCH_MEM_SYNC_DOMAIN_DEFAULT)
+                attrs |= 1u << CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN;
             break;
         case CU_LAUNCH_ATTRIBUTE_COOPERATIVE:
             coop = a->value.cooperative != 0;
@@ -163,13 +173,14 @@ static CUresult launch_ex(const CUlaunchConfig *c, CUfunction f, void **params, 
         case CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION:
             if (a->value.clusterDim.x != 1 || a->value.clusterDim.y != 1 || a->value.clusterDim.z != 1)
                 return CUDA_ERROR_NOT_SUPPORTED;
+            attrs |= 1u << CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
             break;
         default:
             return CUDA_ERROR_NOT_SUPPORTED;
         }
     }
     return launch(f, DIM3(c->gridDimX, c->gridDimY, c->gridDimZ), DIM3(c->blockDimX, c->blockDimY, c->blockDimZ),
-                  c->sharedMemBytes, c->hStream, pt, params, extra, coop);
+                  c->sharedMemBytes, c->hStream, pt, params, extra, coop, attrs);
 }
 
 CC_EXPORT CUresult cuLaunchKernelEx(const CUlaunchConfig *config, CUfunction f, void **kernelParams, void **extra)

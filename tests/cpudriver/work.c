@@ -95,6 +95,10 @@ void cc__work_run(cc_work *w, bool in_graph)
     case CC_W_KERNEL:
         run_kernel(w);
         cc__count(in_graph ? CC_C_NODE_KERNEL : CC_C_LAUNCH_EAGER);
+        if (w->u.k.attrs & (1u << CU_LAUNCH_ATTRIBUTE_COOPERATIVE)) cc__count(CC_C_KERNEL_COOPERATIVE);
+        if (w->u.k.attrs & (1u << CU_LAUNCH_ATTRIBUTE_PRIORITY)) cc__count(CC_C_KERNEL_PRIORITY);
+        if (w->u.k.attrs & (1u << CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN)) cc__count(CC_C_KERNEL_SYNC_DOMAIN);
+        if (w->u.k.attrs & (1u << CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION)) cc__count(CC_C_KERNEL_CLUSTER);
         break;
     case CC_W_COPY:
         run_copy(w);
