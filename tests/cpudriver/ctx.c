@@ -1,4 +1,7 @@
-/* ctx.c - initialisation, the one device, and contexts: the primary context,
+/* ctx.c - initialisation, the devices (one, or two with CPUCUDA_DEVICES=2:
+ * the same CPU behind two ordinals, each with its own primary context, so
+ * that a program can alternate between two devices' contexts), and
+ * contexts: the primary contexts,
  * created contexts and the per-thread stack of current contexts. A context
  * owns its streams (the legacy stream among them) and its allocations. */
 #include "internal.h"
@@ -11,8 +14,13 @@
 static __thread cc_ctx *tl_stack[CC_CTX_STACK];
 static __thread int tl_depth;
 
-static cc_ctx primary;
-static unsigned primary_flags;
+static cc_ctx primary[CC_MAX_DEVICES];
+static unsigned primary_flags[CC_MAX_DEVICES];
+
+static bool dev_ok(CUdevice dev)
+{
+    return dev >= 0 && dev < cc__g.ndev;
+}
 
 bool cc__ctx_ok(cc_ctx *c)
 {
@@ -94,10 +102,17 @@ CC_EXPORT CUresult cuInit(unsigned int Flags)
     if (cc__forked_child()) return CUDA_ERROR_NOT_INITIALIZED; /* see counters.c */
     cc__lock();
     if (!cc__g.initialized) {
-        primary.primary = true;
-        cc__handle_add(&primary, CC_K_CTX);
-        primary.next = cc__g.ctxs;
-        cc__g.ctxs = &primary;
+        const char *nd = getenv("CPUCUDA_DEVICES");
+        cc__g.ndev = nd && !strcmp(nd, "2") ? 2 : 1;
+        if (nd && strcmp(nd, "1") && strcmp(nd, "2"))
+            fprintf(stderr, "cpucuda: CPUCUDA_DEVICES=%s: want 1 or 2; one device\n", nd);
+        for (int d = 0; d < cc__g.ndev; d++) {
+            primary[d].primary = true;
+            primary[d].dev = d;
+            cc__handle_add(&primary[d], CC_K_CTX);
+            primary[d].next = cc__g.ctxs;
+            cc__g.ctxs = &primary[d];
+        }
         cc__g.initialized = true;
     }
     cc__unlock();
@@ -123,8 +138,8 @@ CC_EXPORT CUresult cuDeviceGet(CUdevice *device, int ordinal)
     CC_ENTER(cuDeviceGet);
     INIT_OR_RETURN();
     if (!device) return CUDA_ERROR_INVALID_VALUE;
-    if (ordinal != 0) return CUDA_ERROR_INVALID_DEVICE;
-    *device = 0;
+    if (!dev_ok(ordinal)) return CUDA_ERROR_INVALID_DEVICE;
+    *device = ordinal;
     return CUDA_SUCCESS;
 }
 
@@ -133,7 +148,7 @@ CC_EXPORT CUresult cuDeviceGetCount(int *count)
     CC_ENTER(cuDeviceGetCount);
     INIT_OR_RETURN();
     if (!count) return CUDA_ERROR_INVALID_VALUE;
-    *count = 1;
+    *count = cc__g.ndev;
     return CUDA_SUCCESS;
 }
 
@@ -142,8 +157,9 @@ CC_EXPORT CUresult cuDeviceGetName(char *name, int len, CUdevice dev)
     CC_ENTER(cuDeviceGetName);
     INIT_OR_RETURN();
     if (!name || len <= 0) return CUDA_ERROR_INVALID_VALUE;
-    if (dev != 0) return CUDA_ERROR_INVALID_DEVICE;
-    snprintf(name, (size_t)len, "%s", "cpucuda CPU device");
+    if (!dev_ok(dev)) return CUDA_ERROR_INVALID_DEVICE;
+    if (cc__g.ndev > 1) snprintf(name, (size_t)len, "cpucuda CPU device %d", dev);
+    else snprintf(name, (size_t)len, "%s", "cpucuda CPU device");
     return CUDA_SUCCESS;
 }
 
@@ -154,7 +170,7 @@ CC_EXPORT CUresult cuDeviceGetAttribute(int *pi, CUdevice_attribute attrib, CUde
     CC_ENTER(cuDeviceGetAttribute);
     INIT_OR_RETURN();
     if (!pi) return CUDA_ERROR_INVALID_VALUE;
-    if (dev != 0) return CUDA_ERROR_INVALID_DEVICE;
+    if (!dev_ok(dev)) return CUDA_ERROR_INVALID_DEVICE;
     if ((int)attrib <= 0 || attrib >= CU_DEVICE_ATTRIBUTE_MAX) return CUDA_ERROR_INVALID_VALUE;
     int v = 0;
     switch (attrib) {
@@ -207,7 +223,7 @@ CC_EXPORT CUresult cuDeviceTotalMem(unsigned int *bytes, CUdevice dev)
     CC_ENTER(cuDeviceTotalMem);
     INIT_OR_RETURN();
     if (!bytes) return CUDA_ERROR_INVALID_VALUE;
-    if (dev != 0) return CUDA_ERROR_INVALID_DEVICE;
+    if (!dev_ok(dev)) return CUDA_ERROR_INVALID_DEVICE;
     *bytes = 0xffffffffu; /* the v1 ABI cannot say 80 GiB */
     return CUDA_SUCCESS;
 }
@@ -217,7 +233,7 @@ CC_EXPORT CUresult cuDeviceTotalMem_v2(size_t *bytes, CUdevice dev)
     CC_ENTER(cuDeviceTotalMem_v2);
     INIT_OR_RETURN();
     if (!bytes) return CUDA_ERROR_INVALID_VALUE;
-    if (dev != 0) return CUDA_ERROR_INVALID_DEVICE;
+    if (!dev_ok(dev)) return CUDA_ERROR_INVALID_DEVICE;
     *bytes = (size_t)CC_TOTAL_MEM;
     return CUDA_SUCCESS;
 }
@@ -228,13 +244,14 @@ static CUresult primary_retain(CUcontext *pctx, CUdevice dev)
 {
     INIT_OR_RETURN();
     if (!pctx) return CUDA_ERROR_INVALID_VALUE;
-    if (dev != 0) return CUDA_ERROR_INVALID_DEVICE;
+    if (!dev_ok(dev)) return CUDA_ERROR_INVALID_DEVICE;
     cc__lock();
     CUresult r = CUDA_SUCCESS;
-    if (!primary.active) r = ctx_activate(&primary, primary_flags);
+    cc_ctx *p = &primary[dev];
+    if (!p->active) r = ctx_activate(p, primary_flags[dev]);
     if (!r) {
-        primary.primary_refs++;
-        *pctx = (CUcontext)&primary;
+        p->primary_refs++;
+        *pctx = (CUcontext)p;
     }
     cc__unlock();
     return r;
@@ -249,11 +266,12 @@ CC_EXPORT CUresult cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice dev)
 static CUresult primary_release(CUdevice dev)
 {
     INIT_OR_RETURN();
-    if (dev != 0) return CUDA_ERROR_INVALID_DEVICE;
+    if (!dev_ok(dev)) return CUDA_ERROR_INVALID_DEVICE;
     cc__lock();
     CUresult r = CUDA_SUCCESS;
-    if (!primary.active || primary.primary_refs <= 0) r = CUDA_ERROR_INVALID_CONTEXT;
-    else if (--primary.primary_refs == 0) ctx_teardown(&primary);
+    cc_ctx *p = &primary[dev];
+    if (!p->active || p->primary_refs <= 0) r = CUDA_ERROR_INVALID_CONTEXT;
+    else if (--p->primary_refs == 0) ctx_teardown(p);
     cc__unlock();
     return r;
 }
@@ -273,13 +291,13 @@ CC_EXPORT CUresult cuDevicePrimaryCtxRelease_v2(CUdevice dev)
 static CUresult primary_reset(CUdevice dev)
 {
     INIT_OR_RETURN();
-    if (dev != 0) return CUDA_ERROR_INVALID_DEVICE;
+    if (!dev_ok(dev)) return CUDA_ERROR_INVALID_DEVICE;
     cc__lock();
-    if (primary.active) {
-        ctx_teardown(&primary);
-        primary.primary_refs = 0;
+    if (primary[dev].active) {
+        ctx_teardown(&primary[dev]);
+        primary[dev].primary_refs = 0;
     }
-    primary_flags = 0;
+    primary_flags[dev] = 0;
     cc__unlock();
     return CUDA_SUCCESS;
 }
@@ -301,10 +319,10 @@ CC_EXPORT CUresult cuDevicePrimaryCtxGetState(CUdevice dev, unsigned int *flags,
     CC_ENTER(cuDevicePrimaryCtxGetState);
     INIT_OR_RETURN();
     if (!flags || !active) return CUDA_ERROR_INVALID_VALUE;
-    if (dev != 0) return CUDA_ERROR_INVALID_DEVICE;
+    if (!dev_ok(dev)) return CUDA_ERROR_INVALID_DEVICE;
     cc__lock();
-    *flags = primary_flags;
-    *active = primary.active;
+    *flags = primary_flags[dev];
+    *active = primary[dev].active;
     cc__unlock();
     return CUDA_SUCCESS;
 }
@@ -314,11 +332,11 @@ CC_EXPORT CUresult cuDevicePrimaryCtxGetState(CUdevice dev, unsigned int *flags,
 static CUresult primary_set_flags(CUdevice dev, unsigned flags)
 {
     INIT_OR_RETURN();
-    if (dev != 0) return CUDA_ERROR_INVALID_DEVICE;
+    if (!dev_ok(dev)) return CUDA_ERROR_INVALID_DEVICE;
     if (flags & ~CC_CTX_FLAGS_VALID) return CUDA_ERROR_INVALID_VALUE;
     cc__lock();
-    primary_flags = flags;
-    if (primary.active) primary.flags = flags;
+    primary_flags[dev] = flags;
+    if (primary[dev].active) primary[dev].flags = flags;
     cc__unlock();
     return CUDA_SUCCESS;
 }
@@ -342,12 +360,13 @@ static CUresult ctx_create(CUcontext *pctx, unsigned flags, CUdevice dev)
 {
     INIT_OR_RETURN();
     if (!pctx) return CUDA_ERROR_INVALID_VALUE;
-    if (dev != 0) return CUDA_ERROR_INVALID_DEVICE;
+    if (!dev_ok(dev)) return CUDA_ERROR_INVALID_DEVICE;
     if (flags & ~CC_CTX_FLAGS_VALID) return CUDA_ERROR_INVALID_VALUE;
     if (tl_depth == CC_CTX_STACK) return CUDA_ERROR_OUT_OF_MEMORY;
     cc_ctx *c = calloc(1, sizeof *c);
     if (!c) return CUDA_ERROR_OUT_OF_MEMORY;
     cc__lock();
+    c->dev = dev;
     CUresult r = ctx_activate(c, flags);
     if (r) {
         cc__unlock();
@@ -521,8 +540,8 @@ CC_EXPORT CUresult cuCtxGetDevice(CUdevice *device)
     cc_ctx *c;
     cc__lock();
     CUresult r = cc__ctx_current(&c);
+    if (!r) *device = c->dev;
     cc__unlock();
-    if (!r) *device = 0;
     return r;
 }
 
@@ -534,8 +553,8 @@ CC_EXPORT CUresult cuCtxGetDevice_v2(CUdevice *device, CUcontext ctx)
     cc_ctx *c;
     cc__lock();
     CUresult r = ctx_named(ctx, &c);
+    if (!r) *device = c->dev;
     cc__unlock();
-    if (!r) *device = 0;
     return r;
 }
 

@@ -88,6 +88,7 @@ struct cc_global {
     pthread_mutex_t mu;
     pthread_cond_t progress;
     bool initialized;
+    int ndev;               /* devices: CPUCUDA_DEVICES (1 or 2, default 1), read at cuInit */
     unsigned delay_us;
     unsigned long long next_id;
     cc_ctx *ctxs;           /* every live context, primary included */
@@ -114,8 +115,10 @@ void cc__handle_del(const void *p);
 bool cc__handle_is(const void *p, enum cc_kind k);
 
 /* ---- contexts (ctx.c) ---------------------------------------------------- */
+#define CC_MAX_DEVICES 2 /* CPUCUDA_DEVICES=2 gives a second device */
 struct cc_ctx {
     unsigned long long id;
+    int dev;                /* the device's ordinal */
     unsigned flags;
     bool primary, active;
     int primary_refs;

@@ -506,7 +506,7 @@ CC_EXPORT CUresult cuPointerGetAttribute(void *data, CUpointer_attribute attribu
             *(int *)data = 0;
             break;
         case CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL:
-            *(int *)data = 0;
+            *(int *)data = a->ctx ? a->ctx->dev : 0;
             break;
         case CU_POINTER_ATTRIBUTE_RANGE_START_ADDR:
             *(CUdeviceptr *)data = (CUdeviceptr)a->base;

@@ -44,9 +44,11 @@ static void cuDriverGetVersion_works_before_cuInit_and_claims_13_0(void **state)
     assert_true(v >= 13000);
 }
 
-/* There is exactly one device, ordinal 0; ordinal 1 is INVALID_DEVICE. A
- * driver with more (or fewer) devices would let multi-device code paths be
- * tested that no single-GPU run can reproduce. */
+/* There is exactly one device by default, ordinal 0; ordinal 1 is
+ * INVALID_DEVICE. A driver with more (or fewer) devices would let
+ * multi-device code paths be tested that no single-GPU run can reproduce;
+ * a second device is asked for explicitly (CPUCUDA_DEVICES=2,
+ * drv_devices.c). */
 static void there_is_exactly_one_device(void **state)
 {
     (void)state;
