@@ -1,0 +1,191 @@
+/* forkjoin - a step that forks from its stream to side streams through
+ * events and joins back (issue 16), once per synchronized iteration: the
+ * shape frameworks use for side streams and for communication overlapped
+ * with compute. Every iteration on the main stream S: two kernels, an event
+ * recorded on S; each side stream waits on it, runs its own kernels on its
+ * own buffer and records its event; S waits on every side event, runs a
+ * kernel that reads every side buffer, and the host synchronizes S. Modes:
+ *   fork N     N side streams (1-3), as above
+ *   nested     S forks to A; A forks to B (B waits on an event A recorded)
+ *              and joins B back into A before A joins S
+ *   previous   a side stream waits on the event S recorded in the previous
+ *              iteration (besides this iteration's): a join on an older event
+ *   query      after each synchronize, the host queries the last side event
+ *              and prints how often it was not complete (it must always be)
+ *   foreign    the side stream belongs to another context (a created one):
+ *              its wait and work cannot be part of S's graph
+ * Prints a checksum per buffer.
+ * Usage: forkjoin MODULE ITERS [fork N|nested|previous|query|foreign] */
+#include <string.h>
+
+#include <cuda.h>
+
+#include "appcommon.h"
+
+#define N 2048
+#define MAXSIDE 3
+
+static CUfunction f_axpy, f_scale, f_iota;
+static int32_t n = N;
+static unsigned int grid;
+
+static void axpy(CUstream s, CUdeviceptr y, CUdeviceptr x, float a)
+{
+    void *args[] = { &y, &x, &a, &n };
+    CK(cuLaunchKernel, (f_axpy, grid, 1, 1, TK_BLOCK, 1, 1, 0, s, args, NULL));
+}
+
+static void scale(CUstream s, CUdeviceptr x, uint32_t iter)
+{
+    float decay = 0.96875f, dt = 0.125f;
+    void *args[] = { &x, &n, &decay, &dt, &iter };
+    CK(cuLaunchKernel, (f_scale, grid, 1, 1, TK_BLOCK, 1, 1, 0, s, args, NULL));
+}
+
+static void iota(CUstream s, CUdeviceptr x, float base)
+{
+    float step = 0.0009765625f;
+    void *args[] = { &x, &n, &step, &base };
+    CK(cuLaunchKernel, (f_iota, grid, 1, 1, TK_BLOCK, 1, 1, 0, s, args, NULL));
+}
+
+int main(int argc, char **argv)
+{
+    app_usage(argc, argv, "[fork N|nested|previous|query|foreign]");
+    long iters = app_arg(argc, argv, 2, 0, 1, 100000000);
+    const char *mode = argc > 3 ? argv[3] : "fork";
+    int nside = 2, nested = 0, previous = 0, query = 0, foreign = 0;
+    if (!strcmp(mode, "fork"))
+        nside = (int)app_arg(argc, argv, 4, 2, 1, MAXSIDE);
+    else if (!strcmp(mode, "nested"))
+        nested = 1, nside = 2;
+    else if (!strcmp(mode, "previous"))
+        previous = 1, nside = 1;
+    else if (!strcmp(mode, "query"))
+        query = 1, nside = 2;
+    else if (!strcmp(mode, "foreign"))
+        foreign = 1, nside = 1;
+    else {
+        printf("error: bad mode %s (want fork N, nested, previous, query or foreign)\n", mode);
+        return 2;
+    }
+    CUdevice dev;
+    CUcontext ctx;
+    CUmodule mod;
+    app_open(argv[1], &dev, &ctx, &mod);
+    f_axpy = app_function(mod, "axpy");
+    f_scale = app_function(mod, "scale_add_scalar");
+    f_iota = app_function(mod, "iota_f32");
+    grid = app_blocks(N);
+
+    CUstream s, side[MAXSIDE];
+    CUevent fork_ev, fork_prev, side_ev[MAXSIDE], inner_ev;
+    CUdeviceptr main_buf, side_buf[MAXSIDE];
+    CK(cuStreamCreate, (&s, CU_STREAM_NON_BLOCKING));
+    CK(cuEventCreate, (&fork_ev, CU_EVENT_DISABLE_TIMING));
+    CK(cuEventCreate, (&fork_prev, CU_EVENT_DISABLE_TIMING));
+    CK(cuEventCreate, (&inner_ev, CU_EVENT_DISABLE_TIMING));
+    CK(cuMemAlloc, (&main_buf, N * sizeof(float)));
+    iota(s, main_buf, 1.0f);
+    /* Side streams: in the program's context, or (foreign) in a created
+     * context whose memory the main stream's kernels never touch. */
+    CUcontext other = NULL;
+    CUmodule other_mod = NULL;
+    if (foreign) {
+        CK(cuCtxCreate, (&other, NULL, 0, dev));
+        CK(cuModuleLoad, (&other_mod, argv[1]));
+        f_axpy = app_function(other_mod, "axpy");
+        f_scale = app_function(other_mod, "scale_add_scalar");
+        f_iota = app_function(other_mod, "iota_f32");
+    }
+    for (int i = 0; i < nside; i++) {
+        CK(cuStreamCreate, (&side[i], CU_STREAM_NON_BLOCKING));
+        CK(cuEventCreate, (&side_ev[i], CU_EVENT_DISABLE_TIMING));
+        CK(cuMemAlloc, (&side_buf[i], N * sizeof(float)));
+        iota(side[i], side_buf[i], (float)(i + 2));
+        CK(cuStreamSynchronize, (side[i]));
+    }
+    CUfunction side_axpy = f_axpy, side_scale = f_scale;
+    if (foreign) {
+        CK(cuCtxPopCurrent, (&other));
+        f_axpy = app_function(mod, "axpy");
+        f_scale = app_function(mod, "scale_add_scalar");
+        f_iota = app_function(mod, "iota_f32");
+    }
+    CK(cuStreamSynchronize, (s));
+
+    long not_done = 0;
+    for (long it = 0; it < iters; it++) {
+        scale(s, main_buf, 1);
+        axpy(s, main_buf, main_buf, 0.0625f);
+        CK(cuEventRecord, (fork_ev, s));
+        if (foreign)
+            CK(cuCtxPushCurrent, (other));
+        CUfunction fa = f_axpy, fs = f_scale;
+        f_axpy = side_axpy, f_scale = side_scale;
+        for (int i = 0; i < nside; i++) {
+            CK(cuStreamWaitEvent, (side[i], fork_ev, 0));
+            if (previous && it > 0)
+                CK(cuStreamWaitEvent, (side[i], fork_prev, 0));
+            scale(side[i], side_buf[i], (uint32_t)(i + 2));
+            axpy(side[i], side_buf[i], side_buf[i], -0.03125f * (float)(i + 1));
+            if (nested && i == 0) { /* A forks to B and joins it back */
+                CK(cuEventRecord, (inner_ev, side[0]));
+                CK(cuStreamWaitEvent, (side[1], inner_ev, 0));
+                scale(side[1], side_buf[1], 5);
+                CK(cuEventRecord, (side_ev[1], side[1]));
+                CK(cuStreamWaitEvent, (side[0], side_ev[1], 0));
+                scale(side[0], side_buf[0], 6);
+                CK(cuEventRecord, (side_ev[0], side[0]));
+                break;
+            }
+            CK(cuEventRecord, (side_ev[i], side[i]));
+        }
+        f_axpy = fa, f_scale = fs;
+        if (foreign)
+            CK(cuCtxPopCurrent, (&other));
+        for (int i = 0; i < (nested ? 1 : nside); i++)
+            CK(cuStreamWaitEvent, (s, side_ev[i], 0));
+        if (!foreign)
+            for (int i = 0; i < nside; i++)
+                axpy(s, main_buf, side_buf[i], 0.015625f);
+        scale(s, main_buf, 3);
+        if (previous)
+            CK(cuEventRecord, (fork_prev, s));
+        CK(cuStreamSynchronize, (s));
+        if (query && cuEventQuery(side_ev[nside - 1]) != CUDA_SUCCESS)
+            not_done++;
+    }
+    if (query)
+        printf("forkjoin: side event not complete after the synchronize %ld times\n", not_done);
+    float *h = malloc(N * sizeof(float));
+    if (!h)
+        app_die("out of host memory");
+    CK(cuMemcpyDtoH, (h, main_buf, N * sizeof(float)));
+    app_checksum("forkjoin-main", app_hash(0x6d, h, N * sizeof(float)));
+    if (foreign)
+        CK(cuCtxPushCurrent, (other));
+    for (int i = 0; i < nside; i++) {
+        CK(cuStreamSynchronize, (side[i]));
+        CK(cuMemcpyDtoH, (h, side_buf[i], N * sizeof(float)));
+        char name[32];
+        snprintf(name, sizeof name, "forkjoin-side%d", i);
+        app_checksum(name, app_hash(0x73 + (uint64_t)i, h, N * sizeof(float)));
+        CK(cuMemFree, (side_buf[i]));
+        CK(cuStreamDestroy, (side[i]));
+        CK(cuEventDestroy, (side_ev[i]));
+    }
+    if (foreign) {
+        CK(cuModuleUnload, (other_mod));
+        CK(cuCtxPopCurrent, (&other));
+        CK(cuCtxDestroy, (other));
+    }
+    free(h);
+    CK(cuMemFree, (main_buf));
+    CK(cuEventDestroy, (fork_ev));
+    CK(cuEventDestroy, (fork_prev));
+    CK(cuEventDestroy, (inner_ev));
+    CK(cuStreamDestroy, (s));
+    app_close(dev, mod);
+    return 0;
+}
