@@ -423,6 +423,57 @@ enum rp_offer rp__match_offer(rp_stream *st, const rp_op *op)
     return st->ncand ? RP_OFFER_MATCHES : RP_OFFER_EAGER;
 }
 
+/* Complete after op k, with `s` the only candidate: it is the longest
+ * (note_complete). */
+static enum rp_offer matched_one(rp_stream *st, rp_seq *s, size_t k)
+{
+    if ((st->ndef = k + 1) < s->det->n)
+        return RP_OFFER_DEFERRED;
+    st->complete = s;
+    st->ncand = 0;
+    return RP_OFFER_COMPLETE;
+}
+
+/* The fast path for the one candidate with volatile fields, at an op that
+ * has some (s->vmask[k]): the launch must equal the sequence's op outside
+ * them (as rp__op_match_masked says of records); its record is then made
+ * from the arguments straight away (the volatile values are the update),
+ * owned, with the sequence's record for everything else. */
+static enum rp_offer match_launch_masked(rp_stream *st, rp_seq *s, const rp_launch *l)
+{
+    size_t k = st->ndef;
+    const rp_op *want = &s->det->ops[k];
+    const rp_param_layout *L = s->lay[k];
+    uint64_t m = s->vmask[k];
+    if (st->vseq || want->kind != RP_OP_KERNEL || want->func != l->f || !L ||
+        L->total != want->param_bytes || (L->n && !l->kp) ||
+        (!(m & RP_VOL_GRID) && memcmp(want->grid, l->grid, sizeof want->grid)) ||
+        (!(m & RP_VOL_BLOCK) && memcmp(want->block, l->block, sizeof want->block)) ||
+        (!(m & RP_VOL_SHMEM) && want->shmem != l->shmem))
+        return RP_OFFER_EAGER;
+    for (uint32_t i = 0; i < L->n; i++)
+        if ((i >= RP_VOL_MAX_PARAMS || !(m >> i & 1)) &&
+            memcmp(want->params + L->off[i], l->kp[i], L->size[i]))
+            return RP_OFFER_EAGER;
+    if (def_room(st) != 0)
+        return RP_OFFER_EAGER;
+    uint8_t *params = NULL;
+    if (want->param_bytes && !(params = rp__params_alloc(want->param_bytes)))
+        return RP_OFFER_EAGER;
+    for (uint32_t i = 0; i < L->n; i++)
+        memcpy(params + L->off[i], l->kp[i], L->size[i]);
+    rp_op *d = &st->def[k];
+    *d = *want;
+    d->borrowed = 0;
+    d->params = params;
+    d->data = NULL;
+    memcpy(d->grid, l->grid, sizeof d->grid);
+    memcpy(d->block, l->block, sizeof d->block);
+    d->shmem = l->shmem;
+    d->opno = st->opno++;
+    return matched_one(st, s, k);
+}
+
 enum rp_offer rp__match_launch(rp_stream *st, const rp_launch *l, enum rp__entry entry)
 {
     if (!st->ndef || st->ncand != 1 || l->extra || (l->cfg && l->cfg->numAttrs))
@@ -430,8 +481,12 @@ enum rp_offer rp__match_launch(rp_stream *st, const rp_launch *l, enum rp__entry
     rp_seq *s = st->cand[0];
     size_t k = st->ndef, n = s->det->n;
     const rp_op *want = &s->det->ops[k];
-    if (s->vmask || !s->lay || s->broken || want->nattrs || want->entry != entry || !(want->flags & RP_OPF_PTSZ) != !l->ptsz ||
-        !rp__op_is_launch(want, s->lay[k], l->f, l->grid, l->kp))
+    if (!s->lay || s->broken || want->nattrs || want->entry != entry ||
+        !(want->flags & RP_OPF_PTSZ) != !l->ptsz)
+        return RP_OFFER_EAGER;
+    if (s->vmask)
+        return s->vmask[k] ? match_launch_masked(st, s, l) : RP_OFFER_EAGER;
+    if (!rp__op_is_launch(want, s->lay[k], l->f, l->grid, l->kp))
         return RP_OFFER_EAGER;
     if (!st->vseq) {
         /* Room for the rest of the sequence now: writing it down later
@@ -443,12 +498,7 @@ enum rp_offer rp__match_launch(rp_stream *st, const rp_launch *l, enum rp__entry
         st->vopno = st->opno;
     }
     st->opno++;
-    if ((st->ndef = k + 1) < n)
-        return RP_OFFER_DEFERRED;
-    /* Complete, and the only candidate: it is the longest (note_complete). */
-    st->complete = s;
-    st->ncand = 0;
-    return RP_OFFER_COMPLETE;
+    return matched_one(st, s, k);
 }
 
 void rp__match_cancel(rp_stream *st)
