@@ -4,6 +4,10 @@
  *   lastbyte  scale_add_scalar's last argument alternates between two values
  *             that differ only in their most significant byte (the last
  *             byte of the kernel's parameter buffer)
+ *   lastrare  the same difference, now rare and not first: a fold, then
+ *             scale_add_scalar with one last argument, except every tenth
+ *             step with the other (the loop is matching a graph of the
+ *             usual step when the rare one comes)
  *   gridy     jacobi2d's grid alternates between covering every row and
  *             covering the first rows only (the Y dimension alone changes)
  *   memset    a 32-bit memset whose value alternates, folded into a result
@@ -17,7 +21,7 @@
  *             host wait), so that one step's copy is issued while the
  *             previous step's work may still be queued; s is synchronized
  *             every 8 steps
- * Usage: subtle MODULE ITERS [lastbyte|gridy|memset|event|staging]
+ * Usage: subtle MODULE ITERS [lastbyte|lastrare|gridy|memset|event|staging]
  * (default lastbyte) */
 #include <string.h>
 
@@ -30,14 +34,15 @@
 
 int main(int argc, char **argv)
 {
-    app_usage(argc, argv, "[lastbyte|gridy|memset|event|staging]");
+    app_usage(argc, argv, "[lastbyte|lastrare|gridy|memset|event|staging]");
     long iters = app_arg(argc, argv, 2, 0, 0, 100000000);
     const char *mode = argc > 3 ? argv[3] : "lastbyte";
-    int lastbyte = !strcmp(mode, "lastbyte"), gridy = !strcmp(mode, "gridy"),
+    int lastbyte = !strcmp(mode, "lastbyte"), lastrare = !strcmp(mode, "lastrare"),
+        gridy = !strcmp(mode, "gridy"),
         memset_ = !strcmp(mode, "memset"), event = !strcmp(mode, "event"),
         staging = !strcmp(mode, "staging");
-    if (!lastbyte && !gridy && !memset_ && !event && !staging)
-        app_die("the third argument must be lastbyte, gridy, memset, event or staging");
+    if (!lastbyte && !lastrare && !gridy && !memset_ && !event && !staging)
+        app_die("the third argument must be lastbyte, lastrare, gridy, memset, event or staging");
 
     CUdevice dev;
     CUcontext ctx;
@@ -93,6 +98,11 @@ int main(int argc, char **argv)
             iter = (it & 1) ? 3u : 3u + (1u << 24);
             CK(cuLaunchKernel, (f_scale, grid, 1, 1, TK_BLOCK, 1, 1, 0, s, scale_x, NULL));
             CK(cuLaunchKernel, (f_axpy, grid, 1, 1, TK_BLOCK, 1, 1, 0, s, fold_x, NULL));
+            CK(cuStreamSynchronize, (s));
+        } else if (lastrare) {
+            iter = it % 10 == 9 ? 3u + (1u << 24) : 3u;
+            CK(cuLaunchKernel, (f_axpy, grid, 1, 1, TK_BLOCK, 1, 1, 0, s, fold_x, NULL));
+            CK(cuLaunchKernel, (f_scale, grid, 1, 1, TK_BLOCK, 1, 1, 0, s, scale_x, NULL));
             CK(cuStreamSynchronize, (s));
         } else if (gridy) {
             unsigned int gy = (it & 1) ? 1u : 2u; /* 2 x 16 rows cover all 32 */
