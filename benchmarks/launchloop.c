@@ -4,6 +4,8 @@
  * MODE: eager    the same K launches every iteration
  *       scalars  the same, but one argument of every launch changes each
  *                iteration (a step counter), as training loops do
+ *       cycle    the same, but the argument cycles with period 17 (contents
+ *                that come back, more of them than REPRISE_MAX_VARIANTS)
  *       graph    the program captures one iteration into a graph itself,
  *                once, and launches it ITERS times: the limit reprise aims at
  * Prints the median iteration time over ITERS iterations (after a warmup of
@@ -34,12 +36,13 @@ static int cmp_double(const void *a, const void *b)
 int main(int argc, char **argv)
 {
     if (argc != 5) {
-        fprintf(stderr, "usage: %s MODULE K ITERS eager|scalars|graph\n", argv[0]);
+        fprintf(stderr, "usage: %s MODULE K ITERS eager|scalars|cycle|graph\n", argv[0]);
         return 2;
     }
     long k = atol(argv[2]), iters = atol(argv[3]);
     const char *mode = argv[4];
-    int scalars = !strcmp(mode, "scalars"), graph = !strcmp(mode, "graph");
+    int cycle = !strcmp(mode, "cycle");
+    int scalars = cycle || !strcmp(mode, "scalars"), graph = !strcmp(mode, "graph");
     if (k < 1 || iters < 1 || (!scalars && !graph && strcmp(mode, "eager"))) {
         fprintf(stderr, "launchloop: bad arguments\n");
         return 2;
@@ -72,7 +75,7 @@ int main(int argc, char **argv)
             CHECK(cuGraphLaunch(exec, s));
         } else {
             if (scalars)
-                add = (unsigned long long)it;
+                add = (unsigned long long)(cycle ? it % 17 : it);
             for (long i = 0; i < k; i++)
                 CHECK(cuLaunchKernel(fn, 1, 1, 1, 1, 1, 1, 0, s, args, NULL));
         }
