@@ -62,7 +62,7 @@ static int same_segment(const rp_detector *d, const rp_det_entry *e, const rp_op
 }
 
 /* Keep a copy of the segment in the entry: the records and every byte they
- * own (parameters, staged payload) in one block, so that keeping a segment
+ * own (parameters, staged payload, launch attributes) in one block, so that keeping a segment
  * costs one allocation and a copy, not two allocations an op (learning a
  * stream that never repeats pays this for every segment). Returns 0, or -1
  * (entry left without a copy) when memory runs out. */
@@ -75,6 +75,7 @@ static int keep_copy(rp_det_entry *e, const rp_op *ops, size_t n)
         bytes += pad16(ops[i].param_bytes);
         if (rp__op_staged(&ops[i]) && ops[i].data)
             bytes += pad16(ops[i].bytes);
+        bytes += pad16(ops[i].nattrs * sizeof *ops[i].attrs);
     }
     rp_op *c = malloc(bytes);
     if (!c)
@@ -92,6 +93,12 @@ static int keep_copy(rp_det_entry *e, const rp_op *ops, size_t n)
             c[i].data = memcpy(at, ops[i].data, ops[i].bytes);
             at += pad16(ops[i].bytes);
         }
+        c[i].attrs = NULL;
+        if (ops[i].nattrs) {
+            c[i].attrs = memcpy(at, ops[i].attrs, ops[i].nattrs * sizeof *ops[i].attrs);
+            at += pad16(ops[i].nattrs * sizeof *ops[i].attrs);
+        }
+        c[i].borrowed = 0; /* the block is the entry's: freed as one (slot_clear) */
     }
     e->ops = c;
     return 0;
