@@ -85,7 +85,14 @@ runs=("kernelcheck 2" "heat 200" "pingpong 96" "pingpong 60 2 3" "stepper 200 1"
       # each should reach is in tests/apps/nosync_expect.txt
       "nosync 200 fixed" "nosync 200 scalar" "nosync 300 rotate 8 3" "nosync 200 nested"
       "nosync 200 interleave" "nosync 300 phase 6 10 150" "nosync 300 diverge"
-      "nosync 6 long" "nosync 100 random" "nosync 300 unaligned" "nosync 50 hostwork 20 200")
+      "nosync 6 long" "nosync 100 random" "nosync 300 unaligned" "nosync 50 hostwork 20 200"
+      # a never-repeating stream long enough to rest (REPRISE_PATIENCE)
+      "nosync 3000 random"
+      # issue 16: launch attributes (cooperative, priority, sync domain,
+      # cluster 1x1x1; pss: a boundary), fork/join shapes, two devices
+      # (skips on a machine with one)
+      "attrs 100" "attrs 100 pss" "forkjoin 100 fork 2" "forkjoin 100 nested"
+      "forkjoin 30 query" "forkjoin 30 foreign" "twodev 30" "subtle 25 lastrare")
 # Long kernels: 2^25 floats a buffer on a GPU (~100 us a kernel, to be
 # confirmed there); far smaller on the CPU driver.
 if [ "$mode" = gpu ]; then
