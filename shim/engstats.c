@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
+#include <errno.h>
 #include <linux/futex.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -189,17 +190,23 @@ int rp__ctx_lock_for_report(rp_ctxstate *cs)
     return 0;
 }
 
+/* The program's errno is left as it was (a futex call sets it to EAGAIN or
+ * EINTR under contention; the program's own calls never see the shim's). */
 void rp__lock_wait(rp_lock *l)
 {
     /* Mark it contended, and sleep while somebody else holds it (the
      * classic three-state futex lock). */
+    int saved = errno;
     while (atomic_exchange_explicit(&l->v, 2, memory_order_acquire) != 0)
         syscall(SYS_futex, &l->v, FUTEX_WAIT_PRIVATE, 2, NULL, NULL, 0);
+    errno = saved;
 }
 
 void rp__lock_wake(rp_lock *l)
 {
+    int saved = errno;
     syscall(SYS_futex, &l->v, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+    errno = saved;
 }
 
 size_t rp__retired_snapshot(struct rp__seq_info *out, size_t max)

@@ -19,6 +19,25 @@ static const struct rp__driver *R;
 static inline void lock(rp_ctxstate *cs) { rp__lock(&cs->lock); }
 static inline void unlock(rp_ctxstate *cs) { rp__unlock(&cs->lock); }
 
+/* The state of the context stream `s` belongs to, locked (NULL: none). The
+ * thread's cache may still name the context of a stream destroyed just now
+ * whose handle came back for another context: a destroy bumps the
+ * generation under the old context's lock, so the generation seen once the
+ * lock is held settles it (the look-up is made again). */
+static inline __attribute__((always_inline)) rp_ctxstate *lock_ctx_of_stream(CUstream s, int ptsz)
+{
+    for (;;) {
+        rp_ctxstate *cs = rp__ctx_of_stream(s, ptsz);
+        if (!cs)
+            return NULL;
+        lock(cs);
+        if (RP_LIKELY(!s || s == CU_STREAM_LEGACY || s == CU_STREAM_PER_THREAD ||
+                      rp__tl_gen == atomic_load_explicit(&rp__stream_gen, memory_order_acquire)))
+            return cs;
+        unlock(cs);
+    }
+}
+
 /* ---- the common paths ------------------------------------------------------- */
 
 /* The error of a flush forced before a call wins over the call's own
@@ -49,10 +68,9 @@ static CUresult boundary_global(void)
  * streams ordered with it end. */
 static CUresult boundary_stream(CUstream s, int ptsz)
 {
-    rp_ctxstate *cs = rp__ctx_of_stream(s, ptsz);
+    rp_ctxstate *cs = lock_ctx_of_stream(s, ptsz);
     if (!cs)
         return boundary_global();
-    lock(cs);
     rp_stream *st = rp__stream_of(cs, s, ptsz);
     CUresult rc = st ? rp__end_ordered(st, 1) : rp__resolve_ctx(cs);
     unlock(cs);
@@ -64,10 +82,9 @@ static CUresult boundary_stream(CUstream s, int ptsz)
  * shares cover all of the program's work. */
 static void aside_op(CUstream s, int ptsz, rp_op_kind kind)
 {
-    rp_ctxstate *cs = rp__ctx_of_stream(s, ptsz);
+    rp_ctxstate *cs = lock_ctx_of_stream(s, ptsz);
     if (!cs)
         return;
-    lock(cs);
     cs->st.ops_seen[kind]++;
     rp__count_eager(cs, RP_EAGER_PROGRAM_CAPTURE, 1);
     unlock(cs);
@@ -86,10 +103,9 @@ static CUresult not_capturable_locked(rp_ctxstate *cs, CUstream s, int ptsz,
 
 static CUresult not_capturable(CUstream s, int ptsz)
 {
-    rp_ctxstate *cs = rp__ctx_of_stream(s, ptsz);
+    rp_ctxstate *cs = lock_ctx_of_stream(s, ptsz);
     if (!cs)
         return boundary_global();
-    lock(cs);
     CUresult rc = not_capturable_locked(cs, s, ptsz, RP_EAGER_NOT_CAPTURABLE);
     unlock(cs);
     return rc;
@@ -145,7 +161,7 @@ static int capturable_locked(rp_ctxstate *cs, CUstream s, int ptsz, rp_op *op,
 static int capturable(CUstream s, int ptsz, rp_op *op, rp_ctxstate **pcs, rp_stream **pst,
                       CUresult *out)
 {
-    rp_ctxstate *cs = rp__ctx_of_stream(s, ptsz);
+    rp_ctxstate *cs = lock_ctx_of_stream(s, ptsz);
     *pcs = cs;
     *pst = NULL;
     if (!cs) {
@@ -153,7 +169,6 @@ static int capturable(CUstream s, int ptsz, rp_op *op, rp_ctxstate **pcs, rp_str
         *out = boundary_global();
         return 0;
     }
-    lock(cs);
     return capturable_locked(cs, s, ptsz, op, pst, out);
 }
 
@@ -224,16 +239,14 @@ static __attribute__((noinline)) CUresult launch_recorded(rp_ctxstate *cs, const
         cs->st.ops_seen[RP_OP_KERNEL]++;
         CUresult pre = cs->nstreams > 1 ? rp__end_ordered(st, 0) : CUDA_SUCCESS;
         st->opno++;
-        rp__count_eager(cs, RP_EAGER_RESTING, 1);
-        if (rp__cost_time_this(cs)) {
-            uint64_t t0 = rp__cost_now();
-            CUresult rc = launch_issue(l);
+        uint64_t t0 = rp__cost_time_this(cs) ? rp__cost_now() : 0;
+        CUresult rc = launch_issue(l);
+        if (t0)
             rp__cost_sample(cs, RP_COST_EAGER, rp__cost_now() - t0, 1);
-            unlock(cs);
-            return first_error(pre, rc);
-        }
+        if (rc == CUDA_SUCCESS) /* as eager_done: a failed call is not counted */
+            rp__count_eager(cs, RP_EAGER_RESTING, 1);
         unlock(cs);
-        return first_error(pre, launch_issue(l));
+        return first_error(pre, rc);
     }
     rp_op op;
     enum rp__eager_reason why = RP_EAGER_NOT_CAPTURABLE;
@@ -262,10 +275,9 @@ static CUresult launch(const rp_launch *l, enum rp__entry entry)
         aside_op(l->s, l->ptsz, RP_OP_KERNEL);
         return launch_issue(l);
     }
-    rp_ctxstate *cs = rp__ctx_of_stream(l->s, l->ptsz);
+    rp_ctxstate *cs = lock_ctx_of_stream(l->s, l->ptsz);
     if (!cs)
         AFTER(boundary_global(), launch_issue(l));
-    lock(cs);
     CUresult matched;
     if (launch_matched(cs, l, entry, &matched))
         return matched;
@@ -508,10 +520,9 @@ static CUresult stream_destroy(CUresult (*real)(CUstream), CUstream s)
             rp__forget_stream(s);
         return rc;
     }
-    rp_ctxstate *cs = rp__ctx_of_stream(s, 0);
+    rp_ctxstate *cs = lock_ctx_of_stream(s, 0);
     if (!cs)
         AFTER(boundary_global(), real(s));
-    lock(cs);
     CUresult pre = rp__stream_destroyed_locked(cs, s);
     CUresult rc = real(s);
     rp__streams_changed();

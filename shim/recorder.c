@@ -153,7 +153,12 @@ static int keep_attrs(rp_ctxstate *cs, const CUlaunchConfig *cfg, CUlaunchAttrib
         case CU_LAUNCH_ATTRIBUTE_IGNORE:
             continue;
         case CU_LAUNCH_ATTRIBUTE_ACCESS_POLICY_WINDOW:
-            k.value.accessPolicyWindow = a->value.accessPolicyWindow;
+            /* Field by field: the struct's padding is the program's. */
+            k.value.accessPolicyWindow.base_ptr = a->value.accessPolicyWindow.base_ptr;
+            k.value.accessPolicyWindow.num_bytes = a->value.accessPolicyWindow.num_bytes;
+            k.value.accessPolicyWindow.hitRatio = a->value.accessPolicyWindow.hitRatio;
+            k.value.accessPolicyWindow.hitProp = a->value.accessPolicyWindow.hitProp;
+            k.value.accessPolicyWindow.missProp = a->value.accessPolicyWindow.missProp;
             break;
         case CU_LAUNCH_ATTRIBUTE_COOPERATIVE:
             k.value.cooperative = a->value.cooperative;
