@@ -7,8 +7,11 @@
  * that ran with each (kernel.attr.*, eagerly or as graph nodes), so a shim
  * that dropped one from a graph shows in the counts, not in the checksums.
  * Mode `pss` adds a launch with programmatic stream serialization, which a
- * graph's node does not keep: that launch runs eagerly, a boundary.
- * Usage: attrs MODULE ITERS [plain|pss]   (default plain) */
+ * graph's node does not keep: that launch runs eagerly, a boundary. Mode
+ * `change` drops the first kernel's priority for good halfway: the same
+ * step with other attributes, a new sequence (whose graph must not take
+ * the old executable over: an update is not known to carry attributes).
+ * Usage: attrs MODULE ITERS [plain|pss|change]   (default plain) */
 #include <string.h>
 
 #include <cuda.h>
@@ -19,12 +22,12 @@
 
 int main(int argc, char **argv)
 {
-    app_usage(argc, argv, "[plain|pss]");
+    app_usage(argc, argv, "[plain|pss|change]");
     long iters = app_arg(argc, argv, 2, 0, 1, 100000000);
     const char *mode = argc > 3 ? argv[3] : "plain";
-    int pss = !strcmp(mode, "pss");
-    if (!pss && strcmp(mode, "plain")) {
-        printf("error: bad mode %s (want plain or pss)\n", mode);
+    int pss = !strcmp(mode, "pss"), change = !strcmp(mode, "change");
+    if (!pss && !change && strcmp(mode, "plain")) {
+        printf("error: bad mode %s (want plain, pss or change)\n", mode);
         return 2;
     }
     CUdevice dev;
@@ -94,6 +97,8 @@ int main(int argc, char **argv)
     c4.attrs = &serial, c4.numAttrs = 1;
 
     for (long it = 0; it < iters; it++) {
+        if (change && it == iters / 2)
+            c1.numAttrs = 1; /* cooperative only, from here on */
         CK(cuLaunchKernelEx, (&c1, f_axpy, axpy_xy, NULL));
         CK(cuLaunchKernelEx, (&c2, f_scale, scale_x, NULL));
         CK(cuLaunchKernelEx, (&c3, f_axpy, axpy_yx, NULL));

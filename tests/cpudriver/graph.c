@@ -881,6 +881,12 @@ static CUresult exec_update(CUgraphExec h, CUgraph hg, CUgraphExecUpdateResultIn
             switch (o->kind) {
             case CC_W_KERNEL:
                 if (n->w.ctx != o->ctx) why = CU_GRAPH_EXEC_UPDATE_ERROR_UNSUPPORTED_FUNCTION_CHANGE;
+                /* Launch attributes: the real driver refuses a change of
+                 * the cooperative one; whether it carries any other over is
+                 * not documented, so the stricter reading (unverified):
+                 * any change is refused. */
+                else if (n->w.u.k.attrs != o->u.k.attrs)
+                    why = CU_GRAPH_EXEC_UPDATE_ERROR_ATTRIBUTES_CHANGED;
                 break;
             case CC_W_COPY:
                 if (!copy_same(&n->w, o) && !copy_update_ok(o, x->odst[i], x->osrc[i], &n->w))
