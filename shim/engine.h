@@ -203,6 +203,7 @@ struct rp__engine_stats {
 };
 
 #define RP_MAX_STREAMS 128  /* per context */
+#define RP_FUNC_CACHE 64    /* functions whose layout is cached per context (a power of two) */
 
 /* Measured costs, per context (cost.c): the mean of each kind in ns. */
 typedef struct rp_costs {
@@ -254,6 +255,11 @@ typedef struct rp_ctxstate {
     rp_detector sdet;       /* by structure: repeats whose arguments change */
     struct rp__engine_stats st;
     void *layouts;          /* recorder.c's parameter-layout cache */
+    struct rp_func_cache {  /* ... and a direct-mapped cache in front of it */
+        const void *func;
+        void *layout;       /* its slot in `layouts` (NULL: none) */
+        int is_kernel;      /* the handle is a CUkernel */
+    } fcache[RP_FUNC_CACHE];
     const struct rp__driver *drv; /* the table the engine was installed with */
     rp_costs costs;
 } rp_ctxstate;

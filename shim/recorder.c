@@ -203,8 +203,22 @@ int rp__rec_kernel(rp_ctxstate *cs, rp_op *op, CUfunction f, const unsigned int 
         *why = RP_EAGER_NOT_CAPTURABLE;
         return -1;
     }
-    int kernel = is_kernel_handle(f);
-    layout *L = layout_of(cs, f, kernel);
+    /* A small direct-mapped cache of functions and their layouts: a loop
+     * launches a few kernels over and over, and each full look-up hashes
+     * the handle twice. */
+    struct rp_func_cache *fc = &cs->fcache[((uintptr_t)f >> 4) & (RP_FUNC_CACHE - 1)];
+    int kernel;
+    layout *L;
+    if (fc->func == (const void *)f && fc->layout) {
+        L = fc->layout;
+        kernel = fc->is_kernel;
+    } else {
+        kernel = is_kernel_handle(f);
+        L = layout_of(cs, f, kernel);
+        fc->func = f;
+        fc->layout = L;
+        fc->is_kernel = kernel;
+    }
     if (!L) {
         *why = RP_EAGER_BOUND;
         return -1;
@@ -459,4 +473,5 @@ void rp__rec_reset(rp_ctxstate *cs)
 {
     free(cs->layouts);
     cs->layouts = NULL;
+    memset(cs->fcache, 0, sizeof cs->fcache);
 }
