@@ -302,14 +302,20 @@ rp_ctxstate *rp__ctx_of_stream_slow(CUstream s, int ptsz);
 /* Each thread caches the last created stream it named and its context's
  * state; a destroyed stream bumps the generation (its handle may come back
  * for another context). */
+/* A stream the program created (not the legacy or the per-thread stream,
+ * named through the current context): the only kind the per-thread and
+ * per-context caches below hold. */
+static inline int rp__stream_is_created(CUstream s)
+{
+    return s && s != CU_STREAM_LEGACY && s != CU_STREAM_PER_THREAD;
+}
 extern _Atomic unsigned int rp__stream_gen;
 extern RP_TLS CUstream rp__tl_stream;
 extern RP_TLS unsigned int rp__tl_gen;
 extern RP_TLS struct rp_ctxstate *rp__tl_cs;
 static inline rp_ctxstate *rp__ctx_of_stream(CUstream s, int ptsz)
 {
-    if (RP_LIKELY(s && s == rp__tl_stream && rp__tl_cs && s != CU_STREAM_LEGACY &&
-                  s != CU_STREAM_PER_THREAD &&
+    if (RP_LIKELY(s == rp__tl_stream && rp__tl_cs && rp__stream_is_created(s) &&
                   rp__tl_gen == atomic_load_explicit(&rp__stream_gen, memory_order_acquire)))
         return rp__tl_cs;
     return rp__ctx_of_stream_slow(s, ptsz);
@@ -328,7 +334,7 @@ rp_stream *rp__stream_of(rp_ctxstate *cs, CUstream s, int ptsz);
 static inline rp_stream *rp__stream_fast(rp_ctxstate *cs, CUstream s, int ptsz)
 {
     rp_stream *st = cs->last_stream;
-    if (RP_LIKELY(st && s && s != CU_STREAM_PER_THREAD && st->handle == s && st->used &&
+    if (RP_LIKELY(st && rp__stream_is_created(s) && st->handle == s && st->used &&
                   !st->must_wait))
         return st;
     return rp__stream_of(cs, s, ptsz);
@@ -336,6 +342,13 @@ static inline rp_stream *rp__stream_fast(rp_ctxstate *cs, CUstream s, int ptsz)
 /* Resolve and end the segments of every stream implicitly ordered with `st`
  * (itself included when `self`). Returns the first flush error. */
 CUresult rp__end_ordered(rp_stream *st, int self);
+/* The same for the streams ordered with `st`, itself left out, at the cost
+ * of one test when it is the context's only stream (every capturable op
+ * does this). */
+static inline CUresult rp__end_ordered_others(rp_stream *st)
+{
+    return st->cs->nstreams > 1 ? rp__end_ordered(st, 0) : CUDA_SUCCESS;
+}
 /* Resolve and end every stream's segment of `cs` (cs locked). */
 CUresult rp__resolve_ctx(rp_ctxstate *cs);
 /* Resolve what `st` holds deferred (replay or flush), on its own stream or,

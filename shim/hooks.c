@@ -31,7 +31,7 @@ static inline __attribute__((always_inline)) rp_ctxstate *lock_ctx_of_stream(CUs
         if (!cs)
             return NULL;
         lock(cs);
-        if (RP_LIKELY(!s || s == CU_STREAM_LEGACY || s == CU_STREAM_PER_THREAD ||
+        if (RP_LIKELY(!rp__stream_is_created(s) ||
                       rp__tl_gen == atomic_load_explicit(&rp__stream_gen, memory_order_acquire)))
             return cs;
         unlock(cs);
@@ -139,7 +139,7 @@ static int capturable_locked(rp_ctxstate *cs, CUstream s, int ptsz, rp_op *op,
         *pst = NULL; /* nor learnt */
         return 0;
     }
-    CUresult pre = rp__end_ordered(st, 0);
+    CUresult pre = rp__end_ordered_others(st);
     CUresult cut = rp__learn_next(st, op);
     pre = first_error(pre, cut);
     CUresult err = CUDA_SUCCESS;
@@ -198,6 +198,18 @@ static CUresult launch_issue(const rp_launch *l)
         l->shmem, l->s, l->kp, l->extra);
 }
 
+/* Issue a launch eagerly (cs locked), timing one in 32 for the cost model
+ * (cost.c). */
+static CUresult launch_issue_timed(rp_ctxstate *cs, const rp_launch *l)
+{
+    if (!rp__cost_time_this(cs))
+        return launch_issue(l);
+    uint64_t t0 = rp__cost_now();
+    CUresult rc = launch_issue(l);
+    rp__cost_sample(cs, RP_COST_EAGER, rp__cost_now() - t0, 1);
+    return rc;
+}
+
 /* A launch that is exactly the next op of the one sequence its stream is
  * matching (a loop's steady state) is deferred without being recorded: the
  * sequence's record stands for it (replay.c, rp__match_launch). What
@@ -216,7 +228,7 @@ static int launch_matched(rp_ctxstate *cs, const rp_launch *l, enum rp__entry en
     if (v == RP_OFFER_EAGER)
         return 0;
     cs->st.ops_seen[RP_OP_KERNEL]++;
-    CUresult pre = cs->nstreams > 1 ? rp__end_ordered(st, 0) : CUDA_SUCCESS;
+    CUresult pre = rp__end_ordered_others(st);
     if (v == RP_OFFER_COMPLETE)
         pre = first_error(pre, rp__resolve_stream(st));
     unlock(cs);
@@ -237,12 +249,9 @@ static __attribute__((noinline)) CUresult launch_recorded(rp_ctxstate *cs, const
     if (st && rp__learn_resting(st) && !cs->nseqs && !st->ndef &&
         !rp__program_capture_pending()) {
         cs->st.ops_seen[RP_OP_KERNEL]++;
-        CUresult pre = cs->nstreams > 1 ? rp__end_ordered(st, 0) : CUDA_SUCCESS;
+        CUresult pre = rp__end_ordered_others(st);
         st->opno++;
-        uint64_t t0 = rp__cost_time_this(cs) ? rp__cost_now() : 0;
-        CUresult rc = launch_issue(l);
-        if (t0)
-            rp__cost_sample(cs, RP_COST_EAGER, rp__cost_now() - t0, 1);
+        CUresult rc = launch_issue_timed(cs, l);
         if (rc == CUDA_SUCCESS) /* as eager_done: a failed call is not counted */
             rp__count_eager(cs, RP_EAGER_RESTING, 1);
         unlock(cs);
@@ -260,13 +269,7 @@ static __attribute__((noinline)) CUresult launch_recorded(rp_ctxstate *cs, const
     CUresult pre;
     if (capturable_locked(cs, l->s, l->ptsz, &op, &st, &pre))
         return pre;
-    if (rp__cost_time_this(cs)) {
-        uint64_t t0 = rp__cost_now();
-        CUresult rc = launch_issue(l);
-        rp__cost_sample(cs, RP_COST_EAGER, rp__cost_now() - t0, 1);
-        return eager_done(cs, st, &op, pre, rc);
-    }
-    return eager_done(cs, st, &op, pre, launch_issue(l));
+    return eager_done(cs, st, &op, pre, launch_issue_timed(cs, l));
 }
 
 static CUresult launch(const rp_launch *l, enum rp__entry entry)
@@ -512,7 +515,7 @@ MEMSET_HOOKS(32, unsigned int)
  * nothing is deferred, but the record still goes. */
 static CUresult stream_destroy(CUresult (*real)(CUstream), CUstream s)
 {
-    if (!s || s == CU_STREAM_LEGACY || s == CU_STREAM_PER_THREAD)
+    if (!rp__stream_is_created(s))
         return real(s);
     if (rp__stepping_aside()) {
         CUresult rc = real(s);

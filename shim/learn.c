@@ -273,12 +273,6 @@ static int backing_off(const rp_stream *st, const rp_det_entry *e)
  * a variant still in use): as exact variants, warmup + max_variants
  * occurrences at most; with updates (`vmask`), warmup + 1 (its contents
  * kept changing). NULL if none. */
-static int same_attrs(const rp_op *a, const rp_op *b)
-{
-    return a->nattrs == b->nattrs &&
-           (!a->nattrs || !memcmp(a->attrs, b->attrs, a->nattrs * sizeof *a->attrs));
-}
-
 static rp_seq *reusable(rp_ctxstate *cs, const rp_det_entry *e, const uint64_t *vmask)
 {
     uint64_t stale = vmask ? (uint64_t)rp__eng_cfg.warmup + 1
@@ -294,7 +288,7 @@ static rp_seq *reusable(rp_ctxstate *cs, const rp_det_entry *e, const uint64_t *
          * executable update is not known to change a node's attributes
          * (docs/engine.md, "What is captured"). */
         size_t k = 0, same = 0;
-        for (; k < e->n && o->ops[k].kind == e->ops[k].kind && same_attrs(&o->ops[k], &e->ops[k]);
+        for (; k < e->n && o->ops[k].kind == e->ops[k].kind && rp__op_same_attrs(&o->ops[k], &e->ops[k]);
              k++)
             same += rp__op_same_structure(&o->ops[k], &e->ops[k]);
         /* Of the same structure it is another content of the same shape

@@ -96,9 +96,7 @@ int rp__op_same_structure(const rp_op *a, const rp_op *b)
         return 0;
     switch (a->kind) {
     case RP_OP_KERNEL:
-        return a->func == b->func && a->param_bytes == b->param_bytes &&
-               a->nattrs == b->nattrs &&
-               (!a->nattrs || !memcmp(a->attrs, b->attrs, a->nattrs * sizeof *a->attrs));
+        return a->func == b->func && a->param_bytes == b->param_bytes && rp__op_same_attrs(a, b);
     case RP_OP_MEMSET:
         /* The strict reading of the driver's rule: a 1-D memset node's
          * width may change only "opportunistically" (docs/engine.md). */

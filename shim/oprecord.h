@@ -143,6 +143,14 @@ uint64_t rp__op_diff(const rp_op *a, const rp_op *b, const rp_param_layout *L, i
  * same structure and every field outside the mask exactly equal. */
 int rp__op_match_masked(const rp_op *a, const rp_op *b, uint64_t mask, const rp_param_layout *L);
 
+/* 1 when two records carry the same launch attributes (none, for ops
+ * other than kernels launched with some). */
+static inline int rp__op_same_attrs(const rp_op *a, const rp_op *b)
+{
+    return a->nattrs == b->nattrs &&
+           (!a->nattrs || !memcmp(a->attrs, b->attrs, a->nattrs * sizeof *a->attrs));
+}
+
 /* 1 when a launch of `f` with these arguments (through kernelParams) is
  * exactly the kernel record `want`, whose layout is `L`: the same function,
  * geometry and parameter bytes, what rp__op_same_content would say of its
