@@ -53,6 +53,8 @@ void rp__seq_destroy(rp_seq *s)
         for (size_t i = 0; i < s->det->n; i++)
             rp__op_free(&s->held[i]);
     free(s->held);
+    free(s->recs);
+    free(s->exts);
     free(s->lay);
     free(s->nodes);
     free(s->vmask);
@@ -87,14 +89,14 @@ static int volatile_setup(rp_seq *s, const rp_det_entry *e, const uint64_t *vmas
     return 0;
 }
 
-/* The node the op just issued into the window became: with one stream
- * captured linearly, the capture's only dependency. */
-static CUresult node_of_last(rp_ctxstate *cs, CUgraphNode *out)
+/* The node the op just issued into the window on `stream` became: the
+ * stream's only dependency in the capture. */
+static CUresult node_of_last(rp_ctxstate *cs, CUstream stream, CUgraphNode *out)
 {
     CUstreamCaptureStatus st;
     const CUgraphNode *deps = NULL;
     size_t ndeps = 0;
-    CUresult rc = cs->drv->cuStreamGetCaptureInfo_v2(cs->priv, &st, NULL, NULL, &deps, &ndeps);
+    CUresult rc = cs->drv->cuStreamGetCaptureInfo_v2(stream, &st, NULL, NULL, &deps, &ndeps);
     if (rc != CUDA_SUCCESS)
         return rc;
     if (st != CU_STREAM_CAPTURE_STATUS_ACTIVE || ndeps != 1 || !deps)
@@ -130,6 +132,168 @@ static void take_over(rp_seq *s, rp_seq *reuse)
     reuse->nodes = NULL;
 }
 
+/* ---- fork/join ------------------------------------------------------------- */
+
+/* How a sequence's ops map onto the capture: op i runs on private stream
+ * `on[i]` (0: the context's private stream, standing for the sequence's
+ * home; i > 0: fj.side[i - 1], standing for s->side[i - 1]), and an event
+ * op names private event `evx[i]` (fj.ev[...], standing for the program's
+ * event), or none (SIZE_MAX) for a wait on an event recorded outside the
+ * sequence: the capture leaves it out, and the replay waits before. */
+typedef struct fj_plan {
+    unsigned char *on;
+    size_t *evx;
+    CUevent prog_ev[RP_FJ_EVENTS]; /* the program's events, by private index */
+    size_t nev;
+} fj_plan;
+
+static void plan_free(fj_plan *p)
+{
+    free(p->on);
+    free(p->evx);
+}
+
+/* Map the sequence's streams and events; note on `s` what its replays
+ * need (other streams, events to record again, events to wait on). Returns
+ * 0, 1 when it runs on more streams or records more events than the
+ * private ones (a bound), or -1 when memory runs out. */
+static int plan(rp_ctxstate *cs, rp_seq *s, const rp_det_entry *e, fj_plan *p)
+{
+    memset(p, 0, sizeof *p);
+    p->on = calloc(e->n, 1);
+    p->evx = calloc(e->n, sizeof *p->evx);
+    s->recs = calloc(RP_FJ_EVENTS, sizeof *s->recs);
+    s->exts = calloc(e->n, sizeof *s->exts);
+    if (!p->on || !p->evx || !s->recs || !s->exts)
+        return -1;
+    for (size_t i = 0; i < e->n; i++) {
+        const rp_op *op = &e->ops[i];
+        p->evx[i] = SIZE_MAX;
+        if (op->stream != s->home) {
+            unsigned int k = 0;
+            while (k < s->nside && s->side[k] != op->stream)
+                k++;
+            if (k == s->nside) {
+                if (s->nside == RP_FJ_STREAMS)
+                    return 1;
+                s->side[s->nside++] = op->stream;
+            }
+            p->on[i] = (unsigned char)(k + 1);
+        }
+        if (!rp__op_is_event(op->kind))
+            continue;
+        size_t j = 0;
+        while (j < p->nev && p->prog_ev[j] != op->ev)
+            j++;
+        if (op->kind == RP_OP_EVREC) {
+            if (j == p->nev) {
+                if (p->nev == RP_FJ_EVENTS)
+                    return 1;
+                p->prog_ev[p->nev++] = op->ev;
+                s->recs[s->nrec++] = op->ev;
+            }
+            p->evx[i] = j;
+        } else if (j < p->nev) {
+            p->evx[i] = j; /* recorded earlier in the sequence: an edge */
+        } else {
+            size_t k = 0;
+            while (k < s->next && s->exts[k] != op->ev)
+                k++;
+            if (k == s->next)
+                s->exts[s->next++] = op->ev;
+        }
+    }
+    (void)cs;
+    return 0;
+}
+
+/* The private streams and events the capture and replays of `s` use,
+ * created before the window (nothing is created inside it). */
+static CUresult fj_prepare(rp_ctxstate *cs, const rp_seq *s, size_t nev)
+{
+    const struct rp__driver *D = cs->drv;
+    struct rp_fj *f = &cs->fj;
+    CUresult rc = CUDA_SUCCESS;
+#define FJ_EVENT(x)                                                                                 if (rc == CUDA_SUCCESS && !(x) && (rc = D->cuEventCreate(&(x), CU_EVENT_DISABLE_TIMING)))           (x) = NULL;
+    FJ_EVENT(f->fork)
+    FJ_EVENT(f->post)
+    for (unsigned int i = 0; i < s->nside; i++) {
+        if (rc == CUDA_SUCCESS && !f->side[i] &&
+            (rc = D->cuStreamCreate(&f->side[i], CU_STREAM_NON_BLOCKING)) != CUDA_SUCCESS)
+            f->side[i] = NULL;
+        FJ_EVENT(f->join[i])
+        FJ_EVENT(f->pre[i])
+    }
+    for (size_t j = 0; j < nev; j++)
+        FJ_EVENT(f->ev[j])
+#undef FJ_EVENT
+    return rc;
+}
+
+void rp__fj_release(rp_ctxstate *cs)
+{
+    const struct rp__driver *D = cs->drv;
+    struct rp_fj *f = &cs->fj;
+    CUevent *evs[] = {&f->fork, &f->post};
+    for (size_t i = 0; i < 2; i++)
+        if (*evs[i])
+            D->cuEventDestroy_v2(*evs[i]);
+    for (size_t i = 0; i < RP_FJ_STREAMS; i++) {
+        if (f->side[i])
+            D->cuStreamDestroy_v2(f->side[i]);
+        if (f->join[i])
+            D->cuEventDestroy_v2(f->join[i]);
+        if (f->pre[i])
+            D->cuEventDestroy_v2(f->pre[i]);
+    }
+    for (size_t j = 0; j < RP_FJ_EVENTS; j++)
+        if (f->ev[j])
+            D->cuEventDestroy_v2(f->ev[j]);
+    memset(f, 0, sizeof *f);
+}
+
+/* The private stream op i runs on in the window. */
+static CUstream window_stream(rp_ctxstate *cs, const fj_plan *p, size_t i)
+{
+    return p->on && p->on[i] ? cs->fj.side[p->on[i] - 1] : cs->priv;
+}
+
+/* In the window, right after it begins: every private side stream joins the
+ * capture, forked from its start (so none runs outside it, whatever its
+ * first op is). */
+static CUresult fj_fork(rp_ctxstate *cs, const rp_seq *s)
+{
+    const struct rp__driver *D = cs->drv;
+    CUresult rc = s->nside ? D->cuEventRecord(cs->fj.fork, cs->priv) : CUDA_SUCCESS;
+    for (unsigned int i = 0; i < s->nside && rc == CUDA_SUCCESS; i++)
+        rc = D->cuStreamWaitEvent(cs->fj.side[i], cs->fj.fork, 0);
+    return rc;
+}
+
+/* ... and before it ends: every side stream joins the private stream back. */
+static CUresult fj_join(rp_ctxstate *cs, const rp_seq *s)
+{
+    const struct rp__driver *D = cs->drv;
+    CUresult rc = CUDA_SUCCESS;
+    for (unsigned int i = 0; i < s->nside && rc == CUDA_SUCCESS; i++) {
+        rc = D->cuEventRecord(cs->fj.join[i], cs->fj.side[i]);
+        if (rc == CUDA_SUCCESS)
+            rc = D->cuStreamWaitEvent(cs->priv, cs->fj.join[i], 0);
+    }
+    return rc;
+}
+
+/* An event op in the window: the private event that stands for the
+ * program's; a wait on an event recorded outside the sequence is left out. */
+static CUresult fj_event_op(rp_ctxstate *cs, const rp_op *op, CUstream on, size_t evx)
+{
+    if (evx == SIZE_MAX)
+        return CUDA_SUCCESS;
+    if (op->kind == RP_OP_EVREC)
+        return cs->drv->cuEventRecord(cs->fj.ev[evx], on);
+    return cs->drv->cuStreamWaitEvent(on, cs->fj.ev[evx], 0);
+}
+
 CUstream rp__private_stream(rp_ctxstate *cs)
 {
     if (!cs->priv && cs->drv->cuStreamCreate(&cs->priv, CU_STREAM_NON_BLOCKING) != CUDA_SUCCESS)
@@ -162,7 +326,8 @@ static void count_nodes(rp_ctxstate *cs, CUgraph g)
     }
 }
 
-rp_seq *rp__capture(rp_ctxstate *cs, rp_det_entry *e, const uint64_t *vmask, rp_seq *reuse)
+rp_seq *rp__capture(rp_ctxstate *cs, rp_det_entry *e, const uint64_t *vmask, rp_seq *reuse,
+                    CUstream home)
 {
     for (size_t i = 0; i < e->n; i++)
         if (e->ops[i].ctx != cs->ctx)
@@ -198,14 +363,21 @@ rp_seq *rp__capture(rp_ctxstate *cs, rp_det_entry *e, const uint64_t *vmask, rp_
     s->ctx = cs->ctx;
     s->cs = cs;
     s->det = e;
+    s->home = home;
+    for (size_t i = 0; i < e->n; i++)
+        s->multi |= e->ops[i].stream != home || rp__op_is_event(e->ops[i].kind);
+    fj_plan fp;
+    memset(&fp, 0, sizeof fp);
+    int planned = s->multi ? plan(cs, s, e, &fp) : 0;
     /* Every sequence notes its ops' nodes, volatile or not: a later shape
      * that takes its executable over needs them to update nodes. */
     s->nodes = calloc(e->n, sizeof *s->nodes);
-    if (!s->nodes || (vmask && volatile_setup(s, e, vmask) != 0)) {
+    if (!s->nodes || planned || (vmask && volatile_setup(s, e, vmask) != 0)) {
         free(stage_of);
         free(sizes);
+        plan_free(&fp);
         rp__seq_destroy(s);
-        rp__bound_hit(cs, RP_BOUND_MEMORY);
+        rp__bound_hit(cs, planned > 0 ? RP_BOUND_FORK_JOIN : RP_BOUND_MEMORY);
         return NULL;
     }
     size_t nstage = 0;
@@ -221,12 +393,15 @@ rp_seq *rp__capture(rp_ctxstate *cs, rp_det_entry *e, const uint64_t *vmask, rp_
     CUresult rc = CUDA_SUCCESS;
     if (nstage)
         rc = cs->drv->cuEventCreate(&s->done, CU_EVENT_DISABLE_TIMING);
+    if (rc == CUDA_SUCCESS && s->multi)
+        rc = fj_prepare(cs, s, fp.nev);
     if (rc == CUDA_SUCCESS)
         rc = rp__lc_prepare(&cs->win, sizes, nstage);
     free(sizes);
     if (rc != CUDA_SUCCESS) {
         log_failure_once("prepare", rc);
         s->stage_of = stage_of;
+        plan_free(&fp);
         rp__seq_destroy(s);
         return NULL;
     }
@@ -240,10 +415,19 @@ rp_seq *rp__capture(rp_ctxstate *cs, rp_det_entry *e, const uint64_t *vmask, rp_
      * allocations fail. */
     rc = rp__lc_begin(&cs->win, CU_STREAM_CAPTURE_MODE_RELAXED);
     if (rc == CUDA_SUCCESS) {
-        for (size_t i = 0; i < e->n; i++) {
+        /* A side stream that did not join the capture would run its ops
+         * for real: if the fork fails, nothing is issued. */
+        CUresult frc = s->multi ? fj_fork(cs, s) : CUDA_SUCCESS;
+        rp__lc_note_issued(&cs->win, frc);
+        for (size_t i = 0; i < e->n && frc == CUDA_SUCCESS; i++) {
             const void *staged = stage_of[i] != SIZE_MAX ? cs->win.staging[stage_of[i]].ptr : NULL;
-            CUresult irc = rp__rec_issue(cs, &e->ops[i], cs->priv, staged);
-            if (irc == CUDA_SUCCESS && s->nodes && node_of_last(cs, &s->nodes[i]) != CUDA_SUCCESS) {
+            CUstream on = window_stream(cs, &fp, i);
+            if (rp__op_is_event(e->ops[i].kind)) { /* no node */
+                rp__lc_note_issued(&cs->win, fj_event_op(cs, &e->ops[i], on, fp.evx[i]));
+                continue;
+            }
+            CUresult irc = rp__rec_issue(cs, &e->ops[i], on, staged);
+            if (irc == CUDA_SUCCESS && s->nodes && node_of_last(cs, on, &s->nodes[i]) != CUDA_SUCCESS) {
                 /* A sequence that updates nodes cannot do without them;
                  * one that does not only loses them. */
                 if (s->vmask)
@@ -253,8 +437,11 @@ rp_seq *rp__capture(rp_ctxstate *cs, rp_det_entry *e, const uint64_t *vmask, rp_
             }
             rp__lc_note_issued(&cs->win, irc);
         }
+        if (s->multi && frc == CUDA_SUCCESS)
+            rp__lc_note_issued(&cs->win, fj_join(cs, s));
         rc = rp__lc_end(&cs->win, &s->sealed);
     }
+    plan_free(&fp);
     s->stage_of = stage_of;
     uint64_t t1 = now_ns();
     cs->st.capture_ns += t1 - t0;
@@ -267,7 +454,7 @@ rp_seq *rp__capture(rp_ctxstate *cs, rp_det_entry *e, const uint64_t *vmask, rp_
     rc = CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE;
     /* A sequence that updates nodes can take over only an executable whose
      * node handles are known. */
-    if (reuse && reuse->exec && (reuse->nodes || !s->vmask)) {
+    if (reuse && reuse->exec && !reuse->multi && !s->multi && (reuse->nodes || !s->vmask)) {
         /* The shape changed for good: an update of the old executable is
          * cheaper than a new one, where the driver accepts it. */
         CUgraphExecUpdateResultInfo info;
@@ -298,6 +485,8 @@ rp_seq *rp__capture(rp_ctxstate *cs, rp_det_entry *e, const uint64_t *vmask, rp_
         return NULL;
     }
     count_nodes(cs, s->sealed.graph);
+    if (s->nside)
+        cs->st.fork_joins++;
     for (size_t i = 0; i < s->sealed.nstaging; i++) {
         cs->st.staging_bytes += s->sealed.staging[i].bytes;
         cs->st.staging_live_bytes += s->sealed.staging[i].bytes;

@@ -69,6 +69,9 @@ enum rp__eager_reason {
 };
 extern const char *const rp__eager_reason_names[RP_EAGER_REASON_COUNT];
 
+#define RP_FJ_STREAMS 8  /* streams besides its home a sequence may run ops on */
+#define RP_FJ_EVENTS 16  /* program events a sequence may record */
+
 /* A sequence: a segment with an executable graph. */
 struct rp_ctxstate;
 
@@ -105,7 +108,15 @@ typedef struct rp_seq {
     const rp_param_layout **lay; /* per op: a kernel's layout (else NULL), for
                                matching a launch without recording it first;
                                NULL if it could not be allocated */
+    /* Fork/join (a sequence with event ops or ops of other streams). */
+    CUstream home;          /* the stream whose trace it is: replayed only there */
+    int multi;              /* it has event ops or other streams' ops */
+    unsigned int nside;     /* the other streams it runs ops on ... */
+    CUstream side[RP_FJ_STREAMS]; /* ...: each waits before, and after */
+    size_t nrec, next;      /* the program's events it records, the waits on events */
+    CUevent *recs, *exts;   /* recorded outside it: re-recorded after / waited before */
 } rp_seq;
+
 
 #define RP_MAX_CANDIDATES 8
 
@@ -159,13 +170,21 @@ typedef struct rp_stream {
      * `handoff_ev` before its next operation. */
     CUevent start_ev, handoff_ev;
     int start_recorded, must_wait;
+    /* Fork/join: a created stream that waited on an event recorded (or
+     * waited on) in another stream's trace since that stream's last host
+     * boundary joins it: its ops go into that trace (`owner`'s segment and
+     * deferred list) until then. `fj_epoch` names the trace: a new value,
+     * unique in the context, at each host boundary of the stream. */
+    struct rp_stream *owner;
+    unsigned int nmembers;  /* streams that joined this one's trace */
+    uint64_t fj_epoch;
 } rp_stream;
 
 #define RP_ATTR_IDS 17 /* launch attribute ids counted in the stats (CUDA 13: 0-16) */
 
 /* Only uint64_t members: the report sums contexts member by member. */
 struct rp__engine_stats {
-    uint64_t ops_seen[6];   /* by rp_op_kind (index 0: not capturable) */
+    uint64_t ops_seen[RP_OP_KINDS]; /* by rp_op_kind (index 0: not capturable) */
     uint64_t ops_replayed;
     uint64_t ops_eager[RP_EAGER_REASON_COUNT];
     uint64_t segments;
@@ -198,6 +217,8 @@ struct rp__engine_stats {
     uint64_t cost_samples[RP_COST_KINDS]; /* calls timed for the cost model, by kind */
     uint64_t cost_ns[RP_COST_KINDS];      /* ... and their total time */
     uint64_t beyond_max_updates; /* replays with more than REPRISE_MAX_UPDATES updates (costs allowed) */
+    uint64_t fork_joins;         /* graphs captured with more than one stream */
+    uint64_t stream_joins;       /* streams that joined another's trace by a wait */
     uint64_t attr_boundaries[RP_ATTR_IDS]; /* launches kept eager for an attribute, by id
                                              (0: more than RP_MAX_ATTRS, or an unknown id) */
 };
@@ -262,6 +283,17 @@ typedef struct rp_ctxstate {
     } fcache[RP_FUNC_CACHE];
     const struct rp__driver *drv; /* the table the engine was installed with */
     rp_costs costs;
+    uint64_t fj_clock;      /* the last trace name given (rp_stream.fj_epoch) */
+    /* What captures and replays of fork/join sequences use, created at the
+     * first capture that needs them: private side streams and events
+     * standing for the program's in the capture, and the events that fork
+     * them from and join them to the private stream, and order a replay
+     * after the side streams' earlier work (pre) and them after it (post). */
+    struct rp_fj {
+        CUstream side[RP_FJ_STREAMS];
+        CUevent ev[RP_FJ_EVENTS];
+        CUevent fork, join[RP_FJ_STREAMS], pre[RP_FJ_STREAMS], post;
+    } fj;
 } rp_ctxstate;
 
 /* ---- hooks.c: the entry points --------------------------------------------- */
@@ -349,6 +381,22 @@ static inline CUresult rp__end_ordered_others(rp_stream *st)
 {
     return st->cs->nstreams > 1 ? rp__end_ordered(st, 0) : CUDA_SUCCESS;
 }
+/* The stream whose trace `st`'s ops join (itself, or the stream it joined). */
+static inline rp_stream *rp__home(rp_stream *st)
+{
+    return st->owner ? st->owner : st;
+}
+/* A host boundary on the trace of `home` (cs locked): what it holds is
+ * resolved, its segment ends, the streams that joined it leave. */
+CUresult rp__end_trace(rp_stream *home);
+/* `st` joins the trace of `home` (cs locked): what it holds of its own, or
+ * of the trace it was in, is resolved and ends first. Returns the first
+ * flush error. */
+CUresult rp__join_trace(rp_stream *st, rp_stream *home);
+/* Deferred event records, all contexts: while there are any, a stream
+ * boundary is global (a call may name the event without the engine
+ * knowing, as a graph's event node does). */
+extern _Atomic long rp__ev_deferred;
 /* Resolve and end every stream's segment of `cs` (cs locked). */
 CUresult rp__resolve_ctx(rp_ctxstate *cs);
 /* Resolve what `st` holds deferred (replay or flush), on its own stream or,
@@ -476,7 +524,9 @@ enum rp_offer rp__match_offer(rp_stream *st, const rp_op *op);
  * now), or RESOLVE when it cannot be kept (memory; the op is left to the
  * caller, to issue eagerly after resolving). */
 enum rp_offer rp__match_defer(rp_stream *st, rp_op *op);
-/* The matcher's fast path, for a launch `l` through `entry` on `st`. When
+/* The matcher's fast path, for a launch `l` through `entry` on the stream
+ * whose record's handle is `h`, in the trace of `st` (`h`'s, or the one it
+ * joined). When
  * `st` holds deferred ops that one exact-content sequence alone still
  * matches and `l` is exactly that sequence's next op, it is deferred as a
  * borrowed record (the sequence's own: nothing recorded, nothing copied,
@@ -486,7 +536,8 @@ enum rp_offer rp__match_defer(rp_stream *st, rp_op *op);
  * as usual). The sequence outlives the borrowed records: it stays the
  * candidate or the complete match until the stream is resolved, and a
  * resolution makes the flushed ones owned. */
-enum rp_offer rp__match_launch(rp_stream *st, const rp_launch *l, enum rp__entry entry);
+enum rp_offer rp__match_launch(rp_stream *st, CUstream h, const rp_launch *l,
+                               enum rp__entry entry);
 /* Forget the candidates rp__match_offer found (nothing deferred yet). */
 void rp__match_cancel(rp_stream *st);
 /* What rp__match_resolve did. */
@@ -510,8 +561,14 @@ void rp__match_resolve(rp_stream *st, CUstream target, struct rp_resolved *out);
  * instead of instantiating a new one; on success its executable moves to
  * the new sequence (reuse->exec becomes NULL), with the graph it was
  * instantiated from and that graph's node handles (see `origin`), and the
- * caller drops `reuse`. */
-rp_seq *rp__capture(rp_ctxstate *cs, rp_det_entry *e, const uint64_t *vmask, rp_seq *reuse);
+ * caller drops `reuse`. `home` is the stream whose trace `e` was learnt
+ * on: the sequence is replayed there; its ops on other streams and its
+ * event ops make it a fork/join sequence, captured with private side
+ * streams and events (never taking an executable over, nor taken over). */
+rp_seq *rp__capture(rp_ctxstate *cs, rp_det_entry *e, const uint64_t *vmask, rp_seq *reuse,
+                    CUstream home);
+/* Destroy the context's fork/join streams and events (its teardown). */
+void rp__fj_release(rp_ctxstate *cs);
 void rp__seq_destroy(rp_seq *s);
 /* The context's private stream, created on first use (NULL if it cannot be). */
 CUstream rp__private_stream(rp_ctxstate *cs);
@@ -549,6 +606,29 @@ const char *rp__rec_kernel_name(rp_ctxstate *cs, const rp_op *op);
 /* Is `host` pinned (page-locked, registered) memory the driver knows? */
 int rp__rec_is_pinned(const struct rp__driver *drv, const void *host);
 void rp__rec_reset(rp_ctxstate *cs);
+
+/* ---- events.c: the program's events --------------------------------------- */
+/* What the engine knows of an event: its flags and context at creation, and
+ * the trace that last recorded or waited on it (live while that trace's
+ * stream has the same fj_epoch; check under that context's lock). */
+typedef struct rp_evinfo {
+    unsigned int flags;
+    CUcontext ctx;
+    rp_ctxstate *live_cs;
+    rp_stream *live_home;
+    uint64_t live_epoch;
+} rp_evinfo;
+void rp__ev_created(CUevent e, unsigned int flags, CUcontext ctx);
+void rp__ev_destroyed(CUevent e);
+/* 1 and *out when the event is known (created through the engine). */
+int rp__ev_get(CUevent e, rp_evinfo *out);
+void rp__ev_touched(CUevent e, rp_ctxstate *cs, rp_stream *home);
+/* 1 when `i` names a live trace of `cs` (cs locked). */
+static inline int rp__ev_live_in(const rp_evinfo *i, const rp_ctxstate *cs)
+{
+    return i->live_cs == cs && i->live_home && i->live_home->used &&
+           i->live_home->fj_epoch == i->live_epoch;
+}
 
 /* ---- cost.c: the cost model ---------------------------------------------------- */
 uint64_t rp__cost_now(void);

@@ -21,6 +21,9 @@
  *   TEARDOWN        resolves and forgets every context's graphs and streams
  *                   (N = 1: a context may die with it)
  *   NOTE_KERNEL     forwarded, and the CUkernel it returns remembered
+ *   EVENT           an event's creation or destruction (hooks.c): which
+ *                   events can be recorded and waited on inside a
+ *                   sequence, and what is deferred of one that goes
  * RP_HELPERS lists, in the same form (role HELPER), the entry points the
  * engine calls itself without interposing them.
  *
@@ -182,18 +185,21 @@
     X(cuStreamQuery_ptsz, (CUstream hStream), (hStream), (STREAM, hStream, 1)) \
     X(cuCtxSynchronize, (void), (), (CTX_SYNC, _, 0)) \
     X(cuCtxSynchronize_v2, (CUcontext ctx), (ctx), (CTX_SYNC, _, 0)) \
-    X(cuEventRecord, (CUevent hEvent, CUstream hStream), (hEvent, hStream), (STREAM, hStream, 0)) \
-    X(cuEventRecord_ptsz, (CUevent hEvent, CUstream hStream), (hEvent, hStream), (STREAM, hStream, 1)) \
+    X(cuEventRecord, (CUevent hEvent, CUstream hStream), (hEvent, hStream), (CAPTURE, _, 0)) \
+    X(cuEventRecord_ptsz, (CUevent hEvent, CUstream hStream), (hEvent, hStream), (CAPTURE, _, 0)) \
     X(cuEventRecordWithFlags, (CUevent hEvent, CUstream hStream, unsigned int flags), \
-      (hEvent, hStream, flags), (STREAM, hStream, 0)) \
+      (hEvent, hStream, flags), (CAPTURE, _, 0)) \
     X(cuEventRecordWithFlags_ptsz, (CUevent hEvent, CUstream hStream, unsigned int flags), \
-      (hEvent, hStream, flags), (STREAM, hStream, 1)) \
+      (hEvent, hStream, flags), (CAPTURE, _, 0)) \
+    X(cuEventCreate, (CUevent *phEvent, unsigned int Flags), (phEvent, Flags), (EVENT, _, 0)) \
+    X(cuEventDestroy, (CUevent hEvent), (hEvent), (EVENT, _, 0)) \
+    X(cuEventDestroy_v2, (CUevent hEvent), (hEvent), (EVENT, _, 0)) \
     X(cuEventSynchronize, (CUevent hEvent), (hEvent), (GLOBAL, _, 0)) \
     X(cuEventQuery, (CUevent hEvent), (hEvent), (GLOBAL, _, 0)) \
     X(cuStreamWaitEvent, (CUstream hStream, CUevent hEvent, unsigned int Flags), \
-      (hStream, hEvent, Flags), (STREAM, hStream, 0)) \
+      (hStream, hEvent, Flags), (CAPTURE, _, 0)) \
     X(cuStreamWaitEvent_ptsz, (CUstream hStream, CUevent hEvent, unsigned int Flags), \
-      (hStream, hEvent, Flags), (STREAM, hStream, 1)) \
+      (hStream, hEvent, Flags), (CAPTURE, _, 0)) \
     /* the program's own stream capture */ \
     X(cuStreamBeginCapture, (CUstream hStream), (hStream), (BEGIN_CAPTURE, _, 0)) \
     X(cuStreamBeginCapture_ptsz, (CUstream hStream), (hStream), (BEGIN_CAPTURE, _, 0)) \
@@ -442,8 +448,6 @@
     X(cuStreamCreate, (CUstream *phStream, unsigned int Flags), (phStream, Flags), (HELPER, _, 0)) \
     X(cuStreamGetCtx, (CUstream hStream, CUcontext *pctx), (hStream, pctx), (HELPER, _, 0)) \
     X(cuStreamGetFlags, (CUstream hStream, unsigned int *flags), (hStream, flags), (HELPER, _, 0)) \
-    X(cuEventCreate, (CUevent *phEvent, unsigned int Flags), (phEvent, Flags), (HELPER, _, 0)) \
-    X(cuEventDestroy_v2, (CUevent hEvent), (hEvent), (HELPER, _, 0)) \
     X(cuPointerGetAttribute, (void *data, CUpointer_attribute attribute, CUdeviceptr ptr), (data, attribute, ptr), (HELPER, _, 0)) \
     X(cuFuncGetParamInfo, (CUfunction func, size_t paramIndex, size_t *paramOffset, size_t *paramSize), (func, paramIndex, paramOffset, paramSize), (HELPER, _, 0)) \
     X(cuKernelGetParamInfo, (CUkernel kernel, size_t paramIndex, size_t *paramOffset, size_t *paramSize), (kernel, paramIndex, paramOffset, paramSize), (HELPER, _, 0)) \

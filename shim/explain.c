@@ -42,6 +42,13 @@ const struct rp__bound_info rp__bounds[RP_BOUND_COUNT] = {
     [RP_BOUND_MEMORY] = {"memory", NULL,
         "the engine ran out of host memory: the work concerned ran eagerly",
         "free host memory"},
+    [RP_BOUND_EVENTS] = {"events", NULL,
+        "more than 3072 live events: records and waits of the others were boundaries",
+        "destroy events no longer used (the limit is fixed)"},
+    [RP_BOUND_FORK_JOIN] = {"fork_join", NULL,
+        "a repeated run of ops spread over more than 9 streams or recorded more than 16 "
+        "events: it ran eagerly",
+        "nothing to set: the limits are fixed"},
 };
 
 void rp__bound_describe(int b, unsigned long long limit, char *out, size_t n)

@@ -68,6 +68,10 @@ static CUresult boundary_global(void)
  * streams ordered with it end. */
 static CUresult boundary_stream(CUstream s, int ptsz)
 {
+    /* While an event record is deferred anywhere, the call may name that
+     * event without the engine seeing it (a graph's event node): global. */
+    if (atomic_load_explicit(&rp__ev_deferred, memory_order_relaxed) > 0)
+        return boundary_global();
     rp_ctxstate *cs = lock_ctx_of_stream(s, ptsz);
     if (!cs)
         return boundary_global();
@@ -98,7 +102,11 @@ static CUresult not_capturable_locked(rp_ctxstate *cs, CUstream s, int ptsz,
     cs->st.ops_seen[0]++;
     rp__count_eager(cs, why, 1);
     rp_stream *st = rp__stream_of(cs, s, ptsz);
-    return st ? rp__end_ordered(st, 1) : rp__resolve_ctx(cs);
+    /* As boundary_stream, for the context: a launch's event attribute may
+     * name an event whose record is deferred. */
+    if (!st || atomic_load_explicit(&rp__ev_deferred, memory_order_relaxed) > 0)
+        return rp__resolve_ctx(cs);
+    return rp__end_ordered(st, 1);
 }
 
 static CUresult not_capturable(CUstream s, int ptsz)
@@ -126,6 +134,9 @@ static int capturable_locked(rp_ctxstate *cs, CUstream s, int ptsz, rp_op *op,
         rp__op_free(op);
         return 0;
     }
+    /* A stream that joined another's trace (fork/join) learns and defers
+     * there; the ordering with other streams is its own. */
+    rp_stream *home = rp__home(st);
     cs->st.ops_seen[op->kind]++;
     op->ctx = cs->ctx;
     op->stream = st->handle;
@@ -140,13 +151,14 @@ static int capturable_locked(rp_ctxstate *cs, CUstream s, int ptsz, rp_op *op,
         return 0;
     }
     CUresult pre = rp__end_ordered_others(st);
-    CUresult cut = rp__learn_next(st, op);
+    CUresult cut = rp__learn_next(home, op);
     pre = first_error(pre, cut);
     CUresult err = CUDA_SUCCESS;
     rp_op_kind kind = op->kind; /* the record moves into the stream when deferred */
-    if (rp__defer(st, op, &err)) {
+    *pst = home;
+    if (rp__defer(home, op, &err)) {
         rp__trace("%s on stream %p: deferred (%zu deferred now)", rp__op_kind_name(kind),
-                  (void *)st->handle, st->ndef);
+                  (void *)st->handle, home->ndef);
         unlock(cs);
         *out = first_error(pre, err);
         return 1;
@@ -220,15 +232,18 @@ static CUresult launch_issue_timed(rp_ctxstate *cs, const rp_launch *l)
 static int launch_matched(rp_ctxstate *cs, const rp_launch *l, enum rp__entry entry,
                           CUresult *out)
 {
-    rp_stream *st = rp__stream_fast(cs, l->s, l->ptsz);
-    if (!st || !st->ndef || rp__program_capture_pending() ||
+    rp_stream *own = rp__stream_fast(cs, l->s, l->ptsz);
+    if (!own)
+        return 0;
+    rp_stream *st = rp__home(own); /* the trace it joined, if any (fork/join) */
+    if (!st->ndef || rp__program_capture_pending() ||
         (st->per && st->per->d && rp__learn_cuts_next(st)))
         return 0;
-    enum rp_offer v = rp__match_launch(st, l, entry);
+    enum rp_offer v = rp__match_launch(st, own->handle, l, entry);
     if (v == RP_OFFER_EAGER)
         return 0;
     cs->st.ops_seen[RP_OP_KERNEL]++;
-    CUresult pre = rp__end_ordered_others(st);
+    CUresult pre = rp__end_ordered_others(own);
     if (v == RP_OFFER_COMPLETE)
         pre = first_error(pre, rp__resolve_stream(st));
     unlock(cs);
@@ -246,7 +261,7 @@ static __attribute__((noinline)) CUresult launch_recorded(rp_ctxstate *cs, const
      * against issues its launches unexamined: what capturable_locked and
      * eager_done would do for an eager op, less the record. */
     rp_stream *st = rp__stream_fast(cs, l->s, l->ptsz);
-    if (st && rp__learn_resting(st) && !cs->nseqs && !st->ndef &&
+    if (st && !st->owner && !st->nmembers && rp__learn_resting(st) && !cs->nseqs && !st->ndef &&
         !rp__program_capture_pending()) {
         cs->st.ops_seen[RP_OP_KERNEL]++;
         CUresult pre = rp__end_ordered_others(st);
@@ -506,6 +521,154 @@ MEMSET_HOOKS(8, unsigned char)
 MEMSET_HOOKS(16, unsigned short)
 MEMSET_HOOKS(32, unsigned int)
 
+/* ---- events: fork/join ------------------------------------------------------------- */
+
+/* The call the program made, with its flags. */
+static CUresult event_call(enum rp__entry entry, CUevent e, CUstream s, unsigned int flags)
+{
+    switch (entry) {
+    case RP_E_cuEventRecord:
+        return R->cuEventRecord(e, s);
+    case RP_E_cuEventRecord_ptsz:
+        return R->cuEventRecord_ptsz(e, s);
+    case RP_E_cuEventRecordWithFlags:
+        return R->cuEventRecordWithFlags(e, s, flags);
+    case RP_E_cuEventRecordWithFlags_ptsz:
+        return R->cuEventRecordWithFlags_ptsz(e, s, flags);
+    case RP_E_cuStreamWaitEvent:
+        return R->cuStreamWaitEvent(s, e, flags);
+    default:
+        return R->cuStreamWaitEvent_ptsz(s, e, flags);
+    }
+}
+
+/* The trace that last recorded or waited on an event ends (resolved: its
+ * deferred record is issued), if it is still live. Nothing locked. */
+static CUresult settle_event(const rp_evinfo *i)
+{
+    rp_ctxstate *cs = i->live_cs;
+    lock(cs);
+    CUresult rc = rp__ev_live_in(i, cs) ? rp__end_trace(i->live_home) : CUDA_SUCCESS;
+    unlock(cs);
+    return rc;
+}
+
+/* cuEventRecord and cuStreamWaitEvent (docs/engine.md, "Fork and join").
+ * On a created stream, with no flags, of an event created through the
+ * engine without timing and not for other processes, in the stream's
+ * context, the call is an op of the stream's trace: recorded, deferred and
+ * replayed like a launch. A wait on an event live in another trace of the
+ * context (recorded or waited on there since that trace's last host
+ * boundary) makes the stream join that trace; a record of it ends that
+ * trace first. Any other record or wait is a stream boundary, as before,
+ * after the trace that holds the event (any context) has ended. */
+static CUresult event_op(rp_op_kind kind, CUevent e, CUstream s, unsigned int flags,
+                         enum rp__entry entry, int ptsz)
+{
+    if (rp__stepping_aside()) {
+        aside_op(s, ptsz, kind);
+        return event_call(entry, e, s, flags);
+    }
+    rp_evinfo info;
+    int known = rp__ev_get(e, &info);
+    rp_ctxstate *scs = rp__ctx_of_stream(s, ptsz);
+    int op_ok = known && !flags && rp__stream_is_created(s) && scs &&
+                (info.flags & CU_EVENT_DISABLE_TIMING) && !(info.flags & CU_EVENT_INTERPROCESS) &&
+                (kind == RP_OP_EVWAIT || info.ctx == scs->ctx);
+    CUresult pre = CUDA_SUCCESS;
+    if (known && info.live_cs && (!op_ok || info.live_cs != scs))
+        pre = settle_event(&info);
+    if (!op_ok)
+        AFTER(first_error(pre, boundary_stream(s, ptsz)), event_call(entry, e, s, flags));
+    rp_ctxstate *cs = lock_ctx_of_stream(s, ptsz);
+    if (cs != scs) { /* NEVER in practice: the stream went meanwhile */
+        if (cs)
+            unlock(cs);
+        AFTER(first_error(pre, boundary_stream(s, ptsz)), event_call(entry, e, s, flags));
+    }
+    rp_stream *st = rp__stream_of(cs, s, ptsz);
+    if (st && rp__ev_get(e, &info) && rp__ev_live_in(&info, cs) && info.live_home != rp__home(st)) {
+        if (kind == RP_OP_EVWAIT)
+            pre = first_error(pre, rp__join_trace(st, info.live_home));
+        else
+            pre = first_error(pre, rp__end_trace(info.live_home));
+    }
+    if (st)
+        rp__ev_touched(e, cs, rp__home(st));
+    rp_op op = {.kind = kind, .ev = e, .entry = (uint16_t)entry};
+    CUresult out;
+    if (capturable_locked(cs, s, ptsz, &op, &st, &out))
+        return first_error(pre, out);
+    return eager_done(cs, st, &op, first_error(pre, out), event_call(entry, e, s, flags));
+}
+
+static CUresult CUDAAPI eng_cuEventRecord(CUevent hEvent, CUstream hStream)
+{
+    return event_op(RP_OP_EVREC, hEvent, hStream, 0, RP_E_cuEventRecord, 0);
+}
+
+static CUresult CUDAAPI eng_cuEventRecord_ptsz(CUevent hEvent, CUstream hStream)
+{
+    return event_op(RP_OP_EVREC, hEvent, hStream, 0, RP_E_cuEventRecord_ptsz, 1);
+}
+
+static CUresult CUDAAPI eng_cuEventRecordWithFlags(CUevent hEvent, CUstream hStream,
+                                                   unsigned int flags)
+{
+    return event_op(RP_OP_EVREC, hEvent, hStream, flags, RP_E_cuEventRecordWithFlags, 0);
+}
+
+static CUresult CUDAAPI eng_cuEventRecordWithFlags_ptsz(CUevent hEvent, CUstream hStream,
+                                                        unsigned int flags)
+{
+    return event_op(RP_OP_EVREC, hEvent, hStream, flags, RP_E_cuEventRecordWithFlags_ptsz, 1);
+}
+
+static CUresult CUDAAPI eng_cuStreamWaitEvent(CUstream hStream, CUevent hEvent, unsigned int Flags)
+{
+    return event_op(RP_OP_EVWAIT, hEvent, hStream, Flags, RP_E_cuStreamWaitEvent, 0);
+}
+
+static CUresult CUDAAPI eng_cuStreamWaitEvent_ptsz(CUstream hStream, CUevent hEvent,
+                                                   unsigned int Flags)
+{
+    return event_op(RP_OP_EVWAIT, hEvent, hStream, Flags, RP_E_cuStreamWaitEvent_ptsz, 1);
+}
+
+/* Events are noted at creation (their flags and context decide whether
+ * they can be ops); one destroyed while a trace holds it is settled first
+ * (its deferred record issued while the handle is valid). */
+static CUresult CUDAAPI eng_cuEventCreate(CUevent *phEvent, unsigned int Flags)
+{
+    CUresult rc = R->cuEventCreate(phEvent, Flags);
+    CUcontext ctx = NULL;
+    if (rc == CUDA_SUCCESS && phEvent && R->cuCtxGetCurrent(&ctx) == CUDA_SUCCESS)
+        rp__ev_created(*phEvent, Flags, ctx);
+    return rc;
+}
+
+static CUresult event_destroy(CUresult (*real)(CUevent), CUevent e)
+{
+    rp_evinfo info;
+    CUresult pre = CUDA_SUCCESS;
+    if (!rp__stepping_aside() && rp__ev_get(e, &info) && info.live_cs)
+        pre = settle_event(&info);
+    CUresult rc = real(e);
+    if (rc == CUDA_SUCCESS)
+        rp__ev_destroyed(e);
+    return first_error(pre, rc);
+}
+
+static CUresult CUDAAPI eng_cuEventDestroy(CUevent hEvent)
+{
+    return event_destroy(R->cuEventDestroy, hEvent);
+}
+
+static CUresult CUDAAPI eng_cuEventDestroy_v2(CUevent hEvent)
+{
+    return event_destroy(R->cuEventDestroy_v2, hEvent);
+}
+
 /* ---- boundaries with their own behaviour --------------------------------------- */
 
 /* A destroyed stream's handle may come back for a new stream with other
@@ -599,6 +762,7 @@ static CUresult teardown_pre(int ctx_dies, size_t *held)
 #define HOOK_CAPTURE(name, params, args, arg, n)     /* written out above */
 #define HOOK_CTX_SYNC(name, params, args, arg, n)    /* written out above */
 #define HOOK_NOTE_KERNEL(name, params, args, arg, n) /* written out above */
+#define HOOK_EVENT(name, params, args, arg, n)       /* written out above */
 #define HOOK_GLOBAL(name, params, args, arg, n)                                                 \
     static CUresult CUDAAPI eng_##name params                                                   \
     {                                                                                           \
@@ -671,6 +835,7 @@ RP_ENTRIES(HOOK)
 #define INSTALL_END_CAPTURE INSTALL_HOOK
 #define INSTALL_TEARDOWN INSTALL_HOOK
 #define INSTALL_NOTE_KERNEL INSTALL_HOOK
+#define INSTALL_EVENT INSTALL_HOOK
 
 int rp__engine_install(struct rp__driver *core, const struct rp__driver *drv,
                        const struct rp__engine_config *cfg)
@@ -691,7 +856,8 @@ int rp__engine_install(struct rp__driver *core, const struct rp__driver *drv,
         RP_E_cuStreamBeginCapture_v2, RP_E_cuStreamEndCapture, RP_E_cuStreamGetCaptureInfo_v2,
         RP_E_cuEventRecord, RP_E_cuEventSynchronize, RP_E_cuStreamWaitEvent,
         RP_E_cuStreamSynchronize, RP_E_cuStreamDestroy_v2, RP_E_cuMemHostAlloc,
-        RP_E_cuMemFreeHost, RP_E_cuCtxPushCurrent_v2, RP_E_cuCtxPopCurrent_v2};
+        RP_E_cuMemFreeHost, RP_E_cuCtxPushCurrent_v2, RP_E_cuCtxPopCurrent_v2,
+        RP_E_cuEventCreate, RP_E_cuEventDestroy_v2};
     for (size_t i = 0; i < sizeof issued / sizeof issued[0]; i++) {
         if (!rp__driver_get(drv, issued[i])) {
             rp__warn("the driver lacks %s, which the capture engine needs; forwarding only",

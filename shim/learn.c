@@ -228,7 +228,7 @@ static void drop_seq(rp_ctxstate *cs, size_t i, int wasted)
     if (wasted && s->replays < 2) {
         for (size_t k = 0; k < cs->nstreams; k++) {
             rp_stream *st = &cs->streams[k];
-            if (st->used && st->handle == s->det->ops[0].stream && st->churn < 10) {
+            if (st->used && st->handle == s->home && st->churn < 10) {
                 st->churn++;
                 cs->st.backoffs++;
                 break;
@@ -273,15 +273,21 @@ static int backing_off(const rp_stream *st, const rp_det_entry *e)
  * a variant still in use): as exact variants, warmup + max_variants
  * occurrences at most; with updates (`vmask`), warmup + 1 (its contents
  * kept changing). NULL if none. */
-static rp_seq *reusable(rp_ctxstate *cs, const rp_det_entry *e, const uint64_t *vmask)
+static rp_seq *reusable(rp_ctxstate *cs, const rp_det_entry *e, const uint64_t *vmask,
+                       CUstream home)
 {
     uint64_t stale = vmask ? (uint64_t)rp__eng_cfg.warmup + 1
                            : (uint64_t)rp__eng_cfg.warmup + rp__eng_cfg.max_variants;
     stale = stale > 1 ? stale - 1 : 1;
+    /* A fork/join graph is never updated to another: the update pairs
+     * nodes in an order only a single chain makes op order. */
+    for (size_t k = 0; k < e->n; k++)
+        if (e->ops[k].stream != home || rp__op_is_event(e->ops[k].kind))
+            return NULL;
     for (size_t i = 0; i < cs->nseqs; i++) {
         rp_seq *s = cs->seqs[i];
         const rp_det_entry *o = s->det;
-        if (o == e || o->n != e->n || o->ops[0].stream != e->ops[0].stream || !s->exec ||
+        if (o == e || o->n != e->n || s->home != home || s->multi || !s->exec ||
             s->broken || cs->det.clock - s->last_use < stale || seq_in_use(cs, s))
             continue;
         /* Kernels with launch attributes must carry the same ones: an
@@ -304,9 +310,9 @@ static rp_seq *reusable(rp_ctxstate *cs, const rp_det_entry *e, const uint64_t *
  * NULL for an exact-content sequence). Returns 0, or -1 when a bound
  * stopped it (the failure is counted either way). */
 static int capture_segment(rp_ctxstate *cs, rp_detector *d, rp_det_entry *e, const uint64_t *vmask,
-                           int by_period)
+                           int by_period, CUstream home)
 {
-    rp_seq *reuse = reusable(cs, e, vmask);
+    rp_seq *reuse = reusable(cs, e, vmask, home);
     if (!reuse && make_room(cs) != 0) {
         rp__bound_hit(cs, RP_BOUND_GRAPHS);
         rp__det_capture_failed(d, e);
@@ -323,7 +329,7 @@ static int capture_segment(rp_ctxstate *cs, rp_detector *d, rp_det_entry *e, con
     }
     pthread_rwlock_wrlock(&cs->gate);
     rp__nvtx_push("reprise: capture sequence %u (%zu ops)", e->id, e->n);
-    rp_seq *s = rp__program_capture_pending() ? NULL : rp__capture(cs, e, vmask, reuse);
+    rp_seq *s = rp__program_capture_pending() ? NULL : rp__capture(cs, e, vmask, reuse, home);
     rp__nvtx_pop();
     pthread_rwlock_unlock(&cs->gate);
     if (reuse && !reuse->exec) {
@@ -409,7 +415,7 @@ static int learn_volatile(rp_stream *st)
             rp__bound_hit(cs, RP_BOUND_UPDATES);
         rp__det_capture_failed(&cs->sdet, e);
     } else if (ok && v == RP_DET_CAPTURE) {
-        capture_segment(cs, &cs->sdet, e, e->differs, st->seg_cut_by_period);
+        capture_segment(cs, &cs->sdet, e, e->differs, st->seg_cut_by_period, st->handle);
         served = 1;
     } else if (ok && v == RP_DET_HAS_GRAPH) {
         for (size_t i = 0; i < cs->nseqs; i++) {
@@ -515,7 +521,7 @@ void rp__seg_end(rp_stream *st)
         if (backing_off(st, e))
             why = RP_EAGER_CAPTURE_FAILED;
         else if (!learn_volatile(st) &&
-                 capture_segment(cs, &cs->det, e, NULL, st->seg_cut_by_period) != 0)
+                 capture_segment(cs, &cs->det, e, NULL, st->seg_cut_by_period, st->handle) != 0)
             why = RP_EAGER_BOUND;
         break;
     }

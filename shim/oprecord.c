@@ -18,7 +18,8 @@ const char *rp__op_kind_name(rp_op_kind kind)
 {
     static const char *const names[] = {[RP_OP_KERNEL] = "kernel", [RP_OP_HTOD] = "htod copy",
                                         [RP_OP_DTOD] = "dtod copy", [RP_OP_DTOH] = "dtoh copy",
-                                        [RP_OP_MEMSET] = "memset"};
+                                        [RP_OP_MEMSET] = "memset", [RP_OP_EVREC] = "event record",
+                                        [RP_OP_EVWAIT] = "event wait"};
     return (unsigned int)kind < sizeof names / sizeof names[0] && names[kind] ? names[kind] : "?";
 }
 
@@ -71,6 +72,10 @@ void rp__op_keys(rp_op *op)
         h = mix(h, op->shmem);
         op->ckey = rp__hash_bytes(h, op->params, op->param_bytes);
         break;
+    case RP_OP_EVREC:
+    case RP_OP_EVWAIT:
+        op->skey = op->ckey = mix(h, (uint64_t)(uintptr_t)op->ev);
+        break;
     case RP_OP_MEMSET:
         h = mix(h, (uint64_t)op->bytes);
         h = mix(h, op->elem);
@@ -97,6 +102,9 @@ int rp__op_same_structure(const rp_op *a, const rp_op *b)
     switch (a->kind) {
     case RP_OP_KERNEL:
         return a->func == b->func && a->param_bytes == b->param_bytes && rp__op_same_attrs(a, b);
+    case RP_OP_EVREC:
+    case RP_OP_EVWAIT:
+        return a->ev == b->ev;
     case RP_OP_MEMSET:
         /* The strict reading of the driver's rule: a 1-D memset node's
          * width may change only "opportunistically" (docs/engine.md). */
@@ -114,7 +122,9 @@ int rp__op_same_geometry(const rp_op *a, const rp_op *b)
         return !memcmp(a->grid, b->grid, sizeof a->grid) &&
                !memcmp(a->block, b->block, sizeof a->block) && a->shmem == b->shmem;
     case RP_OP_MEMSET:
-        return 1; /* its size is structure */
+    case RP_OP_EVREC:
+    case RP_OP_EVWAIT:
+        return 1; /* its size is structure; an event op has none */
     default:
         return a->bytes == b->bytes;
     }
@@ -131,6 +141,9 @@ int rp__op_same_content(const rp_op *a, const rp_op *b)
         return a->param_bytes == 0 || !memcmp(a->params, b->params, a->param_bytes);
     case RP_OP_MEMSET:
         return a->dst == b->dst && a->value == b->value;
+    case RP_OP_EVREC:
+    case RP_OP_EVWAIT:
+        return 1; /* the event is structure */
     default: /* copies: a staged HtoD's source bytes are payload, not content */
         return a->dst == b->dst && a->src == b->src &&
                (!rp__op_host_is_content(a) || a->host == b->host);
@@ -287,6 +300,9 @@ uint64_t rp__op_diff(const rp_op *a, const rp_op *b, const rp_param_layout *L, i
         if (a->value != b->value)
             m |= RP_VOL_VALUE;
         return m;
+    case RP_OP_EVREC:
+    case RP_OP_EVWAIT:
+        return 0; /* everything is structure */
     default:
         if (a->dst != b->dst)
             m |= RP_VOL_DST;
@@ -322,6 +338,9 @@ int rp__op_match_masked(const rp_op *a, const rp_op *b, uint64_t mask, const rp_
     case RP_OP_MEMSET:
         return ((mask & RP_VOL_DST) || a->dst == b->dst) &&
                ((mask & RP_VOL_VALUE) || a->value == b->value);
+    case RP_OP_EVREC:
+    case RP_OP_EVWAIT:
+        return 1;
     default:
         return ((mask & RP_VOL_DST) || a->dst == b->dst) &&
                ((mask & RP_VOL_SRC) || a->src == b->src) &&

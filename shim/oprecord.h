@@ -25,7 +25,16 @@ typedef enum rp_op_kind {
     RP_OP_DTOD,   /* device-to-device copy (sync or async form) */
     RP_OP_DTOH,   /* async device-to-host copy into pinned memory */
     RP_OP_MEMSET, /* 1-D memset of device memory, element 1, 2 or 4 bytes */
+    RP_OP_EVREC,  /* cuEventRecord of a program event (no timing) on a created stream */
+    RP_OP_EVWAIT, /* cuStreamWaitEvent of a created stream on such an event */
 } rp_op_kind;
+#define RP_OP_KINDS 8 /* kinds and index 0 (not capturable), for per-kind counts */
+
+/* 1 for the event ops: they order streams, and make no graph node. */
+static inline int rp__op_is_event(int kind)
+{
+    return kind == RP_OP_EVREC || kind == RP_OP_EVWAIT;
+}
 
 /* The variant of the entry point, kept so that a replay or a flush issues the
  * same kind of call the program made (a 0 stream means the per-thread stream
@@ -47,6 +56,7 @@ typedef struct rp_op {
     uint8_t nattrs;         /* kernel: launch attributes (cuLaunchKernelEx), structure */
     CUcontext ctx;
     CUstream stream;        /* as the program named it */
+    CUevent ev;             /* event ops: the program's event (structure) */
     /* kernel */
     CUfunction func;
     unsigned int grid[3], block[3], shmem;

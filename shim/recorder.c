@@ -376,6 +376,10 @@ CUresult rp__rec_issue(rp_ctxstate *cs, const rp_op *op, CUstream stream, const 
         if (op->elem == 2)
             return D->cuMemsetD16Async(op->dst, (unsigned short)op->value, op->bytes, stream);
         return D->cuMemsetD32Async(op->dst, op->value, op->bytes, stream);
+    case RP_OP_EVREC:
+        return D->cuEventRecord(op->ev, stream);
+    case RP_OP_EVWAIT:
+        return D->cuStreamWaitEvent(stream, op->ev, 0);
     }
     return CUDA_ERROR_INVALID_VALUE; /* NEVER */
 }
@@ -425,7 +429,20 @@ CUresult rp__rec_issue_entry(const struct rp__driver *D, const rp_op *op)
         return D->cuMemsetD32Async(op->dst, op->value, op->bytes, s);
     case RP_E_cuMemsetD32Async_ptsz:
         return D->cuMemsetD32Async_ptsz(op->dst, op->value, op->bytes, s);
-    default: /* NEVER: every capturable copy and memset entry is listed above */
+    /* Event ops are recorded only with no flags (hooks.c). */
+    case RP_E_cuEventRecord:
+        return D->cuEventRecord(op->ev, s);
+    case RP_E_cuEventRecord_ptsz:
+        return D->cuEventRecord_ptsz(op->ev, s);
+    case RP_E_cuEventRecordWithFlags:
+        return D->cuEventRecordWithFlags(op->ev, s, 0);
+    case RP_E_cuEventRecordWithFlags_ptsz:
+        return D->cuEventRecordWithFlags_ptsz(op->ev, s, 0);
+    case RP_E_cuStreamWaitEvent:
+        return D->cuStreamWaitEvent(s, op->ev, 0);
+    case RP_E_cuStreamWaitEvent_ptsz:
+        return D->cuStreamWaitEvent_ptsz(s, op->ev, 0);
+    default: /* NEVER: every capturable copy, memset and event entry is listed above */
         return CUDA_ERROR_INVALID_VALUE;
     }
 }

@@ -11,13 +11,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Issue one recorded op eagerly (a flush): as the program called it when
- * its own stream is the target, else the async form on `target`. */
-static CUresult issue_eager(rp_ctxstate *cs, const rp_op *op, CUstream target)
+/* Issue one recorded op of `st` eagerly (a flush): as the program called
+ * it (on its own stream: `st`'s, or that of a stream that joined its trace)
+ * when `st`'s own stream is the target, else the async form on `target`
+ * (another thread's per-thread stream, which no other stream joins). */
+static CUresult issue_eager(const rp_stream *st, const rp_op *op, CUstream target)
 {
-    if (target == op->stream)
-        return rp__rec_issue_as_called(cs, op);
-    return rp__rec_issue(cs, op, target, op->data);
+    if (target == st->handle)
+        return rp__rec_issue_as_called(st->cs, op);
+    return rp__rec_issue(st->cs, op, target, op->data);
 }
 
 /* Keep the record of a deferred op, with the bytes of a host-to-device copy
@@ -75,6 +77,8 @@ static int defer_push(rp_stream *st, rp_op *op)
         op->data = NULL;
         return -1;
     }
+    if (op->kind == RP_OP_EVREC)
+        atomic_fetch_add(&rp__ev_deferred, 1);
     st->def[st->ndef++] = *op;
     memset(op, 0, sizeof *op);
     return 0;
@@ -218,11 +222,59 @@ static CUresult apply_updates(rp_stream *st, rp_seq *s)
  * graph reads is refilled with this occurrence's bytes, after the previous
  * launch of the graph has finished reading it. Returns the driver's error
  * (nothing launched; *what is the step that failed) or CUDA_SUCCESS. */
-enum replay_step { STEP_LAUNCH, STEP_WAIT, STEP_UPDATE };
+enum replay_step { STEP_LAUNCH, STEP_WAIT, STEP_UPDATE, STEP_ORDER };
 static const char *const step_names[] = {"graph launch", "waiting for the previous launch",
-                                         "graph node update"};
+                                         "graph node update", "ordering the other streams"};
 
-static CUresult replay(rp_stream *st, rp_seq *s, CUstream target, enum replay_step *what)
+/* Before a fork/join sequence's launch on `target`: the graph waits for
+ * the earlier work of every other stream it runs ops on (their ops in it
+ * came after that work) and for every event it waited on that was
+ * recorded outside it (the capture left those waits out). Stricter than
+ * eager, where only the ops after each wait waited: never weaker. */
+static CUresult fj_before(rp_ctxstate *cs, const rp_seq *s, CUstream target)
+{
+    const struct rp__driver *D = cs->drv;
+    for (unsigned int i = 0; i < s->nside; i++) {
+        CUresult rc = D->cuEventRecord(cs->fj.pre[i], s->side[i]);
+        if (rc == CUDA_SUCCESS)
+            rc = D->cuStreamWaitEvent(target, cs->fj.pre[i], 0);
+        if (rc != CUDA_SUCCESS)
+            return rc;
+    }
+    for (size_t i = 0; i < s->next; i++) {
+        CUresult rc = D->cuStreamWaitEvent(target, s->exts[i], 0);
+        if (rc != CUDA_SUCCESS)
+            return rc;
+    }
+    return CUDA_SUCCESS;
+}
+
+/* After it: the other streams' later work waits for the graph, and the
+ * program's events it recorded are recorded again after it, so that a
+ * query, synchronize or wait sees them complete only once their work is
+ * (later than eager, never earlier). If the other streams cannot be made
+ * to wait, the host waits for the graph. Returns the first error. */
+static CUresult fj_after(rp_ctxstate *cs, const rp_seq *s, CUstream target)
+{
+    const struct rp__driver *D = cs->drv;
+    CUresult first = CUDA_SUCCESS;
+    if (s->nside) {
+        CUresult rc = D->cuEventRecord(cs->fj.post, target);
+        for (unsigned int i = 0; i < s->nside && rc == CUDA_SUCCESS; i++)
+            rc = D->cuStreamWaitEvent(s->side[i], cs->fj.post, 0);
+        if (rc != CUDA_SUCCESS)
+            first = D->cuStreamSynchronize(target);
+    }
+    for (size_t i = 0; i < s->nrec; i++) {
+        CUresult rc = D->cuEventRecord(s->recs[i], target);
+        if (first == CUDA_SUCCESS)
+            first = rc;
+    }
+    return first;
+}
+
+static CUresult replay(rp_stream *st, rp_seq *s, CUstream target, enum replay_step *what,
+                       CUresult *after_err)
 {
     const struct rp__driver *D = st->cs->drv;
     *what = STEP_LAUNCH;
@@ -247,6 +299,13 @@ static CUresult replay(rp_stream *st, rp_seq *s, CUstream target, enum replay_st
             return rc;
         }
     }
+    if (s->multi) {
+        CUresult rc = fj_before(st->cs, s, target);
+        if (rc != CUDA_SUCCESS) {
+            *what = STEP_ORDER;
+            return rc;
+        }
+    }
     /* One graph launch in 8 is timed for the cost model. */
     uint64_t t0 = rp__eng_cfg.cost_model && !(s->replays & 7) ? rp__cost_now() : 0;
     CUresult rc = (s->det->ops[0].flags & RP_OPF_PTSZ) && target == st->handle
@@ -256,6 +315,13 @@ static CUresult replay(rp_stream *st, rp_seq *s, CUstream target, enum replay_st
         return rc;
     if (t0)
         rp__cost_sample(st->cs, RP_COST_LAUNCH, rp__cost_now() - t0, 1);
+    if (s->multi) {
+        /* The graph ran: an error here is the program's to see, not a
+         * reason to run the ops again. */
+        CUresult arc = fj_after(st->cs, s, target);
+        if (arc != CUDA_SUCCESS)
+            *after_err = arc;
+    }
     if (s->sealed.nstaging && D->cuEventRecord(s->done, target) == CUDA_SUCCESS)
         s->done_pending = 1;
     s->replays++;
@@ -282,6 +348,9 @@ void rp__match_resolve(rp_stream *st, CUstream target, struct rp_resolved *out)
      * (they are kernels: the replay reads no record of theirs). */
     size_t written = st->vseq ? st->vfrom : st->ndef;
     rp_ctxstate *cs = st->cs;
+    for (size_t i = 0; i < written; i++) /* every record leaves the list below */
+        if (st->def[i].kind == RP_OP_EVREC)
+            atomic_fetch_sub(&rp__ev_deferred, 1);
     size_t done = 0;
     rp_seq *c = st->complete;
     if (c) {
@@ -289,7 +358,10 @@ void rp__match_resolve(rp_stream *st, CUstream target, struct rp_resolved *out)
                   (void *)target);
         rp__nvtx_push("reprise: replay sequence %u", c->id);
         enum replay_step failed = STEP_LAUNCH;
-        CUresult rc = replay(st, c, target, &failed);
+        CUresult after_err = CUDA_SUCCESS;
+        CUresult rc = replay(st, c, target, &failed, &after_err);
+        if (after_err != CUDA_SUCCESS)
+            out->err = after_err;
         rp__nvtx_pop();
         if (rc == CUDA_SUCCESS) {
             done = c->det->n;
@@ -336,7 +408,7 @@ void rp__match_resolve(rp_stream *st, CUstream target, struct rp_resolved *out)
     size_t kept = 0;
     for (size_t i = done; i < st->ndef; i++) {
         rp_op *op = &st->def[i];
-        CUresult rc = issue_eager(cs, op, target);
+        CUresult rc = issue_eager(st, op, target);
         if (rc != CUDA_SUCCESS) {
             if (out->err == CUDA_SUCCESS)
                 out->err = rc;
@@ -417,7 +489,7 @@ enum rp_offer rp__match_offer(rp_stream *st, const rp_op *op)
     st->ncand = 0;
     for (size_t i = 0; i < st->cs->nseqs && st->ncand < RP_MAX_CANDIDATES; i++) {
         rp_seq *s = st->cs->seqs[i];
-        if (!s->broken && s->ctx == op->ctx && seq_match(s, 0, op))
+        if (!s->broken && s->ctx == op->ctx && s->home == st->handle && seq_match(s, 0, op))
             st->cand[st->ncand++] = s;
     }
     return st->ncand ? RP_OFFER_MATCHES : RP_OFFER_EAGER;
@@ -474,14 +546,15 @@ static enum rp_offer match_launch_masked(rp_stream *st, rp_seq *s, const rp_laun
     return matched_one(st, s, k);
 }
 
-enum rp_offer rp__match_launch(rp_stream *st, const rp_launch *l, enum rp__entry entry)
+enum rp_offer rp__match_launch(rp_stream *st, CUstream h, const rp_launch *l,
+                               enum rp__entry entry)
 {
     if (!st->ndef || st->ncand != 1 || l->extra || (l->cfg && l->cfg->numAttrs))
         return RP_OFFER_EAGER;
     rp_seq *s = st->cand[0];
     size_t k = st->ndef, n = s->det->n;
     const rp_op *want = &s->det->ops[k];
-    if (!s->lay || s->broken || want->nattrs || want->entry != entry ||
+    if (!s->lay || s->broken || want->stream != h || want->nattrs || want->entry != entry ||
         !(want->flags & RP_OPF_PTSZ) != !l->ptsz)
         return RP_OFFER_EAGER;
     if (s->vmask)

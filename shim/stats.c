@@ -149,7 +149,7 @@ static void out_ratio(struct out *o, const char *sep, const char *key, uint64_t 
 static uint64_t ops_total(const struct rp__engine_stats *e)
 {
     uint64_t seen = 0;
-    for (int k = 0; k < 6; k++)
+    for (int k = 0; k < RP_OP_KINDS; k++)
         seen += e->ops_seen[k];
     return seen;
 }
@@ -158,8 +158,8 @@ static uint64_t ops_total(const struct rp__engine_stats *e)
 static void write_counters(struct out *o, const struct rp__engine_stats *e, uint64_t evictions,
                            const char *indent)
 {
-    static const char *const kinds[6] = {"not_capturable", "kernel", "htod", "dtod", "dtoh",
-                                         "memset"};
+    static const char *const kinds[RP_OP_KINDS] = {"not_capturable", "kernel", "htod", "dtod",
+                                                   "dtoh", "memset", "event_record", "event_wait"};
     char sep[16];
     snprintf(sep, sizeof sep, ",\n%s", indent);
     uint64_t seen = ops_total(e), eager = 0;
@@ -168,7 +168,7 @@ static void write_counters(struct out *o, const struct rp__engine_stats *e, uint
     out_str(o, indent);
     out_str(o, "\"ops_seen\": {");
     const char *s2 = "";
-    for (int k = 0; k < 6; k++) {
+    for (int k = 0; k < RP_OP_KINDS; k++) {
         out_key_u64(o, s2, kinds[k], e->ops_seen[k]);
         s2 = ", ";
     }
@@ -218,6 +218,8 @@ static void write_counters(struct out *o, const struct rp__engine_stats *e, uint
     out_key_u64(o, sep, "period_cuts", e->period_cuts);
     out_key_u64(o, sep, "rests", e->rests);
     out_key_u64(o, sep, "beyond_max_updates", e->beyond_max_updates);
+    out_key_u64(o, sep, "fork_joins", e->fork_joins);
+    out_key_u64(o, sep, "stream_joins", e->stream_joins);
     /* Launches kept eager for a launch attribute a graph cannot carry. */
     static const char *const attr_names[] = {
         "other", "access_policy_window", "cooperative", "synchronization_policy",

@@ -261,6 +261,7 @@ rp_stream *rp__stream_of(rp_ctxstate *cs, CUstream s, int ptsz)
     free_slot->ctx = cs->ctx;
     free_slot->legacy = legacy;
     free_slot->blocking = legacy || perthread || !(flags & CU_STREAM_NON_BLOCKING);
+    free_slot->fj_epoch = ++cs->fj_clock;
     return free_slot;
 }
 
@@ -273,14 +274,36 @@ static int ordered(const rp_stream *a, const rp_stream *b)
     return (a->legacy && b->blocking) || (b->legacy && a->blocking);
 }
 
+_Atomic long rp__ev_deferred;
+
+/* The streams that joined the trace of `st` leave it. */
+static void release_members(rp_stream *st)
+{
+    rp_ctxstate *cs = st->cs;
+    for (size_t i = 0; st->nmembers && i < cs->nstreams; i++) {
+        rp_stream *o = &cs->streams[i];
+        if (o->used && o->owner == st) {
+            o->owner = NULL;
+            st->nmembers--;
+        }
+    }
+    st->nmembers = 0;
+}
+
 /* Release a stream's state (its deferred work was resolved or is being
  * abandoned with its context). */
 static void stream_free(rp_stream *st)
 {
     rp__seg_clear(st);
     rp__learn_stream_free(st);
-    for (size_t i = 0; i < (st->vseq ? st->vfrom : st->ndef); i++)
+    release_members(st);
+    if (st->owner && st->owner->used && st->owner->nmembers)
+        st->owner->nmembers--;
+    for (size_t i = 0; i < (st->vseq ? st->vfrom : st->ndef); i++) {
+        if (st->def[i].kind == RP_OP_EVREC)
+            atomic_fetch_sub(&rp__ev_deferred, 1);
         rp__op_free(&st->def[i]); /* the fast path's unwritten ones own nothing */
+    }
     free(st->seg);
     free(st->def);
     if (st->start_ev)
@@ -351,14 +374,35 @@ int rp__defer(rp_stream *st, rp_op *op, CUresult *err)
 }
 
 /* A host boundary on stream `st`: what it holds is resolved and its
- * segment ends (when it has one). */
+ * segment ends (when it has one). On a stream that joined another's trace,
+ * that trace ends; the streams that joined this one's leave it, and the
+ * events it recorded or waited on are no longer live in it. */
 static CUresult end_segment(rp_stream *st)
 {
+    if (st->owner)
+        st = st->owner;
     st->boundary_opno = st->opno;
+    st->fj_epoch = ++st->cs->fj_clock;
+    if (st->nmembers)
+        release_members(st);
     if (!st->nseg && !st->ndef)
         return CUDA_SUCCESS;
     CUresult rc = rp__resolve_stream(st);
     rp__seg_end(st);
+    return rc;
+}
+
+CUresult rp__end_trace(rp_stream *home)
+{
+    return end_segment(home);
+}
+
+CUresult rp__join_trace(rp_stream *st, rp_stream *home)
+{
+    CUresult rc = end_segment(st);
+    st->owner = home;
+    home->nmembers++;
+    st->cs->st.stream_joins++;
     return rc;
 }
 
@@ -461,6 +505,8 @@ void rp__forget_ctx(rp_ctxstate *cs, int ctx_dies)
         cs->priv = NULL;
         cs->win.stream = NULL;
     }
+    if (ctx_dies)
+        rp__fj_release(cs);
     atomic_fetch_add(&rp__stream_gen, 1);
 }
 
