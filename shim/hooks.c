@@ -544,11 +544,20 @@ static CUresult event_call(enum rp__entry entry, CUevent e, CUstream s, unsigned
 
 /* The trace that last recorded or waited on an event ends (resolved: its
  * deferred record is issued), if it is still live. Nothing locked. */
-static CUresult settle_event(const rp_evinfo *i)
+static CUresult settle_event(const rp_evinfo *i, const char *why)
 {
     rp_ctxstate *cs = i->live_cs;
     lock(cs);
-    CUresult rc = rp__ev_live_in(i, cs) ? rp__end_trace(i->live_home) : CUDA_SUCCESS;
+    CUresult rc = CUDA_SUCCESS;
+    if (rp__ev_live_in(i, cs)) {
+        cs->st.event_settles++;
+        static _Atomic unsigned int logged;
+        if (atomic_fetch_add(&logged, 1) < 4)
+            rp__info("an event recorded or waited on in stream %p's run of ops is %s: that run "
+                     "ends there (a graph spans one context, and replays only created streams)",
+                     (void *)i->live_home->handle, why);
+        rc = rp__end_trace(i->live_home);
+    }
     unlock(cs);
     return rc;
 }
@@ -577,7 +586,10 @@ static CUresult event_op(rp_op_kind kind, CUevent e, CUstream s, unsigned int fl
                 (kind == RP_OP_EVWAIT || info.ctx == scs->ctx);
     CUresult pre = CUDA_SUCCESS;
     if (known && info.live_cs && (!op_ok || info.live_cs != scs))
-        pre = settle_event(&info);
+        pre = settle_event(&info, scs && info.live_cs != scs
+                                      ? "used by a stream of another context"
+                                      : "recorded or waited on where it cannot join the run "
+                                        "(the legacy or per-thread stream, or with flags)");
     if (!op_ok)
         AFTER(first_error(pre, boundary_stream(s, ptsz)), event_call(entry, e, s, flags));
     rp_ctxstate *cs = lock_ctx_of_stream(s, ptsz);
@@ -652,7 +664,7 @@ static CUresult event_destroy(CUresult (*real)(CUevent), CUevent e)
     rp_evinfo info;
     CUresult pre = CUDA_SUCCESS;
     if (!rp__stepping_aside() && rp__ev_get(e, &info) && info.live_cs)
-        pre = settle_event(&info);
+        pre = settle_event(&info, "destroyed");
     CUresult rc = real(e);
     if (rc == CUDA_SUCCESS)
         rp__ev_destroyed(e);

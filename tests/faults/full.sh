@@ -10,7 +10,7 @@ mod=$build/kernels/libtestkernels.so
 start=$(date +%s)
 status=0
 for run in "heat 30" "stepper 40 1" "phases 60 20" "pingpong 40 2 3" "handoff 20" \
-           "threads 20 3 steady" "runtime_like 30" "selfcapture 10" "pageable 10" "libkernel 20"; do
+           "threads 20 3 steady" "forkjoin 20 nested" "runtime_like 30" "selfcapture 10" "pageable 10" "libkernel 20"; do
     set -- $run
     app=$1; shift
     out=$(sh "$here/sweep.sh" "$build" 0 "$build/apps/$app" "$mod" "$@") || status=1

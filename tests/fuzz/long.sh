@@ -7,7 +7,7 @@
 # every mismatch and the campaign's figures at the end.
 # usage: [JOBS=n] tests/fuzz/long.sh [BUILD_DIR] [FIRST] [LAST] [OPS] [SHAPES]
 set -u
-build=${1:-build} first=${2:-1} last=${3:-2000} ops=${4:-1000} shapes=${5:-ptcdsng}
+build=${1:-build} first=${2:-1} last=${3:-2000} ops=${4:-1000} shapes=${5:-ptcdsngf}
 jobs=${JOBS:-1}
 here=$(dirname "$0")
 tmp=$(mktemp -d)

@@ -37,6 +37,12 @@
  *   g  geometry that changes between repetitions (issue 17): an op that
  *      varies also varies its grid (1 to 3 blocks) and its element count
  *      (N down to N - 96), and with it its copy's or memset's size
+ *   f  fork and join (issue 16): a non-blocking lane records an event,
+ *      another non-blocking lane waits on it and reads the first lane's
+ *      buffer, records an event the first lane waits on (so that its later
+ *      writes wait for the read); sometimes with an event created for the
+ *      step and destroyed while the wait is pending, the legacy stream also
+ *      waiting on the join, or the host querying it
  *
  * The programs are race-free by construction, so that their output is
  * deterministic: each stream ("lane") owns its device buffers and its host
@@ -49,7 +55,7 @@
  * mid-program hands its order to its successor through events.
  * Usage: progfuzz MODULE SEED [OPS [SHAPES]]
  *   OPS: rough number of ops (default 300); SHAPES: letters of the shapes
- *   above (default all, "ptcdsn"), "-" for the base shapes only */
+ *   above (default all, "ptcdsngf"), "-" for the base shapes only */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -80,7 +86,8 @@ static uint64_t rnd(void)
 static unsigned int pick(unsigned int n) { return (unsigned int)(rnd() % n); }
 
 /* The shapes enabled (SHAPES). */
-static int sh_pinned, sh_threads, sh_ctx, sh_teardown, sh_streams, sh_nosync, sh_geometry;
+static int sh_pinned, sh_threads, sh_ctx, sh_teardown, sh_streams, sh_nosync, sh_geometry,
+    sh_fork;
 
 enum op_kind {
     OP_AXPY, OP_SCALE, OP_STENCIL, OP_IOTA, OP_HTOD_PINNED, OP_HTOD_PAGEABLE, OP_DTOH_PINNED,
@@ -90,6 +97,7 @@ enum op_kind {
     /* c */ OP_CTX_DETOUR,
     /* d */ OP_RETAIN_RELEASE, OP_CTX_DESTROY_OTHER,
     /* s */ OP_RECREATE,
+    /* f */ OP_XFER,
     OP_KINDS
 };
 
@@ -130,7 +138,7 @@ static float *pinned[LANES];
 static int host_kind[LANES];
 static int host_pinned[LANES];   /* pinned now (a registered one may not be) */
 static CUdeviceptr host_dev[LANES];
-static CUevent ev, ev_old, ev_leg;
+static CUevent ev, ev_old, ev_leg, ev_fork, ev_join;
 static uint64_t acc = 0x66757a7aull, nops;
 /* Calls of the host function per lane: changed only by the host function,
  * which runs in the order of the streams that use the lane's buffer. */
@@ -480,6 +488,37 @@ static void run_op(const op *o, unsigned int rep)
         CK(cuCtxDestroy, (spare_ctx));
         spare_ctx = NULL;
         break;
+    case OP_XFER: { /* fork/join between two non-blocking lanes (see the top) */
+        int A = o->lane, B = -1;
+        static const int created[] = {0, 1, 3, 4};
+        for (int i = 0; i < 4 && B < 0; i++) {
+            int l = created[(i + (int)u) % 4];
+            if (l != A && lane_used[l] && !blocking[l])
+                B = l;
+        }
+        if (A == LEGACY || A == 2 || A >= 5 || blocking[A] || B < 0)
+            break; /* not two non-blocking lanes now: nothing */
+        CUevent e1 = ev_fork;
+        if (u & 1)
+            CK(cuEventCreate, (&e1, CU_EVENT_DISABLE_TIMING));
+        CK(cuEventRecord, (e1, streams[A]));
+        CK(cuStreamWaitEvent, (streams[B], e1, 0));
+        if (u & 1)
+            CK(cuEventDestroy, (e1)); /* with the wait pending: legal */
+        CUdeviceptr yb = buf(B, o->b), xa = buf(A, o->a);
+        void *args[] = { &yb, &xa, &f, &n };
+        CK(cuLaunchKernel, (f_axpy, grid, 1, 1, TK_BLOCK, 1, 1, 0, streams[B], args, NULL));
+        CK(cuEventRecord, (ev_join, streams[B]));
+        CK(cuStreamWaitEvent, (streams[A], ev_join, 0));
+        if (u & 2)
+            CK(cuStreamWaitEvent, (CU_STREAM_LEGACY, ev_join, 0));
+        if (u & 4) {
+            CUresult r = cuEventQuery(ev_join);
+            if (r != CUDA_SUCCESS && r != CUDA_ERROR_NOT_READY)
+                app_fail("cuEventQuery", (int)r);
+        }
+        break;
+    }
     case OP_RECREATE: {
         int l = o->lane;
         int nb = (u & 3) ? !blocking[l] : blocking[l]; /* mostly the other kind */
@@ -592,8 +631,9 @@ static void parse_shapes(const char *s)
         case 's': sh_streams = 1; break;
         case 'n': sh_nosync = 1; break;
         case 'g': sh_geometry = 1; break;
+        case 'f': sh_fork = 1; break;
         default:
-            fprintf(stderr, "progfuzz: unknown shape '%c' (want letters of ptcdsng, or -)\n", *s);
+            fprintf(stderr, "progfuzz: unknown shape '%c' (want letters of ptcdsngf, or -)\n", *s);
             exit(2);
         }
     }
@@ -607,7 +647,7 @@ int main(int argc, char **argv)
     }
     uint64_t seed = strtoull(argv[2], NULL, 0);
     long budget = argc > 3 ? atol(argv[3]) : 300;
-    parse_shapes(argc > 4 ? argv[4] : "ptcdsng");
+    parse_shapes(argc > 4 ? argv[4] : "ptcdsngf");
     rng_state = seed;
     for (int k = 0; k < OP_KINDS; k++)
         weight[k] = k <= OP_CTX_SYNC ? 10 : 0;
@@ -620,6 +660,8 @@ int main(int argc, char **argv)
         weight[OP_RETAIN_RELEASE] = weight[OP_CTX_DESTROY_OTHER] = 2;
     if (sh_streams)
         weight[OP_RECREATE] = 3;
+    if (sh_fork)
+        weight[OP_XFER] = 15;
     nlanes = 0;
     for (int l = 0; l < LANES; l++)
         if (sh_threads || l < 5)
@@ -649,6 +691,8 @@ int main(int argc, char **argv)
     CK(cuEventCreate, (&ev, CU_EVENT_DISABLE_TIMING));
     CK(cuEventCreate, (&ev_old, CU_EVENT_DISABLE_TIMING));
     CK(cuEventCreate, (&ev_leg, CU_EVENT_DISABLE_TIMING));
+    CK(cuEventCreate, (&ev_fork, CU_EVENT_DISABLE_TIMING));
+    CK(cuEventCreate, (&ev_join, CU_EVENT_DISABLE_TIMING));
     if (sh_streams) {
         CK(cuStreamCreate, (&capstream, CU_STREAM_NON_BLOCKING));
         CK(cuMemAlloc, (&capbuf, N * sizeof(float)));

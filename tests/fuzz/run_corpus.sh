@@ -11,7 +11,7 @@
 # old build, to check that the fuzzer catches its mistakes).
 # usage: run_corpus.sh BUILD_DIR FIRST LAST [OPS [SHAPES]]
 set -u
-build=$1 first=$2 last=$3 ops=${4:-300} shapes=${5:-ptcdsng}
+build=$1 first=$2 last=$3 ops=${4:-300} shapes=${5:-ptcdsngf}
 drv=$build/cpudriver
 bin=$build/fuzz/progfuzz
 mod=$build/kernels/libtestkernels.so
