@@ -600,7 +600,12 @@ static CUresult event_op(rp_op_kind kind, CUevent e, CUstream s, unsigned int fl
     }
     rp_stream *st = rp__stream_of(cs, s, ptsz);
     if (st && rp__ev_get(e, &info) && rp__ev_live_in(&info, cs) && info.live_home != rp__home(st)) {
-        if (kind == RP_OP_EVWAIT)
+        /* A wait joins the event's trace, unless the stream is already
+         * part of a run of its own (one it joined, or its own with ops or
+         * streams that joined it): then that run goes on, and the event's
+         * trace ends (its record issued), as for a record elsewhere. */
+        rp_stream *h = rp__home(st);
+        if (kind == RP_OP_EVWAIT && !st->owner && !h->nmembers && !h->nseg && !h->ndef)
             pre = first_error(pre, rp__join_trace(st, info.live_home));
         else
             pre = first_error(pre, rp__end_trace(info.live_home));

@@ -14,6 +14,11 @@
  *              and prints how often it was not complete (it must always be)
  *   foreign    the side stream belongs to another context (a created one):
  *              its wait and work cannot be part of S's graph
+ *   later      after each synchronize, a fourth stream T waits on the first
+ *              side stream's event, reads its buffer and records an event
+ *              that the first side stream waits on in the next iteration
+ *              before it writes that buffer again (a later wait on an event
+ *              recorded in the replayed step, and a fork from outside it)
  * Prints a checksum per buffer.
  * Usage: forkjoin MODULE ITERS [fork N|nested|previous|query|foreign] */
 #include <string.h>
@@ -51,10 +56,10 @@ static void iota(CUstream s, CUdeviceptr x, float base)
 
 int main(int argc, char **argv)
 {
-    app_usage(argc, argv, "[fork N|nested|previous|query|foreign]");
+    app_usage(argc, argv, "[fork N|nested|previous|query|foreign|later]");
     long iters = app_arg(argc, argv, 2, 0, 1, 100000000);
     const char *mode = argc > 3 ? argv[3] : "fork";
-    int nside = 2, nested = 0, previous = 0, query = 0, foreign = 0;
+    int nside = 2, nested = 0, previous = 0, query = 0, foreign = 0, later = 0;
     if (!strcmp(mode, "fork"))
         nside = (int)app_arg(argc, argv, 4, 2, 1, MAXSIDE);
     else if (!strcmp(mode, "nested"))
@@ -65,8 +70,11 @@ int main(int argc, char **argv)
         query = 1, nside = 2;
     else if (!strcmp(mode, "foreign"))
         foreign = 1, nside = 1;
+    else if (!strcmp(mode, "later"))
+        later = 1, nside = 2;
     else {
-        printf("error: bad mode %s (want fork N, nested, previous, query or foreign)\n", mode);
+        printf("error: bad mode %s (want fork N, nested, previous, query, foreign or later)\n",
+               mode);
         return 2;
     }
     CUdevice dev;
@@ -113,6 +121,15 @@ int main(int argc, char **argv)
         f_iota = app_function(mod, "iota_f32");
     }
     CK(cuStreamSynchronize, (s));
+    CUstream t = NULL;
+    CUevent t_ev = NULL;
+    CUdeviceptr t_buf = 0;
+    if (later) {
+        CK(cuStreamCreate, (&t, CU_STREAM_NON_BLOCKING));
+        CK(cuEventCreate, (&t_ev, CU_EVENT_DISABLE_TIMING));
+        CK(cuMemAlloc, (&t_buf, N * sizeof(float)));
+        iota(t, t_buf, 7.0f);
+    }
 
     long not_done = 0;
     for (long it = 0; it < iters; it++) {
@@ -127,6 +144,8 @@ int main(int argc, char **argv)
             CK(cuStreamWaitEvent, (side[i], fork_ev, 0));
             if (previous && it > 0)
                 CK(cuStreamWaitEvent, (side[i], fork_prev, 0));
+            if (later && i == 0 && it > 0) /* T has read this buffer */
+                CK(cuStreamWaitEvent, (side[0], t_ev, 0));
             scale(side[i], side_buf[i], (uint32_t)(i + 2));
             axpy(side[i], side_buf[i], side_buf[i], -0.03125f * (float)(i + 1));
             if (nested && i == 0) { /* A forks to B and joins it back */
@@ -155,6 +174,23 @@ int main(int argc, char **argv)
         CK(cuStreamSynchronize, (s));
         if (query && cuEventQuery(side_ev[nside - 1]) != CUDA_SUCCESS)
             not_done++;
+        if (later) {
+            CK(cuStreamWaitEvent, (t, side_ev[0], 0));
+            axpy(t, t_buf, side_buf[0], 0.5f);
+            CK(cuEventRecord, (t_ev, t));
+        }
+    }
+    if (later) {
+        CK(cuStreamSynchronize, (t));
+        float *ht = malloc(N * sizeof(float));
+        if (!ht)
+            app_die("out of host memory");
+        CK(cuMemcpyDtoH, (ht, t_buf, N * sizeof(float)));
+        app_checksum("forkjoin-later", app_hash(0x74, ht, N * sizeof(float)));
+        free(ht);
+        CK(cuMemFree, (t_buf));
+        CK(cuEventDestroy, (t_ev));
+        CK(cuStreamDestroy, (t));
     }
     if (query)
         printf("forkjoin: side event not complete after the synchronize %ld times\n", not_done);
