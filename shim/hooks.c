@@ -229,13 +229,10 @@ static CUresult launch_issue_timed(rp_ctxstate *cs, const rp_launch *l)
  * boundary of the streams ordered with it, and the replay when it completes
  * the sequence. Returns 1 when deferred (cs unlocked, *out its result), 0
  * when nothing was done. */
-static int launch_matched(rp_ctxstate *cs, const rp_launch *l, enum rp__entry entry,
-                          CUresult *out)
+static inline __attribute__((always_inline)) int
+launch_matched_in(rp_ctxstate *cs, rp_stream *own, rp_stream *st, const rp_launch *l,
+                  enum rp__entry entry, CUresult *out)
 {
-    rp_stream *own = rp__stream_fast(cs, l->s, l->ptsz);
-    if (!own)
-        return 0;
-    rp_stream *st = rp__home(own); /* the trace it joined, if any (fork/join) */
     if (!st->ndef || rp__program_capture_pending() ||
         (st->per && st->per->d && rp__learn_cuts_next(st)))
         return 0;
@@ -249,6 +246,26 @@ static int launch_matched(rp_ctxstate *cs, const rp_launch *l, enum rp__entry en
     unlock(cs);
     *out = pre;
     return 1;
+}
+
+/* The same for a stream that joined another's trace (fork/join): matched
+ * there. Out of line, so that the common case keeps one stream. */
+static __attribute__((noinline)) int launch_matched_joined(rp_ctxstate *cs, rp_stream *own,
+                                                           const rp_launch *l,
+                                                           enum rp__entry entry, CUresult *out)
+{
+    return launch_matched_in(cs, own, own->owner, l, entry, out);
+}
+
+static int launch_matched(rp_ctxstate *cs, const rp_launch *l, enum rp__entry entry,
+                          CUresult *out)
+{
+    rp_stream *st = rp__stream_fast(cs, l->s, l->ptsz);
+    if (!st)
+        return 0;
+    if (RP_UNLIKELY(st->owner))
+        return launch_matched_joined(cs, st, l, entry, out);
+    return launch_matched_in(cs, st, st, l, entry, out);
 }
 
 /* A launch recorded and offered like any capturable call (cs locked).
