@@ -219,6 +219,7 @@ struct rp__engine_stats {
     uint64_t beyond_max_updates; /* replays with more than REPRISE_MAX_UPDATES updates (costs allowed) */
     uint64_t fork_joins;         /* graphs captured with more than one stream */
     uint64_t stream_joins;       /* streams that joined another's trace by a wait */
+    uint64_t cross_context_waits;/* waits on an event of another context (never one graph) */
     uint64_t event_settles;      /* traces ended because a call named their event and
                                     could not join them (another context, a destroy...) */
     uint64_t attr_boundaries[RP_ATTR_IDS]; /* launches kept eager for an attribute, by id

@@ -629,6 +629,16 @@ static CUresult event_op(rp_op_kind kind, CUevent e, CUstream s, unsigned int fl
     }
     if (st)
         rp__ev_touched(e, cs, rp__home(st));
+    if (kind == RP_OP_EVWAIT && info.ctx != cs->ctx) {
+        /* Its record and this wait cannot be one graph: a capture spans one
+         * context. The wait is an op of this stream's run all the same (a
+         * replay makes it before the graph). */
+        cs->st.cross_context_waits++;
+        static _Atomic unsigned int logged;
+        if (atomic_fetch_add(&logged, 1) < 4)
+            rp__info("stream %p waits on an event of another context: the work on both sides "
+                     "is replayed in its own context, never as one graph", (void *)s);
+    }
     rp_op op = {.kind = kind, .ev = e, .entry = (uint16_t)entry};
     CUresult out;
     if (capturable_locked(cs, s, ptsz, &op, &st, &out))
