@@ -166,9 +166,13 @@ static int plan(rp_ctxstate *cs, rp_seq *s, const rp_det_entry *e, fj_plan *p)
     s->exts = calloc(e->n, sizeof *s->exts);
     if (!p->on || !p->evx || !s->recs || !s->exts)
         return -1;
+    int first_rec_home = -1; /* unknown yet */
+    s->rooted = 1;
     for (size_t i = 0; i < e->n; i++) {
         const rp_op *op = &e->ops[i];
         p->evx[i] = SIZE_MAX;
+        if (op->kind == RP_OP_EVREC && first_rec_home < 0)
+            first_rec_home = op->stream == s->home;
         if (op->stream != s->home) {
             unsigned int k = 0;
             while (k < s->nside && s->side[k] != op->stream)
@@ -176,7 +180,16 @@ static int plan(rp_ctxstate *cs, rp_seq *s, const rp_det_entry *e, fj_plan *p)
             if (k == s->nside) {
                 if (s->nside == RP_FJ_STREAMS)
                     return 1;
+                s->side_first[s->nside] = op->kind == RP_OP_EVWAIT ? op->ev : NULL;
                 s->side[s->nside++] = op->stream;
+                /* Its first op: a wait on an event recorded earlier in the
+                 * sequence (with the first record on the home stream, every
+                 * such event comes after the home stream's earlier work). */
+                size_t j = 0;
+                while (j < p->nev && (op->kind != RP_OP_EVWAIT || p->prog_ev[j] != op->ev))
+                    j++;
+                if (op->kind != RP_OP_EVWAIT || j == p->nev || first_rec_home != 1)
+                    s->rooted = 0;
             }
             p->on[i] = (unsigned char)(k + 1);
         }
@@ -222,7 +235,6 @@ static CUresult fj_prepare(rp_ctxstate *cs, const rp_seq *s, size_t nev)
             (rc = D->cuStreamCreate(&f->side[i], CU_STREAM_NON_BLOCKING)) != CUDA_SUCCESS)
             f->side[i] = NULL;
         FJ_EVENT(f->join[i])
-        FJ_EVENT(f->pre[i])
     }
     for (size_t j = 0; j < nev; j++)
         FJ_EVENT(f->ev[j])
@@ -243,8 +255,6 @@ void rp__fj_release(rp_ctxstate *cs)
             D->cuStreamDestroy_v2(f->side[i]);
         if (f->join[i])
             D->cuEventDestroy_v2(f->join[i]);
-        if (f->pre[i])
-            D->cuEventDestroy_v2(f->pre[i]);
     }
     for (size_t j = 0; j < RP_FJ_EVENTS; j++)
         if (f->ev[j])

@@ -111,10 +111,15 @@ typedef struct rp_seq {
     /* Fork/join (a sequence with event ops or ops of other streams). */
     CUstream home;          /* the stream whose trace it is: replayed only there */
     int multi;              /* it has event ops or other streams' ops */
+    int rooted;             /* its first event record is on its home, and each other
+                               stream's first op waits on an event recorded in it:
+                               all its work comes after the home stream's earlier work */
     unsigned int nside;     /* the other streams it runs ops on ... */
-    CUstream side[RP_FJ_STREAMS]; /* ...: each waits before, and after */
-    size_t nrec, next;      /* the program's events it records, the waits on events */
-    CUevent *recs, *exts;   /* recorded outside it: re-recorded after / waited before */
+    CUstream side[RP_FJ_STREAMS]; /* ...: idle before a replay, waiting after */
+    CUevent side_first[RP_FJ_STREAMS]; /* the event each one's first op waits on (or NULL) */
+    size_t nrec, next;      /* the program's events it records, and those it waits */
+    CUevent *recs, *exts;   /* on recorded outside it: re-recorded after a replay /
+                               complete before one */
 } rp_seq;
 
 
@@ -178,6 +183,13 @@ typedef struct rp_stream {
     struct rp_stream *owner;
     unsigned int nmembers;  /* streams that joined this one's trace */
     uint64_t fj_epoch;
+    /* Set after a fork/join replay made this stream wait for its graph on
+     * `fj_after_home`: the value rp__issued will have if nothing else
+     * reaches any stream meanwhile. While it does, this stream's last work
+     * is that wait, which the home stream is ordered after already. */
+    uint64_t fj_after_gen;
+    CUstream fj_after_home;
+    CUevent fj_tail_ev;     /* the home stream after a flush: its last op recorded this */
 } rp_stream;
 
 #define RP_ATTR_IDS 17 /* launch attribute ids counted in the stats (CUDA 13: 0-16) */
@@ -219,6 +231,7 @@ struct rp__engine_stats {
     uint64_t beyond_max_updates; /* replays with more than REPRISE_MAX_UPDATES updates (costs allowed) */
     uint64_t fork_joins;         /* graphs captured with more than one stream */
     uint64_t stream_joins;       /* streams that joined another's trace by a wait */
+    uint64_t fork_joins_busy;    /* fork/join replays not made: streams busy (then eager) */
     uint64_t cross_context_waits;/* waits on an event of another context (never one graph) */
     uint64_t event_settles;      /* traces ended because a call named their event and
                                     could not join them (another context, a destroy...) */
@@ -290,12 +303,12 @@ typedef struct rp_ctxstate {
     /* What captures and replays of fork/join sequences use, created at the
      * first capture that needs them: private side streams and events
      * standing for the program's in the capture, and the events that fork
-     * them from and join them to the private stream, and order a replay
-     * after the side streams' earlier work (pre) and them after it (post). */
+     * them from and join them to the private stream, and order the side
+     * streams after a replay (post). */
     struct rp_fj {
         CUstream side[RP_FJ_STREAMS];
         CUevent ev[RP_FJ_EVENTS];
-        CUevent fork, join[RP_FJ_STREAMS], pre[RP_FJ_STREAMS], post;
+        CUevent fork, join[RP_FJ_STREAMS], post;
     } fj;
 } rp_ctxstate;
 
@@ -396,9 +409,19 @@ CUresult rp__end_trace(rp_stream *home);
  * of the trace it was in, is resolved and ends first. Returns the first
  * flush error. */
 CUresult rp__join_trace(rp_stream *st, rp_stream *home);
-/* Deferred event records, all contexts: while there are any, a stream
- * boundary is global (a call may name the event without the engine
- * knowing, as a graph's event node does). */
+/* Bumped whenever work may reach a stream (a call issued eagerly, a
+ * boundary, a flush or replay, the end of a program's capture): a
+ * fork/join replay's side stream whose fj_after_gen still matches has had
+ * nothing issued on it since that replay's own wait. */
+extern _Atomic uint64_t rp__issued;
+static inline void rp__note_issue(void)
+{
+    atomic_fetch_add_explicit(&rp__issued, 1, memory_order_relaxed);
+}
+/* Deferred event records and waits, all contexts: while there are any, a
+ * stream boundary is global (a call may name the event without the engine
+ * knowing, as a graph's event node does: a record the wait must not see,
+ * or the wait a record must come before). */
 extern _Atomic long rp__ev_deferred;
 /* Resolve and end every stream's segment of `cs` (cs locked). */
 CUresult rp__resolve_ctx(rp_ctxstate *cs);
@@ -620,12 +643,22 @@ typedef struct rp_evinfo {
     rp_ctxstate *live_cs;
     rp_stream *live_home;
     uint64_t live_epoch;
+    uint64_t after_gen;     /* its last record was a replay's, on after_home, if */
+    CUstream after_home;    /* rp__issued is still after_gen (see rp_stream) */
 } rp_evinfo;
 void rp__ev_created(CUevent e, unsigned int flags, CUcontext ctx);
 void rp__ev_destroyed(CUevent e);
 /* 1 and *out when the event is known (created through the engine). */
 int rp__ev_get(CUevent e, rp_evinfo *out);
-void rp__ev_touched(CUevent e, rp_ctxstate *cs, rp_stream *home);
+/* The trace of `home` (in `cs`, locked) records or waits on `e` now: 1, or
+ * 0 (nothing changed) when the event is held by another context's trace,
+ * which must be settled first (from outside this context's lock). */
+int rp__ev_touched(CUevent e, rp_ctxstate *cs, rp_stream *home);
+/* The trace `i` names has ended (or was never live): the event is held by
+ * none, unless another trace took it meanwhile. */
+void rp__ev_settled(CUevent e, const rp_evinfo *i);
+/* A fork/join replay on `home` recorded `e` again after its graph. */
+void rp__ev_rerecorded(CUevent e, uint64_t gen, CUstream home);
 /* 1 when `i` names a live trace of `cs` (cs locked). */
 static inline int rp__ev_live_in(const rp_evinfo *i, const rp_ctxstate *cs)
 {

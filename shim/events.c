@@ -115,14 +115,40 @@ int rp__ev_get(CUevent e, rp_evinfo *out)
     return s != NULL;
 }
 
-void rp__ev_touched(CUevent e, rp_ctxstate *cs, rp_stream *home)
+int rp__ev_touched(CUevent e, rp_ctxstate *cs, rp_stream *home)
+{
+    pthread_mutex_lock(&ev_lock);
+    ev_slot *s = find(e);
+    int ok = !s || !s->info.live_cs || s->info.live_cs == cs;
+    if (s && ok) {
+        s->info.live_cs = cs;
+        s->info.live_home = home;
+        s->info.live_epoch = home->fj_epoch;
+    }
+    pthread_mutex_unlock(&ev_lock);
+    return ok;
+}
+
+void rp__ev_settled(CUevent e, const rp_evinfo *i)
+{
+    pthread_mutex_lock(&ev_lock);
+    ev_slot *s = find(e);
+    if (s && s->info.live_cs == i->live_cs && s->info.live_home == i->live_home &&
+        s->info.live_epoch == i->live_epoch) {
+        s->info.live_cs = NULL;
+        s->info.live_home = NULL;
+        s->info.live_epoch = 0;
+    }
+    pthread_mutex_unlock(&ev_lock);
+}
+
+void rp__ev_rerecorded(CUevent e, uint64_t gen, CUstream home)
 {
     pthread_mutex_lock(&ev_lock);
     ev_slot *s = find(e);
     if (s) {
-        s->info.live_cs = cs;
-        s->info.live_home = home;
-        s->info.live_epoch = home->fj_epoch;
+        s->info.after_gen = gen;
+        s->info.after_home = home;
     }
     pthread_mutex_unlock(&ev_lock);
 }

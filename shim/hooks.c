@@ -58,20 +58,37 @@ static inline CUresult first_error(CUresult pre, CUresult rc)
         return first_error(pre_, rc_);                                                          \
     } while (0)
 
-/* A global boundary: everything deferred, in every context, is resolved. */
+/* A global boundary: everything deferred, in every context, is resolved.
+ * The call that follows may put work on any stream (rp__issued), unless it
+ * is one that only waits or asks (`issues` 0). */
+static CUresult boundary_global_(int issues)
+{
+    if (issues)
+        rp__note_issue();
+    return rp__resolve_every_ctx(NULL, 0);
+}
+
 static CUresult boundary_global(void)
 {
-    return rp__resolve_every_ctx(NULL, 0);
+    return boundary_global_(1);
+}
+
+/* Global entries that put no work on any stream. */
+static int global_entry_issues(enum rp__entry e)
+{
+    return e != RP_E_cuEventQuery && e != RP_E_cuEventSynchronize;
 }
 
 /* A stream-scoped boundary on `s`: that stream's segment and those of the
  * streams ordered with it end. */
-static CUresult boundary_stream(CUstream s, int ptsz)
+static CUresult boundary_stream_(CUstream s, int ptsz, int issues)
 {
     /* While an event record is deferred anywhere, the call may name that
      * event without the engine seeing it (a graph's event node): global. */
     if (atomic_load_explicit(&rp__ev_deferred, memory_order_relaxed) > 0)
         return boundary_global();
+    if (issues)
+        rp__note_issue();
     rp_ctxstate *cs = lock_ctx_of_stream(s, ptsz);
     if (!cs)
         return boundary_global();
@@ -79,6 +96,19 @@ static CUresult boundary_stream(CUstream s, int ptsz)
     CUresult rc = st ? rp__end_ordered(st, 1) : rp__resolve_ctx(cs);
     unlock(cs);
     return rc;
+}
+
+static CUresult boundary_stream(CUstream s, int ptsz)
+{
+    return boundary_stream_(s, ptsz, 1);
+}
+
+/* Whether a stream-scoped entry may put work on its stream (a synchronize
+ * or a query does not: the fork/join replays' bookkeeping, rp__issued). */
+static int stream_entry_issues(enum rp__entry e)
+{
+    return e != RP_E_cuStreamSynchronize && e != RP_E_cuStreamSynchronize_ptsz &&
+           e != RP_E_cuStreamQuery && e != RP_E_cuStreamQuery_ptsz;
 }
 
 /* An op the program issues while it captures goes straight to the driver;
@@ -101,6 +131,7 @@ static CUresult not_capturable_locked(rp_ctxstate *cs, CUstream s, int ptsz,
 {
     cs->st.ops_seen[0]++;
     rp__count_eager(cs, why, 1);
+    rp__note_issue();
     rp_stream *st = rp__stream_of(cs, s, ptsz);
     /* As boundary_stream, for the context: a launch's event attribute may
      * name an event whose record is deferred. */
@@ -188,6 +219,7 @@ static int capturable(CUstream s, int ptsz, rp_op *op, rp_ctxstate **pcs, rp_str
  * (a failed call joins nothing). Unlocks cs. */
 static CUresult eager_done(rp_ctxstate *cs, rp_stream *st, rp_op *op, CUresult pre, CUresult rc)
 {
+    rp__note_issue();
     if (cs) {
         if (st && rc == CUDA_SUCCESS)
             rp__seg_append(st, op, RP_EAGER_WARMING_UP);
@@ -283,6 +315,7 @@ static __attribute__((noinline)) CUresult launch_recorded(rp_ctxstate *cs, const
         cs->st.ops_seen[RP_OP_KERNEL]++;
         CUresult pre = rp__end_ordered_others(st);
         st->opno++;
+        rp__note_issue();
         CUresult rc = launch_issue_timed(cs, l);
         if (rc == CUDA_SUCCESS) /* as eager_done: a failed call is not counted */
             rp__count_eager(cs, RP_EAGER_RESTING, 1);
@@ -560,8 +593,9 @@ static CUresult event_call(enum rp__entry entry, CUevent e, CUstream s, unsigned
 }
 
 /* The trace that last recorded or waited on an event ends (resolved: its
- * deferred record is issued), if it is still live. Nothing locked. */
-static CUresult settle_event(const rp_evinfo *i, const char *why)
+ * deferred record or wait is issued), if it is still live, and the event is
+ * held by no trace any more. Nothing locked. */
+static CUresult settle_event(CUevent e, const rp_evinfo *i, const char *why)
 {
     rp_ctxstate *cs = i->live_cs;
     lock(cs);
@@ -576,6 +610,7 @@ static CUresult settle_event(const rp_evinfo *i, const char *why)
         rc = rp__end_trace(i->live_home);
     }
     unlock(cs);
+    rp__ev_settled(e, i);
     return rc;
 }
 
@@ -595,44 +630,58 @@ static CUresult event_op(rp_op_kind kind, CUevent e, CUstream s, unsigned int fl
         aside_op(s, ptsz, kind);
         return event_call(entry, e, s, flags);
     }
-    rp_evinfo info;
-    int known = rp__ev_get(e, &info);
-    rp_ctxstate *scs = rp__ctx_of_stream(s, ptsz);
-    int op_ok = known && !flags && rp__stream_is_created(s) && scs &&
-                (info.flags & CU_EVENT_DISABLE_TIMING) && !(info.flags & CU_EVENT_INTERPROCESS) &&
-                (kind == RP_OP_EVWAIT || info.ctx == scs->ctx);
     CUresult pre = CUDA_SUCCESS;
-    if (known && info.live_cs && (!op_ok || info.live_cs != scs))
-        pre = settle_event(&info, scs && info.live_cs != scs
-                                      ? "used by a stream of another context"
-                                      : "recorded or waited on where it cannot join the run "
-                                        "(the legacy or per-thread stream, or with flags)");
-    if (!op_ok)
-        AFTER(first_error(pre, boundary_stream(s, ptsz)), event_call(entry, e, s, flags));
-    rp_ctxstate *cs = lock_ctx_of_stream(s, ptsz);
-    if (cs != scs) { /* NEVER in practice: the stream went meanwhile */
-        if (cs)
-            unlock(cs);
-        AFTER(first_error(pre, boundary_stream(s, ptsz)), event_call(entry, e, s, flags));
+    rp_ctxstate *cs = NULL;
+    rp_stream *st = NULL;
+    rp_evinfo info;
+    /* Rounds: another context's thread may take the event between our
+     * look and our claim (rp__ev_touched); after a few, a global boundary. */
+    for (int round = 0;; round++) {
+        int known = rp__ev_get(e, &info);
+        rp_ctxstate *scs = rp__ctx_of_stream(s, ptsz);
+        int op_ok = round < 4 && known && !flags && rp__stream_is_created(s) && scs &&
+                    (info.flags & CU_EVENT_DISABLE_TIMING) &&
+                    !(info.flags & CU_EVENT_INTERPROCESS) &&
+                    (kind == RP_OP_EVWAIT || info.ctx == scs->ctx);
+        if (known && info.live_cs && (!op_ok || info.live_cs != scs))
+            pre = first_error(pre, settle_event(e, &info,
+                                                scs && info.live_cs != scs
+                                                    ? "used by a stream of another context"
+                                                    : "recorded or waited on where it cannot "
+                                                      "join the run (the legacy or per-thread "
+                                                      "stream, or with flags)"));
+        if (!op_ok)
+            AFTER(first_error(pre, round < 4 ? boundary_stream(s, ptsz) : boundary_global()),
+                  event_call(entry, e, s, flags));
+        cs = lock_ctx_of_stream(s, ptsz);
+        if (cs != scs) { /* NEVER in practice: the stream went meanwhile */
+            if (cs)
+                unlock(cs);
+            AFTER(first_error(pre, boundary_stream(s, ptsz)), event_call(entry, e, s, flags));
+        }
+        st = rp__stream_of(cs, s, ptsz);
+        if (!st)
+            break;
+        if (rp__ev_get(e, &info) && rp__ev_live_in(&info, cs) &&
+            info.live_home != rp__home(st)) {
+            /* A wait joins the event's trace, unless the stream is already
+             * part of a run of its own (one it joined, or its own with ops
+             * or streams that joined it): then that run goes on, and the
+             * event's trace ends (its record issued), as for a record
+             * elsewhere. */
+            rp_stream *h = rp__home(st);
+            if (kind == RP_OP_EVWAIT && !st->owner && !h->nmembers && !h->nseg && !h->ndef)
+                pre = first_error(pre, rp__join_trace(st, info.live_home));
+            else
+                pre = first_error(pre, rp__end_trace(info.live_home));
+        }
+        if (rp__ev_touched(e, cs, rp__home(st)))
+            break;
+        unlock(cs); /* held by another context's trace now: settled next round */
     }
-    rp_stream *st = rp__stream_of(cs, s, ptsz);
-    if (st && rp__ev_get(e, &info) && rp__ev_live_in(&info, cs) && info.live_home != rp__home(st)) {
-        /* A wait joins the event's trace, unless the stream is already
-         * part of a run of its own (one it joined, or its own with ops or
-         * streams that joined it): then that run goes on, and the event's
-         * trace ends (its record issued), as for a record elsewhere. */
-        rp_stream *h = rp__home(st);
-        if (kind == RP_OP_EVWAIT && !st->owner && !h->nmembers && !h->nseg && !h->ndef)
-            pre = first_error(pre, rp__join_trace(st, info.live_home));
-        else
-            pre = first_error(pre, rp__end_trace(info.live_home));
-    }
-    if (st)
-        rp__ev_touched(e, cs, rp__home(st));
-    if (kind == RP_OP_EVWAIT && info.ctx != cs->ctx) {
+    if (st && kind == RP_OP_EVWAIT && info.ctx != cs->ctx) {
         /* Its record and this wait cannot be one graph: a capture spans one
-         * context. The wait is an op of this stream's run all the same (a
-         * replay makes it before the graph). */
+         * context. The wait is an op of this stream's run all the same. */
         cs->st.cross_context_waits++;
         static _Atomic unsigned int logged;
         if (atomic_fetch_add(&logged, 1) < 4)
@@ -696,7 +745,7 @@ static CUresult event_destroy(CUresult (*real)(CUevent), CUevent e)
     rp_evinfo info;
     CUresult pre = CUDA_SUCCESS;
     if (!rp__stepping_aside() && rp__ev_get(e, &info) && info.live_cs)
-        pre = settle_event(&info, "destroyed");
+        pre = settle_event(e, &info, "destroyed");
     CUresult rc = real(e);
     if (rc == CUDA_SUCCESS)
         rp__ev_destroyed(e);
@@ -745,7 +794,7 @@ static CUresult stream_destroy(CUresult (*real)(CUstream), CUstream s)
  * runs. */
 static CUresult ctx_sync(rp_ctxstate *cs, CUresult (*real)(CUcontext), CUcontext c)
 {
-    CUresult pre = boundary_global();
+    CUresult pre = boundary_global_(0);
     if (cs)
         pthread_rwlock_rdlock(&cs->gate);
     CUresult rc = real(c);
@@ -790,6 +839,7 @@ static CUresult CUDAAPI eng_cuLibraryGetKernel(CUkernel *pKernel, CUlibrary libr
  * holding every context's gate, so that no capture window opens meanwhile. */
 static CUresult teardown_pre(int ctx_dies, size_t *held)
 {
+    rp__note_issue();
     CUresult first = rp__resolve_every_ctx(rp__forget_ctx, ctx_dies);
     *held = rp__gates_hold();
     return first;
@@ -812,14 +862,14 @@ static CUresult teardown_pre(int ctx_dies, size_t *held)
     {                                                                                           \
         if (rp__stepping_aside())                                                               \
             return R->name args;                                                                \
-        AFTER(boundary_global(), R->name args);                                                 \
+        AFTER(boundary_global_(global_entry_issues(RP_E_##name)), R->name args);                \
     }
 #define HOOK_STREAM(name, params, args, s, ptsz)                                                \
     static CUresult CUDAAPI eng_##name params                                                   \
     {                                                                                           \
         if (rp__stepping_aside())                                                               \
             return R->name args;                                                                \
-        AFTER(boundary_stream(s, ptsz), R->name args);                                          \
+        AFTER(boundary_stream_(s, ptsz, stream_entry_issues(RP_E_##name)), R->name args);       \
     }
 #define HOOK_STREAM_DESTROY(name, params, args, s, n)                                           \
     static CUresult CUDAAPI eng_##name params                                                   \

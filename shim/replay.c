@@ -77,7 +77,7 @@ static int defer_push(rp_stream *st, rp_op *op)
         op->data = NULL;
         return -1;
     }
-    if (op->kind == RP_OP_EVREC)
+    if (rp__op_is_event(op->kind))
         atomic_fetch_add(&rp__ev_deferred, 1);
     st->def[st->ndef++] = *op;
     memset(op, 0, sizeof *op);
@@ -224,57 +224,121 @@ static CUresult apply_updates(rp_stream *st, rp_seq *s)
  * (nothing launched; *what is the step that failed) or CUDA_SUCCESS. */
 enum replay_step { STEP_LAUNCH, STEP_WAIT, STEP_UPDATE, STEP_ORDER };
 static const char *const step_names[] = {"graph launch", "waiting for the previous launch",
-                                         "graph node update", "ordering the other streams"};
+                                         "graph node update",
+                                         "asking whether its other streams are idle"};
 
-/* Before a fork/join sequence's launch on `target`: the graph waits for
- * the earlier work of every other stream it runs ops on (their ops in it
- * came after that work) and for every event it waited on that was
- * recorded outside it (the capture left those waits out). Stricter than
- * eager, where only the ops after each wait waited: never weaker. */
-static CUresult fj_before(rp_ctxstate *cs, const rp_seq *s, CUstream target)
+/* Before a fork/join sequence's launch on `target`: what it must come
+ * after is done already, or is a graph of ours. Its side streams' ops
+ * depend, eagerly, on their streams' earlier work, and its ops after a
+ * wait on an event recorded outside it on that event; a graph can only
+ * wait for such things as a whole, which could hold up the home stream's
+ * ops behind work the program means to release only once those ops are
+ * done (a side stream blocked on a value the host writes after
+ * synchronizing the home stream). So the graph waits for nothing. Each
+ * stream it runs ops on must be idle, or have had nothing issued on it
+ * since an earlier replay of ours on `target` made it wait for that graph
+ * (rp_stream.fj_after_gen: then `target` is ordered after its work
+ * already, and that graph needs nothing more to finish); each event it
+ * waits on recorded outside it must be complete, or recorded by such a
+ * replay on `target` with nothing issued since. Otherwise its ops run
+ * eagerly, as the program issued them (CUDA_ERROR_NOT_READY). The home
+ * stream is among them because the side streams wait for the whole graph
+ * afterwards (fj_after), unless the sequence is rooted (rp_seq): then the
+ * side streams' ops wait for the home stream's earlier work eagerly too. A side stream whose blocking flag differs from
+ * the home stream's never is (the legacy stream's ordering would differ).
+ * `gen`: rp__issued when the resolution began. */
+static int fj_clean(const rp_stream *x, uint64_t gen, CUstream target)
 {
+    return x && x->fj_after_gen == gen && x->fj_after_home == target;
+}
+
+static CUresult fj_ready(rp_stream *st, const rp_seq *s, CUstream target, uint64_t gen)
+{
+    rp_ctxstate *cs = st->cs;
     const struct rp__driver *D = cs->drv;
-    for (unsigned int i = 0; i < s->nside; i++) {
-        CUresult rc = D->cuEventRecord(cs->fj.pre[i], s->side[i]);
-        if (rc == CUDA_SUCCESS)
-            rc = D->cuStreamWaitEvent(target, cs->fj.pre[i], 0);
-        if (rc != CUDA_SUCCESS)
-            return rc;
+    CUresult rc = CUDA_SUCCESS;
+    /* The home stream: its work before the graph comes before the side
+     * streams' ops eagerly too when the sequence is rooted, or when that
+     * work ends with a record every side stream's first op waits on; or it
+     * is a graph of ours, which needs nothing more to finish. */
+    int home_ok = !s->nside || s->rooted;
+    if (!home_ok && fj_clean(st, gen, target)) {
+        home_ok = 1;
+        for (unsigned int i = 0; st->fj_tail_ev && i < s->nside; i++)
+            home_ok &= s->side_first[i] == st->fj_tail_ev;
     }
-    for (size_t i = 0; i < s->next; i++) {
-        CUresult rc = D->cuStreamWaitEvent(target, s->exts[i], 0);
-        if (rc != CUDA_SUCCESS)
-            return rc;
+    if (!home_ok)
+        rc = D->cuStreamQuery(target);
+    for (unsigned int i = 0; i < s->nside && rc == CUDA_SUCCESS; i++) {
+        rp_stream *x = rp__stream_of(cs, s->side[i], 0);
+        /* A side stream's ops wait, eagerly, for the legacy stream's work
+         * before them when it is a blocking stream, and only then; in the
+         * graph they wait as the home stream's launch does: the two must
+         * agree. */
+        if (!x || x->blocking != st->blocking)
+            rc = CUDA_ERROR_NOT_READY;
+        else if (!fj_clean(x, gen, target))
+            rc = D->cuStreamQuery(s->side[i]);
     }
-    return CUDA_SUCCESS;
+    for (size_t i = 0; i < s->next && rc == CUDA_SUCCESS; i++) {
+        rp_evinfo ei;
+        /* Recorded last by the home stream (its flushed work ended with
+         * this record): the home stream is after it already. */
+        if (fj_clean(st, gen, target) && st->fj_tail_ev == s->exts[i])
+            continue;
+        if (!rp__ev_get(s->exts[i], &ei) || ei.after_gen != gen || ei.after_home != target)
+            rc = D->cuEventQuery(s->exts[i]);
+    }
+    return rc;
 }
 
 /* After it: the other streams' later work waits for the graph, and the
  * program's events it recorded are recorded again after it, so that a
  * query, synchronize or wait sees them complete only once their work is
  * (later than eager, never earlier). If the other streams cannot be made
- * to wait, the host waits for the graph. Returns the first error. */
-static CUresult fj_after(rp_ctxstate *cs, const rp_seq *s, CUstream target)
+ * to wait, the host waits for the graph. `gen`: what rp__issued will be
+ * once this resolution is over if nothing else is issued meanwhile (the
+ * streams and events are then clean for the next replay, fj_ready).
+ * Returns the first error. */
+static CUresult fj_after(rp_stream *st, const rp_seq *s, CUstream target, uint64_t gen)
 {
+    rp_ctxstate *cs = st->cs;
     const struct rp__driver *D = cs->drv;
     CUresult first = CUDA_SUCCESS;
+    int clean = 1;
     if (s->nside) {
         CUresult rc = D->cuEventRecord(cs->fj.post, target);
         for (unsigned int i = 0; i < s->nside && rc == CUDA_SUCCESS; i++)
             rc = D->cuStreamWaitEvent(s->side[i], cs->fj.post, 0);
-        if (rc != CUDA_SUCCESS)
+        if (rc != CUDA_SUCCESS) {
             first = D->cuStreamSynchronize(target);
+            clean = 0;
+        }
     }
     for (size_t i = 0; i < s->nrec; i++) {
         CUresult rc = D->cuEventRecord(s->recs[i], target);
-        if (first == CUDA_SUCCESS)
+        if (rc == CUDA_SUCCESS)
+            rp__ev_rerecorded(s->recs[i], gen, target);
+        else if (first == CUDA_SUCCESS)
             first = rc;
+    }
+    if (clean && s->nside) {
+        st->fj_after_gen = gen;
+        st->fj_after_home = target;
+        st->fj_tail_ev = NULL; /* its work ends with a graph of ours */
+        for (unsigned int i = 0; i < s->nside; i++) {
+            rp_stream *x = rp__stream_of(cs, s->side[i], 0);
+            if (x) {
+                x->fj_after_gen = gen;
+                x->fj_after_home = target;
+            }
+        }
     }
     return first;
 }
 
 static CUresult replay(rp_stream *st, rp_seq *s, CUstream target, enum replay_step *what,
-                       CUresult *after_err)
+                       CUresult *after_err, uint64_t gen)
 {
     const struct rp__driver *D = st->cs->drv;
     *what = STEP_LAUNCH;
@@ -300,7 +364,7 @@ static CUresult replay(rp_stream *st, rp_seq *s, CUstream target, enum replay_st
         }
     }
     if (s->multi) {
-        CUresult rc = fj_before(st->cs, s, target);
+        CUresult rc = fj_ready(st, s, target, gen);
         if (rc != CUDA_SUCCESS) {
             *what = STEP_ORDER;
             return rc;
@@ -318,7 +382,7 @@ static CUresult replay(rp_stream *st, rp_seq *s, CUstream target, enum replay_st
     if (s->multi) {
         /* The graph ran: an error here is the program's to see, not a
          * reason to run the ops again. */
-        CUresult arc = fj_after(st->cs, s, target);
+        CUresult arc = fj_after(st, s, target, gen + 1);
         if (arc != CUDA_SUCCESS)
             *after_err = arc;
     }
@@ -337,6 +401,47 @@ static CUresult replay(rp_stream *st, rp_seq *s, CUstream target, enum replay_st
     return CUDA_SUCCESS;
 }
 
+/* What a flush left last on each other stream of a trace (fj_track). */
+struct fj_tail {
+    CUstream h;
+    CUevent rec;    /* its last op recorded this event (the event's latest record) */
+    int joined;     /* ... and the home stream waited on it since */
+};
+
+/* Follow a flushed op `op` of `st`'s trace. Returns 0 when the streams are
+ * too many to follow (nothing is concluded then). */
+static int fj_track(const rp_stream *st, struct fj_tail *t, size_t *n, struct fj_tail *home,
+                    const rp_op *op)
+{
+    if (op->kind == RP_OP_EVREC) { /* a record elsewhere is no longer the latest */
+        for (size_t k = 0; k < *n; k++)
+            if (t[k].rec == op->ev && t[k].h != op->stream)
+                t[k].rec = NULL, t[k].joined = 0;
+        if (home->rec == op->ev && op->stream != st->handle)
+            home->rec = NULL;
+    }
+    if (op->stream == st->handle) {
+        if (op->kind == RP_OP_EVWAIT)
+            for (size_t k = 0; k < *n; k++)
+                if (t[k].rec == op->ev)
+                    t[k].joined = 1;
+        home->joined = 1; /* it had ops */
+        home->rec = op->kind == RP_OP_EVREC ? op->ev : NULL;
+        return 1;
+    }
+    size_t k = 0;
+    while (k < *n && t[k].h != op->stream)
+        k++;
+    if (k == *n) {
+        if (*n == RP_FJ_STREAMS)
+            return 0;
+        t[(*n)++].h = op->stream;
+    }
+    t[k].rec = op->kind == RP_OP_EVREC ? op->ev : NULL;
+    t[k].joined = 0;
+    return 1;
+}
+
 void rp__match_resolve(rp_stream *st, CUstream target, struct rp_resolved *out)
 {
     out->replayed = NULL;
@@ -348,8 +453,9 @@ void rp__match_resolve(rp_stream *st, CUstream target, struct rp_resolved *out)
      * (they are kernels: the replay reads no record of theirs). */
     size_t written = st->vseq ? st->vfrom : st->ndef;
     rp_ctxstate *cs = st->cs;
-    for (size_t i = 0; i < written; i++) /* every record leaves the list below */
-        if (st->def[i].kind == RP_OP_EVREC)
+    uint64_t gen = atomic_load_explicit(&rp__issued, memory_order_relaxed);
+    for (size_t i = 0; i < written; i++) /* every event op leaves the list below */
+        if (rp__op_is_event(st->def[i].kind))
             atomic_fetch_sub(&rp__ev_deferred, 1);
     size_t done = 0;
     rp_seq *c = st->complete;
@@ -359,13 +465,17 @@ void rp__match_resolve(rp_stream *st, CUstream target, struct rp_resolved *out)
         rp__nvtx_push("reprise: replay sequence %u", c->id);
         enum replay_step failed = STEP_LAUNCH;
         CUresult after_err = CUDA_SUCCESS;
-        CUresult rc = replay(st, c, target, &failed, &after_err);
+        CUresult rc = replay(st, c, target, &failed, &after_err, gen);
         if (after_err != CUDA_SUCCESS)
             out->err = after_err;
         rp__nvtx_pop();
         if (rc == CUDA_SUCCESS) {
             done = c->det->n;
             out->replayed = c;
+        } else if (rc == CUDA_ERROR_NOT_READY && failed == STEP_ORDER) {
+            /* A fork/join sequence whose streams are busy: eagerly this
+             * time, the graph stays. */
+            cs->st.fork_joins_busy++;
         } else if (rc == CUDA_ERROR_NOT_READY) {
             /* The graph stays while next time may need fewer updates; when
              * it keeps needing too many it goes, and its shape backs off. */
@@ -406,6 +516,9 @@ void rp__match_resolve(rp_stream *st, CUstream target, struct rp_resolved *out)
         rp__nvtx_push("reprise: flush %zu ops", st->ndef - done);
     }
     size_t kept = 0;
+    struct fj_tail tails[RP_FJ_STREAMS], hometail = {NULL, NULL, 0};
+    size_t ntails = 0;
+    int track = target == st->handle;
     for (size_t i = done; i < st->ndef; i++) {
         rp_op *op = &st->def[i];
         CUresult rc = issue_eager(st, op, target);
@@ -413,8 +526,11 @@ void rp__match_resolve(rp_stream *st, CUstream target, struct rp_resolved *out)
             if (out->err == CUDA_SUCCESS)
                 out->err = rc;
             rp__op_free(op);
+            track = 0;
             continue;
         }
+        if (track)
+            track = fj_track(st, tails, &ntails, &hometail, op);
         if (op->borrowed) {
             /* Learning keeps it past the sequence it was borrowed from. */
             rp_op own;
@@ -432,6 +548,30 @@ void rp__match_resolve(rp_stream *st, CUstream target, struct rp_resolved *out)
     }
     if (done < st->ndef)
         rp__nvtx_pop();
+    /* Work reached streams: once for the resolution (what fj_after expects),
+     * once more for ops flushed, which may be a side stream's. */
+    rp__note_issue();
+    if (done < st->ndef) {
+        rp__note_issue();
+        /* A side stream whose last flushed op was a record the home stream
+         * then waited on has all its work ordered before the home stream's
+         * end: as clean for the next replay as after one (fj_ready). */
+        for (size_t i = 0; track && i < ntails; i++) {
+            rp_stream *x = tails[i].joined ? rp__stream_of(cs, tails[i].h, 0) : NULL;
+            if (x) {
+                x->fj_after_gen = gen + 2;
+                x->fj_after_home = st->handle;
+            }
+        }
+        /* The home stream's flushed work ending with a record: a sequence
+         * whose side streams all begin by waiting on it may be replayed
+         * next (fj_ready). */
+        if (track && hometail.joined && hometail.rec) {
+            st->fj_after_gen = gen + 2;
+            st->fj_after_home = st->handle;
+            st->fj_tail_ev = hometail.rec;
+        }
+    }
     out->nflushed = kept;
     st->ndef = kept;
     st->ncand = 0;

@@ -275,6 +275,7 @@ static int ordered(const rp_stream *a, const rp_stream *b)
 }
 
 _Atomic long rp__ev_deferred;
+_Atomic uint64_t rp__issued;
 
 /* The streams that joined the trace of `st` leave it. */
 static void release_members(rp_stream *st)
@@ -300,7 +301,7 @@ static void stream_free(rp_stream *st)
     if (st->owner && st->owner->used && st->owner->nmembers)
         st->owner->nmembers--;
     for (size_t i = 0; i < (st->vseq ? st->vfrom : st->ndef); i++) {
-        if (st->def[i].kind == RP_OP_EVREC)
+        if (rp__op_is_event(st->def[i].kind))
             atomic_fetch_sub(&rp__ev_deferred, 1);
         rp__op_free(&st->def[i]); /* the fast path's unwritten ones own nothing */
     }
@@ -565,6 +566,7 @@ static void settle_streams(rp_ctxstate *cs, int unused)
 CUresult rp__program_capture_prepare(void)
 {
     atomic_fetch_add(&rp__prog_pending, 1);
+    rp__note_issue();
     if (rp__stepping_aside())
         return CUDA_SUCCESS; /* already empty */
     return rp__resolve_every_ctx(settle_streams, 0);
@@ -582,6 +584,7 @@ void rp__program_capture_begun(CUresult rc)
 
 void rp__program_capture_ended(CUresult rc)
 {
+    rp__note_issue(); /* calls made while the engine stepped aside */
     /* 908 (wrong thread) and ILLEGAL_STATE (not capturing) leave things as
      * they were; any other outcome closed the capture. */
     if (rc != CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD && rc != CUDA_ERROR_ILLEGAL_STATE &&

@@ -19,6 +19,13 @@
  *              that the first side stream waits on in the next iteration
  *              before it writes that buffer again (a later wait on an event
  *              recorded in the replayed step, and a fork from outside it)
+ *   nosync     fork 2 without the host synchronization in the loop (one at
+ *              the end): a framework's eager loop with side streams
+ *   blocked    the side stream first waits (cuStreamWaitValue32) for a value
+ *              the host writes only once the main stream is synchronized:
+ *              a graph that waited for the side stream's earlier work would
+ *              hold the main stream up for ever (no join: the side stream's
+ *              work is synchronized after the host writes the value)
  * Prints a checksum per buffer.
  * Usage: forkjoin MODULE ITERS [fork N|nested|previous|query|foreign] */
 #include <string.h>
@@ -56,10 +63,11 @@ static void iota(CUstream s, CUdeviceptr x, float base)
 
 int main(int argc, char **argv)
 {
-    app_usage(argc, argv, "[fork N|nested|previous|query|foreign|later]");
+    app_usage(argc, argv, "[fork N|nested|previous|query|foreign|later|nosync|blocked]");
     long iters = app_arg(argc, argv, 2, 0, 1, 100000000);
     const char *mode = argc > 3 ? argv[3] : "fork";
-    int nside = 2, nested = 0, previous = 0, query = 0, foreign = 0, later = 0;
+    int nside = 2, nested = 0, previous = 0, query = 0, foreign = 0, later = 0, blocked = 0,
+        nosync = 0;
     if (!strcmp(mode, "fork"))
         nside = (int)app_arg(argc, argv, 4, 2, 1, MAXSIDE);
     else if (!strcmp(mode, "nested"))
@@ -72,9 +80,13 @@ int main(int argc, char **argv)
         foreign = 1, nside = 1;
     else if (!strcmp(mode, "later"))
         later = 1, nside = 2;
+    else if (!strcmp(mode, "blocked"))
+        blocked = 1, nside = 1;
+    else if (!strcmp(mode, "nosync"))
+        nosync = 1, nside = 2;
     else {
-        printf("error: bad mode %s (want fork N, nested, previous, query, foreign or later)\n",
-               mode);
+        printf("error: bad mode %s (want fork N, nested, previous, query, foreign, later, "
+               "nosync or blocked)\n", mode);
         return 2;
     }
     CUdevice dev;
@@ -124,6 +136,14 @@ int main(int argc, char **argv)
     CUstream t = NULL;
     CUevent t_ev = NULL;
     CUdeviceptr t_buf = 0;
+    CUstream writer = NULL;
+    CUdeviceptr flag = 0;
+    if (blocked) {
+        CK(cuStreamCreate, (&writer, CU_STREAM_NON_BLOCKING));
+        CK(cuMemAlloc, (&flag, sizeof(uint32_t)));
+        CK(cuMemsetD32, (flag, 0, 1));
+        CK(cuCtxSynchronize, ());
+    }
     if (later) {
         CK(cuStreamCreate, (&t, CU_STREAM_NON_BLOCKING));
         CK(cuEventCreate, (&t_ev, CU_EVENT_DISABLE_TIMING));
@@ -133,6 +153,8 @@ int main(int argc, char **argv)
 
     long not_done = 0;
     for (long it = 0; it < iters; it++) {
+        if (blocked) /* released below, once S is synchronized */
+            CK(cuStreamWaitValue32, (side[0], flag, (cuuint32_t)(it + 1), CU_STREAM_WAIT_VALUE_GEQ));
         scale(s, main_buf, 1);
         axpy(s, main_buf, main_buf, 0.0625f);
         CK(cuEventRecord, (fork_ev, s));
@@ -163,15 +185,20 @@ int main(int argc, char **argv)
         f_axpy = fa, f_scale = fs;
         if (foreign)
             CK(cuCtxPopCurrent, (&other));
-        for (int i = 0; i < (nested ? 1 : nside); i++)
+        for (int i = 0; i < (nested ? 1 : blocked ? 0 : nside); i++) /* join */
             CK(cuStreamWaitEvent, (s, side_ev[i], 0));
-        if (!foreign)
+        if (!foreign && !blocked)
             for (int i = 0; i < nside; i++)
                 axpy(s, main_buf, side_buf[i], 0.015625f);
         scale(s, main_buf, 3);
         if (previous)
             CK(cuEventRecord, (fork_prev, s));
-        CK(cuStreamSynchronize, (s));
+        if (!nosync)
+            CK(cuStreamSynchronize, (s));
+        if (blocked) {
+            CK(cuStreamWriteValue32, (writer, flag, (cuuint32_t)(it + 1), 0));
+            CK(cuStreamSynchronize, (side[0]));
+        }
         if (query && cuEventQuery(side_ev[nside - 1]) != CUDA_SUCCESS)
             not_done++;
         if (later) {
@@ -197,6 +224,7 @@ int main(int argc, char **argv)
     float *h = malloc(N * sizeof(float));
     if (!h)
         app_die("out of host memory");
+    CK(cuStreamSynchronize, (s));
     CK(cuMemcpyDtoH, (h, main_buf, N * sizeof(float)));
     app_checksum("forkjoin-main", app_hash(0x6d, h, N * sizeof(float)));
     if (foreign)
