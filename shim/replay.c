@@ -228,25 +228,29 @@ static const char *const step_names[] = {"graph launch", "waiting for the previo
                                          "asking whether its other streams are idle"};
 
 /* Before a fork/join sequence's launch on `target`: what it must come
- * after is done already, or is a graph of ours. Its side streams' ops
- * depend, eagerly, on their streams' earlier work, and its ops after a
- * wait on an event recorded outside it on that event; a graph can only
- * wait for such things as a whole, which could hold up the home stream's
- * ops behind work the program means to release only once those ops are
- * done (a side stream blocked on a value the host writes after
- * synchronizing the home stream). So the graph waits for nothing. Each
- * stream it runs ops on must be idle, or have had nothing issued on it
- * since an earlier replay of ours on `target` made it wait for that graph
- * (rp_stream.fj_after_gen: then `target` is ordered after its work
- * already, and that graph needs nothing more to finish); each event it
- * waits on recorded outside it must be complete, or recorded by such a
- * replay on `target` with nothing issued since. Otherwise its ops run
- * eagerly, as the program issued them (CUDA_ERROR_NOT_READY). The home
- * stream is among them because the side streams wait for the whole graph
- * afterwards (fj_after), unless the sequence is rooted (rp_seq): then the
- * side streams' ops wait for the home stream's earlier work eagerly too. A side stream whose blocking flag differs from
- * the home stream's never is (the legacy stream's ordering would differ).
- * `gen`: rp__issued when the resolution began. */
+ * after is done already, or known to need nothing more to be done. Its
+ * side streams' ops depend, eagerly, on their streams' earlier work, and
+ * its ops after a wait on an event recorded outside it on that event; a
+ * graph can only wait for such things as a whole, which could hold up the
+ * home stream's ops behind work the program means to release only once
+ * those ops are done (a side stream blocked on a value the host writes
+ * after synchronizing the home stream). So the graph waits for nothing.
+ * Each stream it runs ops on must be idle, or stamped (fj_clean) with
+ * nothing issued anywhere since (rp__issued): by an earlier replay of ours
+ * on `target` that made it wait for its graph (that graph needed nothing
+ * more to finish), or by a flush after which `target` waited on its last
+ * record (`target` is after its work already). The home stream is among
+ * them because the side streams wait for the whole graph afterwards
+ * (fj_after), unless the sequence is rooted (rp_seq), or every side
+ * stream's first op waits on the record the home stream's flushed work
+ * ended with: then the side streams' ops came after the home stream's
+ * earlier work eagerly too. Each event it waits on recorded outside it
+ * must be complete, or last recorded by such a replay on `target` or as
+ * the home stream's flushed work's last op. Otherwise its ops run eagerly,
+ * as the program issued them (CUDA_ERROR_NOT_READY). A side stream whose
+ * blocking flag differs from the home stream's never replays: the legacy
+ * stream would order its ops otherwise. `gen`: rp__issued when the
+ * resolution began. */
 static int fj_clean(const rp_stream *x, uint64_t gen, CUstream target)
 {
     return x && x->fj_after_gen == gen && x->fj_after_home == target;
