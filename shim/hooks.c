@@ -51,29 +51,26 @@ static inline CUresult first_error(CUresult pre, CUresult rc)
  * runs in a statement of its own: the order in which C evaluates a call's
  * arguments is unspecified, and the boundary must come before the call
  * (the fault sweep once caught a reordering from exactly that). */
-#define AFTER(boundary, call)                                                                   \
+#define AFTER(boundary, call) AFTER_ISSUING(boundary, call, 1)
+/* The same, for a call that puts work on a stream when `issues`: the count
+ * of such calls (rp__issued) goes up once the call is made, never before
+ * (a resolution in between could take the stream for idle-or-ours, and
+ * stamp it so, with this call's work still to come: replay.c, fj_ready). */
+#define AFTER_ISSUING(boundary, call, issues)                                                   \
     do {                                                                                        \
         CUresult pre_ = (boundary);                                                             \
         CUresult rc_ = (call);                                                                  \
+        if (issues)                                                                             \
+            rp__note_issue();                                                                   \
         return first_error(pre_, rc_);                                                          \
     } while (0)
 
-/* A global boundary: everything deferred, in every context, is resolved.
- * The call that follows may put work on any stream (rp__issued), unless it
- * is one that only waits or asks (`issues` 0). */
-static CUresult boundary_global_(int issues)
+/* A global boundary: everything deferred, in every context, is resolved. */
+static CUresult boundary_global(void)
 {
-    if (issues)
-        rp__note_issue();
     return rp__resolve_every_ctx(NULL, 0);
 }
 
-static CUresult boundary_global(void)
-{
-    return boundary_global_(1);
-}
-
-/* Global entries that put no work on any stream. */
 static int global_entry_issues(enum rp__entry e)
 {
     return e != RP_E_cuEventQuery && e != RP_E_cuEventSynchronize;
@@ -81,14 +78,12 @@ static int global_entry_issues(enum rp__entry e)
 
 /* A stream-scoped boundary on `s`: that stream's segment and those of the
  * streams ordered with it end. */
-static CUresult boundary_stream_(CUstream s, int ptsz, int issues)
+static CUresult boundary_stream(CUstream s, int ptsz)
 {
     /* While an event record is deferred anywhere, the call may name that
      * event without the engine seeing it (a graph's event node): global. */
     if (atomic_load_explicit(&rp__ev_deferred, memory_order_relaxed) > 0)
         return boundary_global();
-    if (issues)
-        rp__note_issue();
     rp_ctxstate *cs = lock_ctx_of_stream(s, ptsz);
     if (!cs)
         return boundary_global();
@@ -98,13 +93,9 @@ static CUresult boundary_stream_(CUstream s, int ptsz, int issues)
     return rc;
 }
 
-static CUresult boundary_stream(CUstream s, int ptsz)
-{
-    return boundary_stream_(s, ptsz, 1);
-}
-
 /* Whether a stream-scoped entry may put work on its stream (a synchronize
- * or a query does not: the fork/join replays' bookkeeping, rp__issued). */
+ * or a query does not: the fork/join replays' bookkeeping, rp__issued). A
+ * global one too (an event's synchronize or query does not). */
 static int stream_entry_issues(enum rp__entry e)
 {
     return e != RP_E_cuStreamSynchronize && e != RP_E_cuStreamSynchronize_ptsz &&
@@ -131,7 +122,6 @@ static CUresult not_capturable_locked(rp_ctxstate *cs, CUstream s, int ptsz,
 {
     cs->st.ops_seen[0]++;
     rp__count_eager(cs, why, 1);
-    rp__note_issue();
     rp_stream *st = rp__stream_of(cs, s, ptsz);
     /* As boundary_stream, for the context: a launch's event attribute may
      * name an event whose record is deferred. */
@@ -328,7 +318,7 @@ static __attribute__((noinline)) CUresult launch_recorded(rp_ctxstate *cs, const
                        &why) != 0) {
         CUresult pre = not_capturable_locked(cs, l->s, l->ptsz, why);
         unlock(cs);
-        return first_error(pre, launch_issue(l));
+        AFTER(pre, launch_issue(l));
     }
     op.entry = (uint16_t)entry;
     CUresult pre;
@@ -794,7 +784,7 @@ static CUresult stream_destroy(CUresult (*real)(CUstream), CUstream s)
  * runs. */
 static CUresult ctx_sync(rp_ctxstate *cs, CUresult (*real)(CUcontext), CUcontext c)
 {
-    CUresult pre = boundary_global_(0);
+    CUresult pre = boundary_global();
     if (cs)
         pthread_rwlock_rdlock(&cs->gate);
     CUresult rc = real(c);
@@ -862,14 +852,14 @@ static CUresult teardown_pre(int ctx_dies, size_t *held)
     {                                                                                           \
         if (rp__stepping_aside())                                                               \
             return R->name args;                                                                \
-        AFTER(boundary_global_(global_entry_issues(RP_E_##name)), R->name args);                \
+        AFTER_ISSUING(boundary_global(), R->name args, global_entry_issues(RP_E_##name));       \
     }
 #define HOOK_STREAM(name, params, args, s, ptsz)                                                \
     static CUresult CUDAAPI eng_##name params                                                   \
     {                                                                                           \
         if (rp__stepping_aside())                                                               \
             return R->name args;                                                                \
-        AFTER(boundary_stream_(s, ptsz, stream_entry_issues(RP_E_##name)), R->name args);       \
+        AFTER_ISSUING(boundary_stream(s, ptsz), R->name args, stream_entry_issues(RP_E_##name)); \
     }
 #define HOOK_STREAM_DESTROY(name, params, args, s, n)                                           \
     static CUresult CUDAAPI eng_##name params                                                   \

@@ -21,6 +21,13 @@
  *              recorded in the replayed step, and a fork from outside it)
  *   nosync     fork 2 without the host synchronization in the loop (one at
  *              the end): a framework's eager loop with side streams
+ *   held       fork 1, except that at the middle iteration the step stops
+ *              at the join, the side stream waits (cuStreamWaitValue32) for
+ *              a flag and the host synchronizes S; in the next iteration the
+ *              side stream's kernel, queued behind that wait, reads a
+ *              buffer the host rewrites (after a pause) before it sets the
+ *              flag: a replay must not run it earlier (a review found one
+ *              that did)
  *   blocked    the side stream first waits (cuStreamWaitValue32) for a value
  *              the host writes only once the main stream is synchronized:
  *              a graph that waited for the side stream's earlier work would
@@ -29,6 +36,7 @@
  * Prints a checksum per buffer.
  * Usage: forkjoin MODULE ITERS [fork N|nested|previous|query|foreign] */
 #include <string.h>
+#include <time.h>
 
 #include <cuda.h>
 
@@ -63,11 +71,11 @@ static void iota(CUstream s, CUdeviceptr x, float base)
 
 int main(int argc, char **argv)
 {
-    app_usage(argc, argv, "[fork N|nested|previous|query|foreign|later|nosync|blocked]");
+    app_usage(argc, argv, "[fork N|nested|previous|query|foreign|later|nosync|held|blocked]");
     long iters = app_arg(argc, argv, 2, 0, 1, 100000000);
     const char *mode = argc > 3 ? argv[3] : "fork";
     int nside = 2, nested = 0, previous = 0, query = 0, foreign = 0, later = 0, blocked = 0,
-        nosync = 0;
+        nosync = 0, held = 0;
     if (!strcmp(mode, "fork"))
         nside = (int)app_arg(argc, argv, 4, 2, 1, MAXSIDE);
     else if (!strcmp(mode, "nested"))
@@ -84,9 +92,11 @@ int main(int argc, char **argv)
         blocked = 1, nside = 1;
     else if (!strcmp(mode, "nosync"))
         nosync = 1, nside = 2;
+    else if (!strcmp(mode, "held"))
+        held = 1, nside = 1;
     else {
         printf("error: bad mode %s (want fork N, nested, previous, query, foreign, later, "
-               "nosync or blocked)\n", mode);
+               "nosync, held or blocked)\n", mode);
         return 2;
     }
     CUdevice dev;
@@ -138,10 +148,13 @@ int main(int argc, char **argv)
     CUdeviceptr t_buf = 0;
     CUstream writer = NULL;
     CUdeviceptr flag = 0;
-    if (blocked) {
+    CUdeviceptr data = 0;
+    if (blocked || held) {
         CK(cuStreamCreate, (&writer, CU_STREAM_NON_BLOCKING));
         CK(cuMemAlloc, (&flag, sizeof(uint32_t)));
         CK(cuMemsetD32, (flag, 0, 1));
+        CK(cuMemAlloc, (&data, N * sizeof(float)));
+        iota(s, data, 0.5f);
         CK(cuCtxSynchronize, ());
     }
     if (later) {
@@ -169,7 +182,7 @@ int main(int argc, char **argv)
             if (later && i == 0 && it > 0) /* T has read this buffer */
                 CK(cuStreamWaitEvent, (side[0], t_ev, 0));
             scale(side[i], side_buf[i], (uint32_t)(i + 2));
-            axpy(side[i], side_buf[i], side_buf[i], -0.03125f * (float)(i + 1));
+            axpy(side[i], side_buf[i], held ? data : side_buf[i], -0.03125f * (float)(i + 1));
             if (nested && i == 0) { /* A forks to B and joins it back */
                 CK(cuEventRecord, (inner_ev, side[0]));
                 CK(cuStreamWaitEvent, (side[1], inner_ev, 0));
@@ -187,12 +200,23 @@ int main(int argc, char **argv)
             CK(cuCtxPopCurrent, (&other));
         for (int i = 0; i < (nested ? 1 : blocked ? 0 : nside); i++) /* join */
             CK(cuStreamWaitEvent, (s, side_ev[i], 0));
+        if (held && it == iters / 2) { /* the step stops here; the side waits */
+            CK(cuStreamWaitValue32, (side[0], flag, 1, CU_STREAM_WAIT_VALUE_GEQ));
+            CK(cuStreamSynchronize, (s));
+            continue;
+        }
         if (!foreign && !blocked)
             for (int i = 0; i < nside; i++)
                 axpy(s, main_buf, side_buf[i], 0.015625f);
         scale(s, main_buf, 3);
         if (previous)
             CK(cuEventRecord, (fork_prev, s));
+        if (held && it == iters / 2 + 1) { /* the side's kernel waits for this */
+            struct timespec pause = {0, 50 * 1000 * 1000};
+            nanosleep(&pause, NULL);
+            iota(writer, data, 9.0f);
+            CK(cuStreamWriteValue32, (writer, flag, 1, 0));
+        }
         if (!nosync)
             CK(cuStreamSynchronize, (s));
         if (blocked) {
