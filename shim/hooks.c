@@ -53,11 +53,15 @@ static inline CUresult first_error(CUresult pre, CUresult rc)
  * (the fault sweep once caught a reordering from exactly that). */
 #define AFTER(boundary, call) AFTER_ISSUING(boundary, call, 1)
 /* The same, for a call that puts work on a stream when `issues`: the count
- * of such calls (rp__issued) goes up once the call is made, never before
- * (a resolution in between could take the stream for idle-or-ours, and
- * stamp it so, with this call's work still to come: replay.c, fj_ready). */
+ * of such calls (rp__issued) goes up once the call is made (a resolution
+ * before it could take the stream for idle-or-ours, and stamp it so, with
+ * this call's work still to come: replay.c, fj_ready), and before it too
+ * (no resolution of another thread while the call runs takes the stream
+ * for unchanged). */
 #define AFTER_ISSUING(boundary, call, issues)                                                   \
     do {                                                                                        \
+        if (issues)                                                                             \
+            rp__note_issue();                                                                   \
         CUresult pre_ = (boundary);                                                             \
         CUresult rc_ = (call);                                                                  \
         if (issues)                                                                             \
@@ -318,6 +322,10 @@ static __attribute__((noinline)) CUresult launch_recorded(rp_ctxstate *cs, const
                        &why) != 0) {
         CUresult pre = not_capturable_locked(cs, l->s, l->ptsz, why);
         unlock(cs);
+        /* A launch attribute may record an event another context's run
+         * holds a deferred wait on: every context first. */
+        if (atomic_load_explicit(&rp__ev_deferred, memory_order_relaxed) > 0)
+            pre = first_error(pre, boundary_global());
         AFTER(pre, launch_issue(l));
     }
     op.entry = (uint16_t)entry;
@@ -736,6 +744,9 @@ static CUresult event_destroy(CUresult (*real)(CUevent), CUevent e)
     CUresult pre = CUDA_SUCCESS;
     if (!rp__stepping_aside() && rp__ev_get(e, &info) && info.live_cs)
         pre = settle_event(e, &info, "destroyed");
+    /* Its handle may come back for a new event: what a replay knew of the
+     * old one's last record (fj_ready) must not pass for the new one's. */
+    rp__note_issue();
     CUresult rc = real(e);
     if (rc == CUDA_SUCCESS)
         rp__ev_destroyed(e);

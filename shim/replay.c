@@ -347,6 +347,13 @@ static CUresult replay(rp_stream *st, rp_seq *s, CUstream target, enum replay_st
     const struct rp__driver *D = st->cs->drv;
     *what = STEP_LAUNCH;
     size_t n = s->det->n;
+    if (s->multi) { /* first: nothing below is done for a replay not made */
+        CUresult rc = fj_ready(st, s, target, gen);
+        if (rc != CUDA_SUCCESS) {
+            *what = STEP_ORDER;
+            return rc;
+        }
+    }
     if (s->sealed.nstaging) {
         if (s->done_pending) {
             CUresult rc = D->cuEventSynchronize(s->done);
@@ -364,13 +371,6 @@ static CUresult replay(rp_stream *st, rp_seq *s, CUstream target, enum replay_st
         CUresult rc = apply_updates(st, s);
         if (rc != CUDA_SUCCESS) {
             *what = STEP_UPDATE;
-            return rc;
-        }
-    }
-    if (s->multi) {
-        CUresult rc = fj_ready(st, s, target, gen);
-        if (rc != CUDA_SUCCESS) {
-            *what = STEP_ORDER;
             return rc;
         }
     }
