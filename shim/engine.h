@@ -168,6 +168,8 @@ typedef struct rp_stream {
     uint64_t idle_seen;     /* opno when the idle watch last looked (streams.c) */
     rp_period *per;
     int seg_cut_by_period;  /* the segment being learnt began at a period cut */
+    int per_align;          /* a period was just accepted on a fork/join run: where
+                               its steps start is chosen once a period is learnt */
     /* The per-thread stream of another thread cannot be named from here:
      * its deferred work, resolved by another thread, goes to the context's
      * private stream after `start_ev` (recorded on the owner's stream when

@@ -47,6 +47,7 @@ static void watch_period(rp_stream *st, const rp_op *op)
         if (rp__period_feed(st->per, op->opno, op->skey, repeats, rp__eng_cfg.min_ops) &&
             st->per->d) {
             st->cs->st.periods_found++;
+            st->per_align = st->nmembers > 0;
             static _Atomic unsigned int logged;
             if (atomic_fetch_add(&logged, 1) < 8)
                 rp__info("stream %p repeats every %llu ops with no boundary: its steps are "
@@ -162,6 +163,60 @@ static int maybe_rest(rp_stream *st)
     return 1;
 }
 
+/* Whether the step of `d` ops at `ops`, started at its op `j`, is rooted
+ * (rp_seq): its first event record on `home`, and every other stream's
+ * first op a wait on an event recorded before it in the step. */
+static int rotation_rooted(const rp_op *ops, size_t d, size_t j, CUstream home)
+{
+    CUevent recs[RP_FJ_EVENTS];
+    CUstream seen[RP_FJ_STREAMS];
+    size_t nrec = 0, nseen = 0;
+    for (size_t k = 0; k < d; k++) {
+        const rp_op *op = &ops[(j + k) % d];
+        if (op->stream != home) {
+            size_t m = 0;
+            while (m < nseen && seen[m] != op->stream)
+                m++;
+            if (m == nseen) {
+                size_t r = 0;
+                while (op->kind == RP_OP_EVWAIT && r < nrec && recs[r] != op->ev)
+                    r++;
+                if (nseen == RP_FJ_STREAMS || op->kind != RP_OP_EVWAIT || r == nrec)
+                    return 0;
+                seen[nseen++] = op->stream;
+            }
+        }
+        if (op->kind == RP_OP_EVREC) {
+            if ((!nrec && op->stream != home) || nrec == RP_FJ_EVENTS)
+                return 0;
+            recs[nrec++] = op->ev;
+        }
+    }
+    return nseen > 0;
+}
+
+/* A fork/join run's period was just accepted: its steps start where a step
+ * is rooted, if some start makes it so (a step cut inside a side stream's
+ * part would depend on the step before, and its graph could be launched
+ * only when that side stream is idle: replay.c, fj_ready). Needs the last
+ * period's ops recorded in a row; tried again with each op until then. */
+static void align_fork_join(rp_stream *st)
+{
+    uint64_t d = st->per->d;
+    if (!d || d > st->nseg)
+        return;
+    const rp_op *ops = &st->seg[st->nseg - d];
+    if (ops[d - 1].opno - ops[0].opno != d - 1)
+        return;
+    st->per_align = 0;
+    for (size_t j = 0; j < d; j++) {
+        if (ops[j].stream == st->handle && rotation_rooted(ops, d, j, st->handle)) {
+            rp__period_align(st->per, ops[j].opno);
+            return;
+        }
+    }
+}
+
 void rp__seg_append(rp_stream *st, rp_op *op, enum rp__eager_reason pending)
 {
     if (pending != RP_EAGER_DIVERGED && (rp__learn_resting(st) || maybe_rest(st))) {
@@ -197,6 +252,8 @@ void rp__seg_append(rp_stream *st, rp_op *op, enum rp__eager_reason pending)
     }
     st->seg[st->nseg++] = *op;
     memset(op, 0, sizeof *op);
+    if (st->per_align && st->per && st->per->d)
+        align_fork_join(st);
 }
 
 

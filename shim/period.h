@@ -55,6 +55,15 @@ void rp__period_fini(rp_period *p);
  * accepted (at least 1). Returns 1 when the accepted period changed. */
 int rp__period_feed(rp_period *p, uint64_t pos, uint64_t key, unsigned int min_repeats,
                     uint64_t min_len);
+/* Make the steps of the accepted period start at position `pos` (as at
+ * every position d apart), in place of where winnowing put them: the
+ * engine knows which start makes a step's ops independent of the step
+ * before (a fork/join step, learn.c). No effect without a period. */
+static inline void rp__period_align(rp_period *p, uint64_t pos)
+{
+    if (p->d)
+        p->base = pos;
+}
 /* 1 when a segment should end before the op at `pos`: a step starts there,
  * or a chunk of at most `chunk` ops within the step does (0: no limit). */
 int rp__period_cut_before(const rp_period *p, uint64_t pos, uint64_t chunk);
