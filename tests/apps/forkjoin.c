@@ -12,6 +12,9 @@
  *              iteration (besides this iteration's): a join on an older event
  *   query      after each synchronize, the host queries the last side event
  *              and prints how often it was not complete (it must always be)
+ *   sidequery  like query, but the host synchronizes the last side stream
+ *              (before the main stream) and then queries its event, which
+ *              is complete then when run eagerly
  *   foreign    the side stream belongs to another context (a created one):
  *              its wait and work cannot be part of S's graph
  *   later      after each synchronize, a fourth stream T waits on the first
@@ -71,11 +74,11 @@ static void iota(CUstream s, CUdeviceptr x, float base)
 
 int main(int argc, char **argv)
 {
-    app_usage(argc, argv, "[fork N|nested|previous|query|foreign|later|nosync|held|blocked]");
+    app_usage(argc, argv, "[fork N|nested|previous|query|sidequery|foreign|later|nosync|held|blocked]");
     long iters = app_arg(argc, argv, 2, 0, 1, 100000000);
     const char *mode = argc > 3 ? argv[3] : "fork";
     int nside = 2, nested = 0, previous = 0, query = 0, foreign = 0, later = 0, blocked = 0,
-        nosync = 0, held = 0;
+        nosync = 0, held = 0, sidequery = 0;
     if (!strcmp(mode, "fork"))
         nside = (int)app_arg(argc, argv, 4, 2, 1, MAXSIDE);
     else if (!strcmp(mode, "nested"))
@@ -84,6 +87,8 @@ int main(int argc, char **argv)
         previous = 1, nside = 1;
     else if (!strcmp(mode, "query"))
         query = 1, nside = 2;
+    else if (!strcmp(mode, "sidequery"))
+        sidequery = 1, nside = 2;
     else if (!strcmp(mode, "foreign"))
         foreign = 1, nside = 1;
     else if (!strcmp(mode, "later"))
@@ -95,8 +100,8 @@ int main(int argc, char **argv)
     else if (!strcmp(mode, "held"))
         held = 1, nside = 1;
     else {
-        printf("error: bad mode %s (want fork N, nested, previous, query, foreign, later, "
-               "nosync, held or blocked)\n", mode);
+        printf("error: bad mode %s (want fork N, nested, previous, query, sidequery, "
+               "foreign, later, nosync, held or blocked)\n", mode);
         return 2;
     }
     CUdevice dev;
@@ -217,6 +222,11 @@ int main(int argc, char **argv)
             iota(writer, data, 9.0f);
             CK(cuStreamWriteValue32, (writer, flag, 1, 0));
         }
+        if (sidequery) {
+            CK(cuStreamSynchronize, (side[nside - 1]));
+            if (cuEventQuery(side_ev[nside - 1]) != CUDA_SUCCESS)
+                not_done++;
+        }
         if (!nosync)
             CK(cuStreamSynchronize, (s));
         if (blocked) {
@@ -243,7 +253,7 @@ int main(int argc, char **argv)
         CK(cuEventDestroy, (t_ev));
         CK(cuStreamDestroy, (t));
     }
-    if (query)
+    if (query || sidequery)
         printf("forkjoin: side event not complete after the synchronize %ld times\n", not_done);
     float *h = malloc(N * sizeof(float));
     if (!h)
