@@ -310,21 +310,26 @@ static CUresult fj_after(rp_stream *st, const rp_seq *s, CUstream target, uint64
     const struct rp__driver *D = cs->drv;
     CUresult first = CUDA_SUCCESS;
     int clean = 1;
-    if (s->nside) {
-        CUresult rc = D->cuEventRecord(cs->fj.post, target);
-        for (unsigned int i = 0; i < s->nside && rc == CUDA_SUCCESS; i++)
-            rc = D->cuStreamWaitEvent(s->side[i], cs->fj.post, 0);
-        if (rc != CUDA_SUCCESS) {
-            first = D->cuStreamSynchronize(target);
-            clean = 0;
-        }
-    }
+    /* The events first: a side stream's later work, and a synchronize of a
+     * side stream, then come after them (an event recorded on a side
+     * stream is complete, eagerly, once that stream is synchronized). */
     for (size_t i = 0; i < s->nrec; i++) {
         CUresult rc = D->cuEventRecord(s->recs[i], target);
         if (rc == CUDA_SUCCESS)
             rp__ev_rerecorded(s->recs[i], gen, target);
         else if (first == CUDA_SUCCESS)
             first = rc;
+    }
+    if (s->nside) {
+        CUresult rc = D->cuEventRecord(cs->fj.post, target);
+        for (unsigned int i = 0; i < s->nside && rc == CUDA_SUCCESS; i++)
+            rc = D->cuStreamWaitEvent(s->side[i], cs->fj.post, 0);
+        if (rc != CUDA_SUCCESS) {
+            CUresult src = D->cuStreamSynchronize(target);
+            if (first == CUDA_SUCCESS)
+                first = src;
+            clean = 0;
+        }
     }
     if (clean && s->nside) {
         st->fj_after_gen = gen;
