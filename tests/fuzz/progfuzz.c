@@ -42,7 +42,8 @@
  *      buffer, records an event the first lane waits on (so that its later
  *      writes wait for the read); sometimes with an event created for the
  *      step and destroyed while the wait is pending, the legacy stream also
- *      waiting on the join, or the host querying it
+ *      waiting on the join, or the host querying it (after synchronizing
+ *      the stream that recorded it, its answer is part of the checksum)
  *
  * The programs are race-free by construction, so that their output is
  * deterministic: each stream ("lane") owns its device buffers and its host
@@ -206,6 +207,8 @@ static void gen_op(op *o, int nosync)
     if (sh_pinned && (o->kind == OP_HTOD_PINNED || o->kind == OP_DTOH_PINNED ||
                       o->kind == OP_HOSTFN || o->kind == OP_MAPPED_WRITE || o->kind == OP_BOUNCE))
         o->region = (int)pick(2);
+    if (o->kind == OP_XFER)
+        o->region = !nosync; /* may synchronize the reading lane */
     o->f = (float)(int)(pick(9) + 1) * 0.125f;
     o->u = (uint32_t)pick(1000);
     o->varies = pick(3) == 0;
@@ -516,6 +519,11 @@ static void run_op(const op *o, unsigned int rep)
             CUresult r = cuEventQuery(ev_join);
             if (r != CUDA_SUCCESS && r != CUDA_ERROR_NOT_READY)
                 app_fail("cuEventQuery", (int)r);
+        }
+        if ((u & 8) && o->region) { /* recorded on B: complete once B is synchronized */
+            CK(cuStreamSynchronize, (streams[B]));
+            CUresult r = cuEventQuery(ev_join);
+            acc = app_hash(acc, &r, sizeof r);
         }
         break;
     }
