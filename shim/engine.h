@@ -234,6 +234,8 @@ struct rp__engine_stats {
     uint64_t fork_joins;         /* graphs captured with more than one stream */
     uint64_t stream_joins;       /* streams that joined another's trace by a wait */
     uint64_t fork_joins_busy;    /* fork/join replays not made: streams busy (then eager) */
+    uint64_t staging_busy;       /* replays not made: the previous launch still reading
+                                    its staging (then eager) */
     uint64_t cross_context_waits;/* waits on an event of another context (never one graph) */
     uint64_t event_settles;      /* traces ended because a call named their event and
                                     could not join them (another context, a destroy...) */

@@ -222,10 +222,11 @@ static CUresult apply_updates(rp_stream *st, rp_seq *s)
  * graph reads is refilled with this occurrence's bytes, after the previous
  * launch of the graph has finished reading it. Returns the driver's error
  * (nothing launched; *what is the step that failed) or CUDA_SUCCESS. */
-enum replay_step { STEP_LAUNCH, STEP_WAIT, STEP_UPDATE, STEP_ORDER };
-static const char *const step_names[] = {"graph launch", "waiting for the previous launch",
+enum replay_step { STEP_LAUNCH, STEP_WAIT, STEP_UPDATE, STEP_ORDER, STEP_STAGING };
+static const char *const step_names[] = {"graph launch", "asking about the previous launch",
                                          "graph node update",
-                                         "asking whether its other streams are idle"};
+                                         "asking whether its other streams are idle",
+                                         "the previous launch still reading its staging"};
 
 /* Before a fork/join sequence's launch on `target`: what it must come
  * after is done already, or known to need nothing more to be done. Its
@@ -360,10 +361,15 @@ static CUresult replay(rp_stream *st, rp_seq *s, CUstream target, enum replay_st
         }
     }
     if (s->sealed.nstaging) {
+        /* The previous launch must have read the staging before it is
+         * refilled. The host does not wait for it: that launch may sit
+         * behind work the program releases only after this call returns
+         * (a cuStreamWaitValue32 on the stream, released by the next
+         * cuStreamWriteValue32). Still reading: eagerly this time. */
         if (s->done_pending) {
-            CUresult rc = D->cuEventSynchronize(s->done);
+            CUresult rc = D->cuEventQuery(s->done);
             if (rc != CUDA_SUCCESS) {
-                *what = STEP_WAIT;
+                *what = rc == CUDA_ERROR_NOT_READY ? STEP_STAGING : STEP_WAIT;
                 return rc;
             }
             s->done_pending = 0;
@@ -485,6 +491,8 @@ void rp__match_resolve(rp_stream *st, CUstream target, struct rp_resolved *out)
             /* A fork/join sequence whose streams are busy: eagerly this
              * time, the graph stays. */
             cs->st.fork_joins_busy++;
+        } else if (rc == CUDA_ERROR_NOT_READY && failed == STEP_STAGING) {
+            cs->st.staging_busy++; /* likewise */
         } else if (rc == CUDA_ERROR_NOT_READY) {
             /* The graph stays while next time may need fewer updates; when
              * it keeps needing too many it goes, and its shape backs off. */

@@ -221,6 +221,7 @@ static void write_counters(struct out *o, const struct rp__engine_stats *e, uint
     out_key_u64(o, sep, "fork_joins", e->fork_joins);
     out_key_u64(o, sep, "stream_joins", e->stream_joins);
     out_key_u64(o, sep, "fork_joins_busy", e->fork_joins_busy);
+    out_key_u64(o, sep, "staging_busy", e->staging_busy);
     out_key_u64(o, sep, "event_settles", e->event_settles);
     out_key_u64(o, sep, "cross_context_waits", e->cross_context_waits);
     /* Launches kept eager for a launch attribute a graph cannot carry. */

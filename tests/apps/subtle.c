@@ -21,7 +21,12 @@
  *             host wait), so that one step's copy is issued while the
  *             previous step's work may still be queued; s is synchronized
  *             every 8 steps
- * Usage: subtle MODULE ITERS [lastbyte|lastrare|gridy|memset|event|staging]
+ *   held      the same copy and kernel, queued each step behind a
+ *             cuStreamWaitValue32 that the next step's cuStreamWriteValue32
+ *             (on another stream) releases: a replay must not make the host
+ *             wait for the previous step's graph to read its staging (it
+ *             waits on the next step's call)
+ * Usage: subtle MODULE ITERS [lastbyte|lastrare|gridy|memset|event|staging|held]
  * (default lastbyte) */
 #include <string.h>
 
@@ -34,15 +39,16 @@
 
 int main(int argc, char **argv)
 {
-    app_usage(argc, argv, "[lastbyte|lastrare|gridy|memset|event|staging]");
+    app_usage(argc, argv, "[lastbyte|lastrare|gridy|memset|event|staging|held]");
     long iters = app_arg(argc, argv, 2, 0, 0, 100000000);
     const char *mode = argc > 3 ? argv[3] : "lastbyte";
     int lastbyte = !strcmp(mode, "lastbyte"), lastrare = !strcmp(mode, "lastrare"),
         gridy = !strcmp(mode, "gridy"),
         memset_ = !strcmp(mode, "memset"), event = !strcmp(mode, "event"),
-        staging = !strcmp(mode, "staging");
-    if (!lastbyte && !lastrare && !gridy && !memset_ && !event && !staging)
-        app_die("the third argument must be lastbyte, lastrare, gridy, memset, event or staging");
+        staging = !strcmp(mode, "staging"), held = !strcmp(mode, "held");
+    if (!lastbyte && !lastrare && !gridy && !memset_ && !event && !staging && !held)
+        app_die("the third argument must be lastbyte, lastrare, gridy, memset, event, staging or "
+                "held");
 
     CUdevice dev;
     CUcontext ctx;
@@ -93,6 +99,14 @@ int main(int argc, char **argv)
     void *fold_y[] = { &z, &y, &half, &n };  /* z += y/2 */
     void *fold_m[] = { &z, &m, &half, &n };  /* z += m/2 */
     uint64_t reads = 0x7375627400000000ull;
+    CUstream w = NULL;
+    CUdeviceptr flag = 0;
+    if (held) {
+        CK(cuStreamCreate, (&w, CU_STREAM_NON_BLOCKING));
+        CK(cuMemAlloc, (&flag, sizeof(uint32_t)));
+        CK(cuMemsetD32, (flag, 0, 1));
+        CK(cuCtxSynchronize, ());
+    }
     for (long it = 0; it < iters; it++) {
         if (lastbyte) {
             iter = (it & 1) ? 3u : 3u + (1u << 24);
@@ -124,6 +138,13 @@ int main(int argc, char **argv)
             CK(cuEventRecord, (ev, CU_STREAM_LEGACY));
             CK(cuEventSynchronize, (ev));
             reads = app_hash(reads, pinned, bytes);
+        } else if (held) {
+            CK(cuStreamWaitValue32, (s, flag, (cuuint32_t)(it + 1), CU_STREAM_WAIT_VALUE_GEQ));
+            for (int i = 0; i < N; i++)
+                pageable[i] = (float)((it * 7 + i) % 13) * 0.25f;
+            CK(cuMemcpyHtoDAsync, (y, pageable, bytes, s));
+            CK(cuLaunchKernel, (f_axpy, grid, 1, 1, TK_BLOCK, 1, 1, 0, s, fold_y, NULL));
+            CK(cuStreamWriteValue32, (w, flag, (cuuint32_t)it, 0)); /* the last step's wait */
         } else {
             for (int i = 0; i < N; i++)
                 pageable[i] = (float)((it * 5 + i) % 11) * 0.25f;
@@ -134,6 +155,8 @@ int main(int argc, char **argv)
                 CK(cuStreamSynchronize, (s));
         }
     }
+    if (held)
+        CK(cuStreamWriteValue32, (w, flag, (cuuint32_t)iters + 1, 0));
     CK(cuStreamSynchronize, (s));
 
     float h[N];
@@ -150,6 +173,10 @@ int main(int argc, char **argv)
     CK(cuMemFree, (z));
     CK(cuMemFree, (m));
     CK(cuEventDestroy, (ev));
+    if (held) {
+        CK(cuMemFree, (flag));
+        CK(cuStreamDestroy, (w));
+    }
     CK(cuStreamDestroy, (s));
     app_close(dev, mod);
     return 0;
