@@ -192,6 +192,8 @@ typedef struct rp_stream {
     uint64_t fj_after_gen;
     CUstream fj_after_home;
     CUevent fj_tail_ev;     /* the home stream after a flush: its last op recorded this */
+    int fj_after_post;      /* a side stream stamped by a replay: its last work is its
+                               wait for that replay's graph (cs->fj.post) */
 } rp_stream;
 
 #define RP_ATTR_IDS 17 /* launch attribute ids counted in the stats (CUDA 13: 0-16) */

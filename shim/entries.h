@@ -21,6 +21,10 @@
  *   TEARDOWN        resolves and forgets every context's graphs and streams
  *                   (N = 1: a context may die with it)
  *   NOTE_KERNEL     forwarded, and the CUkernel it returns remembered
+ *   QUERY           cuStreamQuery (hooks.c): a stream-scoped boundary, and a
+ *                   side stream of a fork/join replay whose only pending
+ *                   work is its wait for that replay's graph, now done,
+ *                   answers idle (as it would have eagerly)
  *   EVENT           an event's creation or destruction (hooks.c): which
  *                   events can be recorded and waited on inside a
  *                   sequence, and what is deferred of one that goes
@@ -181,8 +185,8 @@
     /* synchronisation and ordering */ \
     X(cuStreamSynchronize, (CUstream hStream), (hStream), (STREAM, hStream, 0)) \
     X(cuStreamSynchronize_ptsz, (CUstream hStream), (hStream), (STREAM, hStream, 1)) \
-    X(cuStreamQuery, (CUstream hStream), (hStream), (STREAM, hStream, 0)) \
-    X(cuStreamQuery_ptsz, (CUstream hStream), (hStream), (STREAM, hStream, 1)) \
+    X(cuStreamQuery, (CUstream hStream), (hStream), (QUERY, _, 0)) \
+    X(cuStreamQuery_ptsz, (CUstream hStream), (hStream), (QUERY, _, 0)) \
     X(cuCtxSynchronize, (void), (), (CTX_SYNC, _, 0)) \
     X(cuCtxSynchronize_v2, (CUcontext ctx), (ctx), (CTX_SYNC, _, 0)) \
     X(cuEventRecord, (CUevent hEvent, CUstream hStream), (hEvent, hStream), (CAPTURE, _, 0)) \

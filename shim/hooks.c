@@ -765,6 +765,44 @@ static CUresult CUDAAPI eng_cuEventDestroy_v2(CUevent hEvent)
 
 /* ---- boundaries with their own behaviour --------------------------------------- */
 
+/* cuStreamQuery: a stream-scoped boundary. A side stream of a fork/join
+ * replay holds one more op than it would have eagerly, its wait for the
+ * graph (fj_after), and the driver may not have retired that wait yet when
+ * the graph is done: the program, having synchronized the home stream
+ * past the side stream's last event, would see it busy where eagerly it is
+ * idle. While nothing else has been issued since that replay (its stamp,
+ * replay.c), the side stream's work is done exactly when the replay's post
+ * event is: asked then, the answer is the program's. */
+static CUresult stream_query(CUresult (*real)(CUstream), CUstream s, int ptsz)
+{
+    if (rp__stepping_aside())
+        return real(s);
+    CUresult pre = boundary_stream(s, ptsz);
+    CUresult rc = real(s);
+    if (rc == CUDA_ERROR_NOT_READY && rp__stream_is_created(s)) {
+        rp_ctxstate *cs = lock_ctx_of_stream(s, ptsz);
+        if (cs) {
+            rp_stream *st = rp__stream_of(cs, s, ptsz);
+            if (st && st->fj_after_post && st->fj_after_home && !st->ndef && !st->owner &&
+                st->fj_after_gen == atomic_load_explicit(&rp__issued, memory_order_relaxed) &&
+                cs->fj.post && R->cuEventQuery(cs->fj.post) == CUDA_SUCCESS)
+                rc = CUDA_SUCCESS;
+            unlock(cs);
+        }
+    }
+    return first_error(pre, rc);
+}
+
+static CUresult CUDAAPI eng_cuStreamQuery(CUstream hStream)
+{
+    return stream_query(R->cuStreamQuery, hStream, 0);
+}
+
+static CUresult CUDAAPI eng_cuStreamQuery_ptsz(CUstream hStream)
+{
+    return stream_query(R->cuStreamQuery_ptsz, hStream, 1);
+}
+
 /* A destroyed stream's handle may come back for a new stream with other
  * flags or another context: its record goes with it, after its deferred
  * work was resolved (destroying a stream does not wait for its work, but
@@ -858,6 +896,7 @@ static CUresult teardown_pre(int ctx_dies, size_t *held)
 #define HOOK_CTX_SYNC(name, params, args, arg, n)    /* written out above */
 #define HOOK_NOTE_KERNEL(name, params, args, arg, n) /* written out above */
 #define HOOK_EVENT(name, params, args, arg, n)       /* written out above */
+#define HOOK_QUERY(name, params, args, arg, n)       /* written out above */
 #define HOOK_GLOBAL(name, params, args, arg, n)                                                 \
     static CUresult CUDAAPI eng_##name params                                                   \
     {                                                                                           \
@@ -931,6 +970,7 @@ RP_ENTRIES(HOOK)
 #define INSTALL_TEARDOWN INSTALL_HOOK
 #define INSTALL_NOTE_KERNEL INSTALL_HOOK
 #define INSTALL_EVENT INSTALL_HOOK
+#define INSTALL_QUERY INSTALL_HOOK
 
 int rp__engine_install(struct rp__driver *core, const struct rp__driver *drv,
                        const struct rp__engine_config *cfg)

@@ -341,6 +341,7 @@ static CUresult fj_after(rp_stream *st, const rp_seq *s, CUstream target, uint64
             if (x) {
                 x->fj_after_gen = gen;
                 x->fj_after_home = target;
+                x->fj_after_post = 1;
             }
         }
     }
@@ -578,6 +579,7 @@ void rp__match_resolve(rp_stream *st, CUstream target, struct rp_resolved *out)
             if (x) {
                 x->fj_after_gen = gen + 2;
                 x->fj_after_home = st->handle;
+                x->fj_after_post = 0;
             }
         }
         /* The home stream's flushed work ending with a record: a sequence

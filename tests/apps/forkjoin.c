@@ -12,6 +12,9 @@
  *              iteration (besides this iteration's): a join on an older event
  *   query      after each synchronize, the host queries the last side event
  *              and prints how often it was not complete (it must always be)
+ *   streamquery  after each synchronize of the main stream, the host asks
+ *              each side stream whether it is idle (cuStreamQuery): it is,
+ *              eagerly, since the main stream waited on its last event
  *   sidequery  like query, but the host synchronizes the last side stream
  *              (before the main stream) and then queries its event, which
  *              is complete then when run eagerly
@@ -74,11 +77,11 @@ static void iota(CUstream s, CUdeviceptr x, float base)
 
 int main(int argc, char **argv)
 {
-    app_usage(argc, argv, "[fork N|nested|previous|query|sidequery|foreign|later|nosync|held|blocked]");
+    app_usage(argc, argv, "[fork N|nested|previous|query|streamquery|sidequery|foreign|later|nosync|held|blocked]");
     long iters = app_arg(argc, argv, 2, 0, 1, 100000000);
     const char *mode = argc > 3 ? argv[3] : "fork";
     int nside = 2, nested = 0, previous = 0, query = 0, foreign = 0, later = 0, blocked = 0,
-        nosync = 0, held = 0, sidequery = 0;
+        nosync = 0, held = 0, sidequery = 0, streamquery = 0;
     if (!strcmp(mode, "fork"))
         nside = (int)app_arg(argc, argv, 4, 2, 1, MAXSIDE);
     else if (!strcmp(mode, "nested"))
@@ -89,6 +92,8 @@ int main(int argc, char **argv)
         query = 1, nside = 2;
     else if (!strcmp(mode, "sidequery"))
         sidequery = 1, nside = 2;
+    else if (!strcmp(mode, "streamquery"))
+        streamquery = 1, nside = 2;
     else if (!strcmp(mode, "foreign"))
         foreign = 1, nside = 1;
     else if (!strcmp(mode, "later"))
@@ -100,8 +105,8 @@ int main(int argc, char **argv)
     else if (!strcmp(mode, "held"))
         held = 1, nside = 1;
     else {
-        printf("error: bad mode %s (want fork N, nested, previous, query, sidequery, "
-               "foreign, later, nosync, held or blocked)\n", mode);
+        printf("error: bad mode %s (want fork N, nested, previous, query, streamquery, "
+               "sidequery, foreign, later, nosync, held or blocked)\n", mode);
         return 2;
     }
     CUdevice dev;
@@ -235,6 +240,9 @@ int main(int argc, char **argv)
         }
         if (query && cuEventQuery(side_ev[nside - 1]) != CUDA_SUCCESS)
             not_done++;
+        for (int i = 0; streamquery && i < nside; i++)
+            if (cuStreamQuery(side[i]) != CUDA_SUCCESS)
+                not_done++;
         if (later) {
             CK(cuStreamWaitEvent, (t, side_ev[0], 0));
             axpy(t, t_buf, side_buf[0], 0.5f);
@@ -255,6 +263,8 @@ int main(int argc, char **argv)
     }
     if (query || sidequery)
         printf("forkjoin: side event not complete after the synchronize %ld times\n", not_done);
+    if (streamquery)
+        printf("forkjoin: a side stream not idle after the synchronize %ld times\n", not_done);
     float *h = malloc(N * sizeof(float));
     if (!h)
         app_die("out of host memory");

@@ -92,7 +92,7 @@ runs=("kernelcheck 2" "heat 200" "pingpong 96" "pingpong 60 2 3" "stepper 200 1"
       # cluster 1x1x1; pss: a boundary), fork/join shapes, two devices
       # (skips on a machine with one)
       "attrs 100" "attrs 100 pss" "forkjoin 100 fork 2" "forkjoin 100 fork 3"
-      "forkjoin 100 nested" "forkjoin 100 previous" "forkjoin 30 query" "forkjoin 30 sidequery"
+      "forkjoin 100 nested" "forkjoin 100 previous" "forkjoin 30 query" "forkjoin 30 sidequery" "forkjoin 30 streamquery"
       "forkjoin 30 foreign" "forkjoin 100 later" "forkjoin 200 nosync"
       "forkjoin 20 held" "forkjoin 20 blocked" "twodev 30" "subtle 25 lastrare")
 # Long kernels: 2^25 floats a buffer on a GPU (~100 us a kernel, to be
