@@ -157,7 +157,7 @@ static void plan_free(fj_plan *p)
  * need (other streams, events to record again, events to wait on). Returns
  * 0, 1 when it runs on more streams or records more events than the
  * private ones (a bound), or -1 when memory runs out. */
-static int plan(rp_ctxstate *cs, rp_seq *s, const rp_det_entry *e, fj_plan *p)
+static int plan(rp_seq *s, const rp_det_entry *e, fj_plan *p)
 {
     memset(p, 0, sizeof *p);
     p->on = calloc(e->n, 1);
@@ -166,13 +166,9 @@ static int plan(rp_ctxstate *cs, rp_seq *s, const rp_det_entry *e, fj_plan *p)
     s->exts = calloc(e->n, sizeof *s->exts);
     if (!p->on || !p->evx || !s->recs || !s->exts)
         return -1;
-    int first_rec_home = -1; /* unknown yet */
-    s->rooted = 1;
     for (size_t i = 0; i < e->n; i++) {
         const rp_op *op = &e->ops[i];
         p->evx[i] = SIZE_MAX;
-        if (op->kind == RP_OP_EVREC && first_rec_home < 0)
-            first_rec_home = op->stream == s->home;
         if (op->stream != s->home) {
             unsigned int k = 0;
             while (k < s->nside && s->side[k] != op->stream)
@@ -182,14 +178,6 @@ static int plan(rp_ctxstate *cs, rp_seq *s, const rp_det_entry *e, fj_plan *p)
                     return 1;
                 s->side_first[s->nside] = op->kind == RP_OP_EVWAIT ? op->ev : NULL;
                 s->side[s->nside++] = op->stream;
-                /* Its first op: a wait on an event recorded earlier in the
-                 * sequence (with the first record on the home stream, every
-                 * such event comes after the home stream's earlier work). */
-                size_t j = 0;
-                while (j < p->nev && (op->kind != RP_OP_EVWAIT || p->prog_ev[j] != op->ev))
-                    j++;
-                if (op->kind != RP_OP_EVWAIT || j == p->nev || first_rec_home != 1)
-                    s->rooted = 0;
             }
             p->on[i] = (unsigned char)(k + 1);
         }
@@ -216,7 +204,7 @@ static int plan(rp_ctxstate *cs, rp_seq *s, const rp_det_entry *e, fj_plan *p)
                 s->exts[s->next++] = op->ev;
         }
     }
-    (void)cs;
+    s->rooted = rp__ops_rooted(e->ops, e->n, 0, s->home);
     return 0;
 }
 
@@ -378,7 +366,7 @@ rp_seq *rp__capture(rp_ctxstate *cs, rp_det_entry *e, const uint64_t *vmask, rp_
         s->multi |= e->ops[i].stream != home || rp__op_is_event(e->ops[i].kind);
     fj_plan fp;
     memset(&fp, 0, sizeof fp);
-    int planned = s->multi ? plan(cs, s, e, &fp) : 0;
+    int planned = s->multi ? plan(s, e, &fp) : 0;
     /* Every sequence notes its ops' nodes, volatile or not: a later shape
      * that takes its executable over needs them to update nodes. */
     s->nodes = calloc(e->n, sizeof *s->nodes);

@@ -525,6 +525,12 @@ static inline int rp__learn_resting(const rp_stream *st)
 }
 /* 1 when rp__learn_next would cut before the stream's next op (no effect). */
 int rp__learn_cuts_next(const rp_stream *st);
+/* Whether the `n` ops at `ops`, taken from op `start` on (and round), are a
+ * rooted fork/join step (rp_seq.rooted): ops on another stream than `home`,
+ * the first event record on `home`, and every other stream's first op a
+ * wait on an event recorded before it in the step. Used where a sequence is
+ * captured (capture.c) and to choose where a period's steps start. */
+int rp__ops_rooted(const rp_op *ops, size_t n, size_t start, CUstream home);
 /* Release what learning keeps for a stream (its period detector). */
 void rp__learn_stream_free(rp_stream *st);
 /* What a resolution of `st` did, for learning: a replay ends the segment

@@ -571,23 +571,12 @@ MEMSET_HOOKS(32, unsigned int)
 
 /* ---- events: fork/join ------------------------------------------------------------- */
 
-/* The call the program made, with its flags. */
+/* The call the program made, with its flags, through the entry it called
+ * (rp__rec_issue_entry knows every event entry). */
 static CUresult event_call(enum rp__entry entry, CUevent e, CUstream s, unsigned int flags)
 {
-    switch (entry) {
-    case RP_E_cuEventRecord:
-        return R->cuEventRecord(e, s);
-    case RP_E_cuEventRecord_ptsz:
-        return R->cuEventRecord_ptsz(e, s);
-    case RP_E_cuEventRecordWithFlags:
-        return R->cuEventRecordWithFlags(e, s, flags);
-    case RP_E_cuEventRecordWithFlags_ptsz:
-        return R->cuEventRecordWithFlags_ptsz(e, s, flags);
-    case RP_E_cuStreamWaitEvent:
-        return R->cuStreamWaitEvent(s, e, flags);
-    default:
-        return R->cuStreamWaitEvent_ptsz(s, e, flags);
-    }
+    rp_op op = {.ev = e, .stream = s, .value = flags, .entry = (uint16_t)entry};
+    return rp__rec_issue_entry(R, &op);
 }
 
 /* The trace that last recorded or waited on an event ends (resolved: its

@@ -163,16 +163,13 @@ static int maybe_rest(rp_stream *st)
     return 1;
 }
 
-/* Whether the step of `d` ops at `ops`, started at its op `j`, is rooted
- * (rp_seq): its first event record on `home`, and every other stream's
- * first op a wait on an event recorded before it in the step. */
-static int rotation_rooted(const rp_op *ops, size_t d, size_t j, CUstream home)
+int rp__ops_rooted(const rp_op *ops, size_t n, size_t start, CUstream home)
 {
     CUevent recs[RP_FJ_EVENTS];
     CUstream seen[RP_FJ_STREAMS];
     size_t nrec = 0, nseen = 0;
-    for (size_t k = 0; k < d; k++) {
-        const rp_op *op = &ops[(j + k) % d];
+    for (size_t k = 0; k < n; k++) {
+        const rp_op *op = &ops[(start + k) % n];
         if (op->stream != home) {
             size_t m = 0;
             while (m < nseen && seen[m] != op->stream)
@@ -187,9 +184,14 @@ static int rotation_rooted(const rp_op *ops, size_t d, size_t j, CUstream home)
             }
         }
         if (op->kind == RP_OP_EVREC) {
-            if ((!nrec && op->stream != home) || nrec == RP_FJ_EVENTS)
-                return 0;
-            recs[nrec++] = op->ev;
+            size_t r = 0;
+            while (r < nrec && recs[r] != op->ev)
+                r++;
+            if (r == nrec) { /* the events, each once */
+                if ((!nrec && op->stream != home) || nrec == RP_FJ_EVENTS)
+                    return 0;
+                recs[nrec++] = op->ev;
+            }
         }
     }
     return nseen > 0;
@@ -210,7 +212,7 @@ static void align_fork_join(rp_stream *st)
         return;
     st->per_align = 0;
     for (size_t j = 0; j < d; j++) {
-        if (ops[j].stream == st->handle && rotation_rooted(ops, d, j, st->handle)) {
+        if (ops[j].stream == st->handle && rp__ops_rooted(ops, d, j, st->handle)) {
             rp__period_align(st->per, ops[j].opno);
             return;
         }

@@ -69,7 +69,7 @@ typedef struct rp_op {
     void *host;             /* DtoH: pinned destination; HtoD: program source (compared
                              * when pinned: it is read at execution) */
     size_t bytes;           /* copy size; for a memset, the element count */
-    unsigned int value;     /* memset value */
+    unsigned int value;     /* memset value; an event call's flags (always 0 in an op) */
     unsigned int elem;      /* memset element size: 1, 2 or 4 */
     uint8_t *data;          /* staged HtoD: the bytes copied at the call (payload) */
     /* keys, filled by rp__op_keys */

@@ -429,19 +429,20 @@ CUresult rp__rec_issue_entry(const struct rp__driver *D, const rp_op *op)
         return D->cuMemsetD32Async(op->dst, op->value, op->bytes, s);
     case RP_E_cuMemsetD32Async_ptsz:
         return D->cuMemsetD32Async_ptsz(op->dst, op->value, op->bytes, s);
-    /* Event ops are recorded only with no flags (hooks.c). */
+    /* Event records and waits: `value` holds the call's flags (0 in every
+     * record the engine keeps: only calls without flags are ops). */
     case RP_E_cuEventRecord:
         return D->cuEventRecord(op->ev, s);
     case RP_E_cuEventRecord_ptsz:
         return D->cuEventRecord_ptsz(op->ev, s);
     case RP_E_cuEventRecordWithFlags:
-        return D->cuEventRecordWithFlags(op->ev, s, 0);
+        return D->cuEventRecordWithFlags(op->ev, s, op->value);
     case RP_E_cuEventRecordWithFlags_ptsz:
-        return D->cuEventRecordWithFlags_ptsz(op->ev, s, 0);
+        return D->cuEventRecordWithFlags_ptsz(op->ev, s, op->value);
     case RP_E_cuStreamWaitEvent:
-        return D->cuStreamWaitEvent(s, op->ev, 0);
+        return D->cuStreamWaitEvent(s, op->ev, op->value);
     case RP_E_cuStreamWaitEvent_ptsz:
-        return D->cuStreamWaitEvent_ptsz(s, op->ev, 0);
+        return D->cuStreamWaitEvent_ptsz(s, op->ev, op->value);
     default: /* NEVER: every capturable copy, memset and event entry is listed above */
         return CUDA_ERROR_INVALID_VALUE;
     }
