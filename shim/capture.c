@@ -56,10 +56,64 @@ void rp__seq_destroy(rp_seq *s)
     free(s->recs);
     free(s->exts);
     free(s->lay);
+    free(s->fast);
+    free(s->fvals);
+    free(s->poff);
     free(s->nodes);
     free(s->vmask);
     free(s->stage_of);
     free(s);
+}
+
+/* The matcher's images of the sequence's kernels (rp_fast), from their
+ * records and layouts (s->lay). Without memory, none: the fast path then
+ * runs nothing, and every launch is recorded and matched as any op. */
+static void fast_setup(rp_seq *s, const rp_det_entry *e)
+{
+    size_t nvals = 0;
+    if (!s->lay || !(s->fast = calloc(e->n, sizeof *s->fast)))
+        return;
+    for (size_t i = 0; i < e->n; i++)
+        if (s->lay[i])
+            nvals += s->lay[i]->n;
+    if (nvals && !(s->fvals = malloc(nvals * sizeof *s->fvals))) {
+        free(s->fast);
+        s->fast = NULL;
+        return;
+    }
+    nvals = 0;
+    for (size_t i = 0; i < e->n; i++) {
+        const rp_op *op = &e->ops[i];
+        const rp_param_layout *L = s->lay[i];
+        rp_fast *f = &s->fast[i];
+        if (op->kind != RP_OP_KERNEL || !L || op->nattrs || L->total != op->param_bytes)
+            continue; /* f->f NULL: never matched by the fast path */
+        f->f = op->func;
+        f->stream = op->stream;
+        f->tag = rp__fast_tag(op->entry, op->flags & RP_OPF_PTSZ);
+        f->nparams = L->n;
+        memcpy(f->geometry, op->grid, sizeof f->geometry);
+        int words = L->n <= RP_FAST_PARAMS;
+        for (uint32_t j = 0; words && j < L->n; j++)
+            words = L->size[j] == 4 || L->size[j] == 8;
+        if (!words)
+            continue; /* the layout is walked */
+        for (uint32_t j = 0; j < L->n; j++) {
+            uint64_t v = 0;
+            if (L->size[j] == 4) {
+                uint32_t u;
+                memcpy(&u, op->params + L->off[j], 4);
+                v = u;
+                f->size4 |= 1u << j;
+            } else {
+                memcpy(&v, op->params + L->off[j], 8);
+            }
+            s->fvals[nvals + j] = v;
+        }
+        f->words = 1;
+        f->vals = s->fvals + nvals;
+        nvals += L->n;
+    }
 }
 
 static void log_failure_once(const char *what, CUresult rc)
@@ -498,5 +552,12 @@ rp_seq *rp__capture(rp_ctxstate *cs, rp_det_entry *e, const uint64_t *vmask, rp_
     s->lay = calloc(e->n, sizeof *s->lay);
     for (size_t i = 0; s->lay && i < e->n; i++)
         s->lay[i] = rp__rec_layout(cs, &e->ops[i]);
+    fast_setup(s, e);
+    if (s->vmask && s->lay && (s->poff = malloc(e->n * sizeof *s->poff))) {
+        for (size_t i = 0; i < e->n; i++) {
+            s->poff[i] = (uint32_t)s->ptotal;
+            s->ptotal += RP_ARENA_GEOMETRY + ((e->ops[i].param_bytes + 7u) & ~(size_t)7);
+        }
+    }
     return s;
 }

@@ -75,6 +75,29 @@ extern const char *const rp__eager_reason_names[RP_EAGER_REASON_COUNT];
 /* A sequence: a segment with an executable graph. */
 struct rp_ctxstate;
 
+/* A sequence's kernel op as the matcher's fast path compares a launch
+ * with it (match.h), made once at capture: what a launch must name, and
+ * its arguments' values when every one is 4 or 8 bytes (at most
+ * RP_FAST_PARAMS of them); otherwise the layout is walked
+ * (rp__op_is_launch). `f` NULL: not a kernel the fast path can
+ * match (no layout, launch attributes). */
+#define RP_FAST_PARAMS 32
+typedef struct rp_fast {
+    CUfunction f;
+    CUstream stream;
+    uint32_t tag;           /* rp__fast_tag(entry, ptsz) of the call recorded */
+    uint32_t nparams;
+    unsigned int geometry[7]; /* grid, block, shared memory bytes */
+    uint32_t words;         /* 1: every parameter is a word, valued in `vals` */
+    uint32_t size4;         /* bit i: parameter i is 4 bytes (else 8) */
+    const uint64_t *vals;   /* the parameters' values */
+} rp_fast;
+
+static inline uint32_t rp__fast_tag(unsigned int entry, int ptsz)
+{
+    return entry | (uint32_t)!!ptsz << 16;
+}
+
 typedef struct rp_seq {
     rp_det_entry *det;      /* the detector's entry: holds the recorded ops */
     struct rp_ctxstate *cs;
@@ -108,6 +131,11 @@ typedef struct rp_seq {
     const rp_param_layout **lay; /* per op: a kernel's layout (else NULL), for
                                matching a launch without recording it first;
                                NULL if it could not be allocated */
+    rp_fast *fast;          /* per op, for the matcher's fast path (NULL: none) */
+    uint64_t *fvals;        /* the values rp_fast.vals point to */
+    uint32_t *poff;         /* with vmask: per op, where a matched launch's
+                               parameters go in the stream's arena (rp_stream) */
+    size_t ptotal;          /* ... and the arena's size for this sequence */
     /* Fork/join (a sequence with event ops or ops of other streams). */
     CUstream home;          /* the stream whose trace it is: replayed only there */
     int multi;              /* it has event ops or other streams' ops */
@@ -151,6 +179,15 @@ typedef struct rp_stream {
     rp_seq *vseq;
     size_t vfrom;
     uint64_t vopno;
+    /* The fast path's launches with volatile fields are deferred with their
+     * parameters here (the ops borrow them: a flush copies them), at the
+     * sequence's offsets (rp_seq.poff): every op so deferred is of the one
+     * candidate, so nothing points in here when it grows. */
+    uint8_t *varena;
+    size_t varena_cap;
+    size_t *upd, capupd;    /* a replay's nodes to update (replay.c) */
+#define RP_ARENA_GEOMETRY 32 /* an op's place: its geometry (28 bytes), then its
+                              * parameters, a multiple of 8 bytes */
     unsigned int churn;     /* back-off level: warmup x 2^churn for new captures */
     /* Finding the step without boundaries: every capturable op gets a
      * position; once a segment outgrows REPRISE_MAX_HELD the stream's op
@@ -263,18 +300,18 @@ typedef struct rp_lock {
 } rp_lock;
 void rp__lock_wait(rp_lock *l); /* contended: sleeps until it holds the lock */
 void rp__lock_wake(rp_lock *l); /* released with waiters: wakes one */
-static inline int rp__trylock(rp_lock *l)
+static inline __attribute__((always_inline)) int rp__trylock(rp_lock *l)
 {
     int free_ = 0;
     return atomic_compare_exchange_strong_explicit(&l->v, &free_, 1, memory_order_acquire,
                                                    memory_order_relaxed);
 }
-static inline void rp__lock(rp_lock *l)
+static inline __attribute__((always_inline)) void rp__lock(rp_lock *l)
 {
     if (RP_UNLIKELY(!rp__trylock(l)))
         rp__lock_wait(l);
 }
-static inline void rp__unlock(rp_lock *l)
+static inline __attribute__((always_inline)) void rp__unlock(rp_lock *l)
 {
     if (RP_UNLIKELY(atomic_exchange_explicit(&l->v, 0, memory_order_release) != 1))
         rp__lock_wake(l);
@@ -399,7 +436,7 @@ CUresult rp__end_ordered(rp_stream *st, int self);
 /* The same for the streams ordered with `st`, itself left out, at the cost
  * of one test when it is the context's only stream (every capturable op
  * does this). */
-static inline CUresult rp__end_ordered_others(rp_stream *st)
+static inline __attribute__((always_inline)) CUresult rp__end_ordered_others(rp_stream *st)
 {
     return st->cs->nstreams > 1 ? rp__end_ordered(st, 0) : CUDA_SUCCESS;
 }
@@ -562,20 +599,15 @@ enum rp_offer rp__match_offer(rp_stream *st, const rp_op *op);
  * now), or RESOLVE when it cannot be kept (memory; the op is left to the
  * caller, to issue eagerly after resolving). */
 enum rp_offer rp__match_defer(rp_stream *st, rp_op *op);
-/* The matcher's fast path, for a launch `l` through `entry` on the stream
- * whose record's handle is `h`, in the trace of `st` (`h`'s, or the one it
- * joined). When
- * `st` holds deferred ops that one exact-content sequence alone still
- * matches and `l` is exactly that sequence's next op, it is deferred as a
- * borrowed record (the sequence's own: nothing recorded, nothing copied,
- * written down only if something reads it: see rp_stream.vseq) and given
- * its position: DEFERRED, or COMPLETE (resolve now). Otherwise
- * EAGER, and nothing was done (the caller records the launch and offers it
- * as usual). The sequence outlives the borrowed records: it stays the
- * candidate or the complete match until the stream is resolved, and a
- * resolution makes the flushed ones owned. */
-enum rp_offer rp__match_launch(rp_stream *st, CUstream h, const rp_launch *l,
-                               enum rp__entry entry);
+/* The matcher's fast path: match.h (rp__match_launch, inline in the
+ * launch hook); what it calls out of line: */
+/* Room for `want` deferred records; 0, or -1 if memory runs out. */
+int rp__def_reserve(rp_stream *st, size_t want);
+/* Op k of `s`, a sequence with volatile fields there, stands for launch
+ * `l`: equal outside them; its values are kept in the stream's arena
+ * (rp_stream.varena). 1, or 0 (nothing done). */
+int rp__match_masked(rp_stream *st, const rp_seq *s, size_t k, const rp_launch *l);
+
 /* Forget the candidates rp__match_offer found (nothing deferred yet). */
 void rp__match_cancel(rp_stream *st);
 /* What rp__match_resolve did. */

@@ -9,6 +9,7 @@
  * Everything reaches the driver through the table the engine was installed
  * with (`R`). */
 #include "engine.h"
+#include "match.h"
 
 #include <string.h>
 
@@ -16,8 +17,11 @@
 
 static const struct rp__driver *R;
 
-static inline void lock(rp_ctxstate *cs) { rp__lock(&cs->lock); }
-static inline void unlock(rp_ctxstate *cs) { rp__unlock(&cs->lock); }
+static inline __attribute__((always_inline)) void lock(rp_ctxstate *cs) { rp__lock(&cs->lock); }
+static inline __attribute__((always_inline)) void unlock(rp_ctxstate *cs)
+{
+    rp__unlock(&cs->lock);
+}
 
 /* The state of the context stream `s` belongs to, locked (NULL: none). The
  * thread's cache may still name the context of a stream destroyed just now
@@ -256,7 +260,7 @@ static CUresult launch_issue_timed(rp_ctxstate *cs, const rp_launch *l)
  * the sequence. Returns 1 when deferred (cs unlocked, *out its result), 0
  * when nothing was done. */
 static inline __attribute__((always_inline)) int
-launch_matched_in(rp_ctxstate *cs, rp_stream *own, rp_stream *st, const rp_launch *l,
+launch_matched_in(rp_ctxstate *cs, rp_stream *own, rp_stream *st, rp_launch l,
                   enum rp__entry entry, CUresult *out)
 {
     if (!st->ndef || rp__program_capture_pending() ||
@@ -280,17 +284,20 @@ static __attribute__((noinline)) int launch_matched_joined(rp_ctxstate *cs, rp_s
                                                            const rp_launch *l,
                                                            enum rp__entry entry, CUresult *out)
 {
-    return launch_matched_in(cs, own, own->owner, l, entry, out);
+    return launch_matched_in(cs, own, own->owner, *l, entry, out);
 }
 
-static int launch_matched(rp_ctxstate *cs, const rp_launch *l, enum rp__entry entry,
-                          CUresult *out)
+static inline __attribute__((always_inline)) int launch_matched(rp_ctxstate *cs, rp_launch l,
+                                                                enum rp__entry entry,
+                                                                CUresult *out)
 {
-    rp_stream *st = rp__stream_fast(cs, l->s, l->ptsz);
+    rp_stream *st = rp__stream_fast(cs, l.s, l.ptsz);
     if (!st)
         return 0;
-    if (RP_UNLIKELY(st->owner))
-        return launch_matched_joined(cs, st, l, entry, out);
+    if (RP_UNLIKELY(st->owner)) {
+        rp_launch copy = l; /* in memory here only */
+        return launch_matched_joined(cs, st, &copy, entry, out);
+    }
     return launch_matched_in(cs, st, st, l, entry, out);
 }
 
@@ -335,6 +342,7 @@ static __attribute__((noinline)) CUresult launch_recorded(rp_ctxstate *cs, const
     return eager_done(cs, st, &op, pre, launch_issue_timed(cs, l));
 }
 
+/* A launch through any launch entry point. */
 static CUresult launch(const rp_launch *l, enum rp__entry entry)
 {
     if (rp__stepping_aside()) {
@@ -345,17 +353,43 @@ static CUresult launch(const rp_launch *l, enum rp__entry entry)
     if (!cs)
         AFTER(boundary_global(), launch_issue(l));
     CUresult matched;
-    if (launch_matched(cs, l, entry, &matched))
+    if (launch_matched(cs, *l, entry, &matched))
         return matched;
     return launch_recorded(cs, l, entry);
 }
 
-static CUresult plain_launch(CUfunction f, unsigned int gx, unsigned int gy, unsigned int gz,
-                             unsigned int bx, unsigned int by, unsigned int bz, unsigned int shmem,
-                             CUstream s, void **kp, void **extra, int ptsz)
+/* A plain launch (cuLaunchKernel[_ptsz]): a matched one is deferred by
+ * inline code that keeps the launch in registers; anything else goes the
+ * common way, the launch made in memory there (the context is looked up
+ * and locked again: nothing was done). */
+static __attribute__((noinline)) CUresult plain_launch_slow(CUfunction f, unsigned int gx,
+                                                            unsigned int gy, unsigned int gz,
+                                                            unsigned int bx, unsigned int by,
+                                                            unsigned int bz, unsigned int shmem,
+                                                            CUstream s, void **kp, void **extra,
+                                                            int ptsz)
 {
     rp_launch l = {f, {gx, gy, gz}, {bx, by, bz}, shmem, s, kp, extra, NULL, ptsz};
     return launch(&l, ptsz ? RP_E_cuLaunchKernel_ptsz : RP_E_cuLaunchKernel);
+}
+
+static inline __attribute__((always_inline)) CUresult
+plain_launch(CUfunction f, unsigned int gx, unsigned int gy, unsigned int gz, unsigned int bx,
+             unsigned int by, unsigned int bz, unsigned int shmem, CUstream s, void **kp,
+             void **extra, int ptsz)
+{
+    rp_launch l = {f, {gx, gy, gz}, {bx, by, bz}, shmem, s, kp, extra, NULL, ptsz};
+    if (RP_LIKELY(!rp__stepping_aside())) {
+        rp_ctxstate *cs = lock_ctx_of_stream(s, ptsz);
+        if (cs) {
+            CUresult matched;
+            if (launch_matched(cs, l, ptsz ? RP_E_cuLaunchKernel_ptsz : RP_E_cuLaunchKernel,
+                               &matched))
+                return matched;
+            unlock(cs);
+        }
+    }
+    return plain_launch_slow(f, gx, gy, gz, bx, by, bz, shmem, s, kp, extra, ptsz);
 }
 
 static CUresult CUDAAPI eng_cuLaunchKernel RP_SIG_LAUNCH_KERNEL
@@ -377,7 +411,7 @@ static CUresult launch_ex(const CUlaunchConfig *c, CUfunction f, void **kp, void
 {
     rp_launch l = {f, {0, 0, 0}, {0, 0, 0}, 0, NULL, kp, extra, c, ptsz};
     if (!c)
-        return launch_issue(&l);
+        return launch_issue(&l); /* the driver's error, as the program would get it */
     l.grid[0] = c->gridDimX, l.grid[1] = c->gridDimY, l.grid[2] = c->gridDimZ;
     l.block[0] = c->blockDimX, l.block[1] = c->blockDimY, l.block[2] = c->blockDimZ;
     l.shmem = c->sharedMemBytes;

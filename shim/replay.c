@@ -28,8 +28,7 @@ static CUresult issue_eager(const rp_stream *st, const rp_op *op, CUstream targe
  * source is not copied: the driver reads it when the copy runs, after the
  * earlier work of the stream that may fill it (DESIGN.md §2.3). Returns 0,
  * or -1 if memory runs out (the op then runs eagerly). */
-/* Room for `want` deferred records; 0, or -1 if memory runs out. */
-static int def_reserve(rp_stream *st, size_t want)
+int rp__def_reserve(rp_stream *st, size_t want)
 {
     if (want <= st->capdef)
         return 0;
@@ -46,10 +45,20 @@ static int def_reserve(rp_stream *st, size_t want)
 
 static int def_room(rp_stream *st)
 {
-    return def_reserve(st, st->ndef + 1);
+    return rp__def_reserve(st, st->ndef + 1);
 }
 
-/* Write down the ops the fast path deferred without a record. */
+/* Where the fast path put the geometry and the parameters of the launch
+ * it deferred as op k of `s`, a sequence with volatile fields
+ * (rp_stream.varena). */
+static uint8_t *arena_of(const rp_stream *st, const rp_seq *s, size_t k)
+{
+    return st->varena + s->poff[k];
+}
+
+/* Write down the ops the fast path deferred without a record: the
+ * sequence's, borrowed, with the values of the launch for an op with
+ * volatile fields (in the arena, also borrowed: a flush copies them). */
 static void write_down(rp_stream *st)
 {
     rp_seq *s = st->vseq;
@@ -61,6 +70,11 @@ static void write_down(rp_stream *st)
         *d = s->det->ops[i];
         d->borrowed = 1;
         d->opno = st->vopno + (i - st->vfrom);
+        if (s->vmask && s->vmask[i]) {
+            const uint8_t *a = arena_of(st, s, i);
+            memcpy(d->grid, a, 7 * sizeof(unsigned int));
+            d->params = d->param_bytes ? (uint8_t *)a + RP_ARENA_GEOMETRY : NULL;
+        }
     }
 }
 
@@ -108,33 +122,40 @@ static int seq_match(const rp_seq *s, size_t k, const rp_op *op)
  * graph the executable was instantiated from, also when it was since updated
  * to another graph (the driver accepts no other handle: capture.c,
  * take_over). Returns the driver's answer. */
+static CUresult update_kernel(rp_seq *s, size_t k, const unsigned int *g, const uint8_t *params)
+{
+    rp_ctxstate *cs = s->cs;
+    const rp_op *op = &s->det->ops[k];
+    void *ptrs[RP_MAX_PARAMS], **kp = NULL;
+    const rp_param_layout *L = s->lay ? s->lay[k] : rp__rec_layout(cs, op);
+    if (!L)
+        return CUDA_ERROR_INVALID_VALUE; /* NEVER: a volatile kernel has a layout */
+    for (uint32_t i = 0; i < L->n; i++)
+        ptrs[i] = (void *)(params + L->off[i]);
+    if (L->n)
+        kp = ptrs;
+    CUDA_KERNEL_NODE_PARAMS_v2 p;
+    memset(&p, 0, sizeof p);
+    if (op->flags & RP_OPF_KERNEL_HANDLE) {
+        p.kern = (CUkernel)op->func;
+        p.ctx = cs->ctx;
+    } else {
+        p.func = op->func;
+    }
+    p.gridDimX = g[0], p.gridDimY = g[1], p.gridDimZ = g[2];
+    p.blockDimX = g[3], p.blockDimY = g[4], p.blockDimZ = g[5];
+    p.sharedMemBytes = g[6];
+    p.kernelParams = kp;
+    return cs->drv->cuGraphExecKernelNodeSetParams_v2(s->exec, s->nodes[k], &p);
+}
+
+/* The same for a memset or a copy, from its deferred record. */
 static CUresult update_node(rp_seq *s, size_t k, const rp_op *op)
 {
     rp_ctxstate *cs = s->cs;
     switch (op->kind) {
-    case RP_OP_KERNEL: {
-        void *ptrs[RP_MAX_PARAMS], **kp = NULL;
-        const rp_param_layout *L = s->lay ? s->lay[k] : rp__rec_layout(cs, op);
-        if (!L)
-            return CUDA_ERROR_INVALID_VALUE; /* NEVER: a volatile kernel has a layout */
-        for (uint32_t i = 0; i < L->n; i++)
-            ptrs[i] = op->params + L->off[i];
-        if (L->n)
-            kp = ptrs;
-        CUDA_KERNEL_NODE_PARAMS_v2 p;
-        memset(&p, 0, sizeof p);
-        if (op->flags & RP_OPF_KERNEL_HANDLE) {
-            p.kern = (CUkernel)op->func;
-            p.ctx = cs->ctx;
-        } else {
-            p.func = op->func;
-        }
-        p.gridDimX = op->grid[0], p.gridDimY = op->grid[1], p.gridDimZ = op->grid[2];
-        p.blockDimX = op->block[0], p.blockDimY = op->block[1], p.blockDimZ = op->block[2];
-        p.sharedMemBytes = op->shmem;
-        p.kernelParams = kp;
-        return cs->drv->cuGraphExecKernelNodeSetParams_v2(s->exec, s->nodes[k], &p);
-    }
+    case RP_OP_KERNEL: /* NEVER: update_kernel */
+        return CUDA_ERROR_INVALID_VALUE;
     case RP_OP_MEMSET: {
         CUDA_MEMSET_NODE_PARAMS p;
         memset(&p, 0, sizeof p);
@@ -176,12 +197,57 @@ static CUresult update_node(rp_seq *s, size_t k, const rp_op *op)
  * sequence is dropped by the caller), or CUDA_ERROR_NOT_READY when more
  * than REPRISE_MAX_UPDATES nodes would change (nothing updated: eager is
  * cheaper). */
+/* A deferred kernel's geometry (7 unsigned ints, as in a record) and
+ * parameter bytes: its record's, or, when the fast path deferred it
+ * unwritten, the arena's. */
+static inline void kernel_values(const rp_stream *st, const rp_seq *s, size_t k,
+                                 const unsigned int **g, const uint8_t **p)
+{
+    if (st->vseq && k >= st->vfrom) {
+        const uint8_t *a = arena_of(st, s, k);
+        *g = (const unsigned int *)(const void *)a;
+        *p = a + RP_ARENA_GEOMETRY;
+    } else {
+        *g = st->def[k].grid;
+        *p = st->def[k].params;
+    }
+}
+
+/* Whether the executable holds op k's deferred values already. For a
+ * kernel (of the sequence's structure, like the held record), its
+ * geometry and parameter bytes decide. */
+static inline int held_same(const rp_stream *st, const rp_seq *s, size_t k)
+{
+    const rp_op *h = &s->held[k];
+    if (h->kind != RP_OP_KERNEL)
+        return rp__op_same_content(h, &st->def[k]); /* never the fast path's */
+    const unsigned int *g;
+    const uint8_t *p;
+    kernel_values(st, s, k, &g, &p);
+    return rp__geometry_same(h->grid, g) && rp__bytes_same(h->params, p, h->param_bytes);
+}
+
+/* Room for n indices in the stream's list of nodes to update (0, or -1). */
+static int upd_room(rp_stream *st, size_t n)
+{
+    if (n <= st->capupd)
+        return 0;
+    size_t *u = realloc(st->upd, n * sizeof *u);
+    if (!u)
+        return -1;
+    st->upd = u;
+    st->capupd = n;
+    return 0;
+}
+
 static CUresult apply_updates(rp_stream *st, rp_seq *s)
 {
     size_t n = s->det->n, need = 0;
+    if (upd_room(st, n) != 0)
+        return CUDA_ERROR_OUT_OF_MEMORY;
     for (size_t k = 0; k < n; k++)
-        if (s->vmask[k] && !rp__op_same_content(&s->held[k], &st->def[k]))
-            need++;
+        if (s->vmask[k] && !held_same(st, s, k))
+            st->upd[need++] = k;
     if (!rp__cost_updates_pay(st->cs, n, need)) {
         rp__bound_hit(st->cs, RP_BOUND_UPDATES);
         return CUDA_ERROR_NOT_READY;
@@ -189,32 +255,46 @@ static CUresult apply_updates(rp_stream *st, rp_seq *s)
     if (need > rp__eng_cfg.max_updates)
         st->cs->st.beyond_max_updates++;
     uint64_t t0 = need && rp__eng_cfg.cost_model ? rp__cost_now() : 0;
-    size_t done = 0;
-    for (size_t k = 0; k < n && need; k++) {
+    for (size_t j = 0; j < need; j++) {
+        size_t k = st->upd[j];
         rp_op *h = &s->held[k];
-        const rp_op *op = &st->def[k];
-        if (!s->vmask[k] || rp__op_same_content(h, op))
-            continue;
-        CUresult rc = update_node(s, k, op);
+        CUresult rc;
+        /* The executable then holds every field of the deferred op; the
+         * held record keeps its own parameter block (same size:
+         * structure) and no payload. */
+        if (h->kind == RP_OP_KERNEL) {
+            const unsigned int *g;
+            const uint8_t *p;
+            kernel_values(st, s, k, &g, &p);
+            rc = update_kernel(s, k, g, p);
+            if (rc == CUDA_SUCCESS) {
+                /* Only its geometry and parameters differ (structure). */
+                memcpy(h->grid, g, 7 * sizeof(unsigned int));
+                if (h->param_bytes)
+                    memcpy(h->params, p, h->param_bytes);
+            }
+        } else {
+            const rp_op *op = &st->def[k];
+            rc = update_node(s, k, op);
+            if (rc == CUDA_SUCCESS) {
+                uint8_t *params = h->params;
+                *h = *op;
+                h->params = params;
+                h->data = NULL;
+                h->borrowed = 0;
+                if (op->param_bytes)
+                    memcpy(params, op->params, op->param_bytes);
+            }
+        }
         if (rc != CUDA_SUCCESS) {
             st->cs->st.update_failures++;
             return rc;
         }
-        /* The executable now holds every field of `op`; `h` keeps its own
-         * parameter block (same size: structure) and no payload. */
-        uint8_t *params = h->params;
-        *h = *op;
-        h->params = params;
-        h->data = NULL;
-        h->borrowed = 0;
-        if (op->param_bytes)
-            memcpy(params, op->params, op->param_bytes);
         s->updates++;
         st->cs->st.updates++;
-        done++;
     }
     if (t0)
-        rp__cost_sample(st->cs, RP_COST_UPDATE, rp__cost_now() - t0, done);
+        rp__cost_sample(st->cs, RP_COST_UPDATE, rp__cost_now() - t0, need);
     return CUDA_SUCCESS;
 }
 
@@ -654,83 +734,78 @@ enum rp_offer rp__match_offer(rp_stream *st, const rp_op *op)
     return st->ncand ? RP_OFFER_MATCHES : RP_OFFER_EAGER;
 }
 
-/* Complete after op k, with `s` the only candidate: it is the longest
- * (note_complete). */
-static enum rp_offer matched_one(rp_stream *st, rp_seq *s, size_t k)
+/* The fast path at op k of a candidate with volatile fields where op k has
+ * some (vmask): the launch must equal the sequence's op outside them (as
+ * rp__op_match_masked says of records). Its geometry and parameters go to
+ * the stream's arena (the sequence's bytes, padding zeroed, then the
+ * volatile ones): the update, or, if it is flushed, its record's values
+ * (write_down). Returns 0 when it does not match. */
+static int match_masked(rp_stream *st, const rp_seq *s, size_t k, const rp_launch *l)
 {
-    if ((st->ndef = k + 1) < s->det->n)
-        return RP_OFFER_DEFERRED;
-    st->complete = s;
-    st->ncand = 0;
-    return RP_OFFER_COMPLETE;
-}
-
-/* The fast path for the one candidate with volatile fields, at an op that
- * has some (s->vmask[k]): the launch must equal the sequence's op outside
- * them (as rp__op_match_masked says of records); its record is then made
- * from the arguments straight away (the volatile values are the update),
- * owned, with the sequence's record for everything else. */
-static enum rp_offer match_launch_masked(rp_stream *st, rp_seq *s, const rp_launch *l)
-{
-    size_t k = st->ndef;
     const rp_op *want = &s->det->ops[k];
     const rp_param_layout *L = s->lay[k];
     uint64_t m = s->vmask[k];
-    if (st->vseq || want->kind != RP_OP_KERNEL || want->func != l->f || !L ||
-        L->total != want->param_bytes || (L->n && !l->kp) ||
-        (!(m & RP_VOL_GRID) && memcmp(want->grid, l->grid, sizeof want->grid)) ||
-        (!(m & RP_VOL_BLOCK) && memcmp(want->block, l->block, sizeof want->block)) ||
-        (!(m & RP_VOL_SHMEM) && want->shmem != l->shmem))
-        return RP_OFFER_EAGER;
-    for (uint32_t i = 0; i < L->n; i++)
-        if ((i >= RP_VOL_MAX_PARAMS || !(m >> i & 1)) &&
-            memcmp(want->params + L->off[i], l->kp[i], L->size[i]))
-            return RP_OFFER_EAGER;
-    if (def_room(st) != 0)
-        return RP_OFFER_EAGER;
-    uint8_t *params = NULL;
-    if (want->param_bytes && !(params = rp__params_alloc(want->param_bytes)))
-        return RP_OFFER_EAGER;
-    for (uint32_t i = 0; i < L->n; i++)
-        memcpy(params + L->off[i], l->kp[i], L->size[i]);
-    rp_op *d = &st->def[k];
-    *d = *want;
-    d->borrowed = 0;
-    d->params = params;
-    d->data = NULL;
-    memcpy(d->grid, l->grid, sizeof d->grid);
-    memcpy(d->block, l->block, sizeof d->block);
-    d->shmem = l->shmem;
-    d->opno = st->opno++;
-    return matched_one(st, s, k);
+    if (want->kind != RP_OP_KERNEL || want->func != l->f || !L ||
+        L->total != want->param_bytes || (L->n && !l->kp))
+        return 0;
+    if (!(m & (RP_VOL_GRID | RP_VOL_BLOCK | RP_VOL_SHMEM))) {
+        if (!rp__geometry_same(want->grid, l->grid))
+            return 0;
+    } else {
+        for (int i = 0; i < 3; i++)
+            if ((!(m & RP_VOL_GRID) && want->grid[i] != l->grid[i]) ||
+                (!(m & RP_VOL_BLOCK) && want->block[i] != l->block[i]))
+                return 0;
+        if (!(m & RP_VOL_SHMEM) && want->shmem != l->shmem)
+            return 0;
+    }
+    if (!rp__params_same(want->params, L, l->kp, m & ((1ull << RP_VOL_MAX_PARAMS) - 1)))
+        return 0;
+    uint8_t *a = arena_of(st, s, k);
+    memcpy(a, l->grid, 7 * sizeof(unsigned int));
+    uint8_t *params = a + RP_ARENA_GEOMETRY;
+    /* Whole words (the arena's places are too): no memcpy call for a
+     * kernel's few parameters. */
+    size_t i8 = 0;
+    for (; i8 + 8 <= want->param_bytes; i8 += 8)
+        memcpy(params + i8, want->params + i8, 8);
+    if (i8 < want->param_bytes)
+        memcpy(params + i8, want->params + i8, want->param_bytes - i8);
+    for (uint32_t i = 0; i < L->n && i < RP_VOL_MAX_PARAMS; i++) {
+        if (!(m >> i & 1))
+            continue;
+        switch (L->size[i]) {
+        case 8:
+            memcpy(params + L->off[i], l->kp[i], 8);
+            break;
+        case 4:
+            memcpy(params + L->off[i], l->kp[i], 4);
+            break;
+        default:
+            memcpy(params + L->off[i], l->kp[i], L->size[i]);
+        }
+    }
+    return 1;
 }
 
-enum rp_offer rp__match_launch(rp_stream *st, CUstream h, const rp_launch *l,
-                               enum rp__entry entry)
+/* Room in the stream's arena for sequence `s` (0, or -1 if memory runs
+ * out). Only the one candidate's ops point in (rp_stream), and none yet
+ * when it is too small for it. */
+static int arena_room(rp_stream *st, const rp_seq *s)
 {
-    if (!st->ndef || st->ncand != 1 || l->extra || (l->cfg && l->cfg->numAttrs))
-        return RP_OFFER_EAGER;
-    rp_seq *s = st->cand[0];
-    size_t k = st->ndef, n = s->det->n;
-    const rp_op *want = &s->det->ops[k];
-    if (!s->lay || s->broken || want->stream != h || want->nattrs || want->entry != entry ||
-        !(want->flags & RP_OPF_PTSZ) != !l->ptsz)
-        return RP_OFFER_EAGER;
-    if (s->vmask)
-        return s->vmask[k] ? match_launch_masked(st, s, l) : RP_OFFER_EAGER;
-    if (!rp__op_is_launch(want, s->lay[k], l->f, l->grid, l->kp))
-        return RP_OFFER_EAGER;
-    if (!st->vseq) {
-        /* Room for the rest of the sequence now: writing it down later
-         * must not fail. */
-        if (def_reserve(st, n) != 0)
-            return RP_OFFER_EAGER;
-        st->vseq = s;
-        st->vfrom = k;
-        st->vopno = st->opno;
-    }
-    st->opno++;
-    return matched_one(st, s, k);
+    if (st->varena_cap >= s->ptotal)
+        return 0;
+    uint8_t *a = realloc(st->varena, s->ptotal);
+    if (!a)
+        return -1;
+    st->varena = a;
+    st->varena_cap = s->ptotal;
+    return 0;
+}
+
+int rp__match_masked(rp_stream *st, const rp_seq *s, size_t k, const rp_launch *l)
+{
+    return s->poff && arena_room(st, s) == 0 && match_masked(st, s, k, l);
 }
 
 void rp__match_cancel(rp_stream *st)

@@ -307,6 +307,8 @@ static void stream_free(rp_stream *st)
     }
     free(st->seg);
     free(st->def);
+    free(st->varena);
+    free(st->upd);
     if (st->start_ev)
         D->cuEventDestroy_v2(st->start_ev);
     if (st->handoff_ev)

@@ -44,6 +44,7 @@ struct cc_exec {
     cc_opnd *odst, *osrc;  /* memset/copy nodes' operands at instantiation */
     cc_stream *last;       /* the previous launch: the next is ordered after it */
     unsigned long long last_seq;
+    size_t hint;           /* where exec_index found a node last */
 };
 
 CUresult cc__graph_new(cc_graph **out)
@@ -675,8 +676,15 @@ static long exec_index(cc_exec *x, CUgraphNode h)
 {
     cc_node *n = node_get(h);
     if (!n) return -1;
-    for (size_t i = 0; i < x->n; i++)
-        if (x->src[i] == n->id) return (long)i;
+    /* Updates usually come node after node: start where the last one was
+     * found (the answer is the same; only the look-up is shorter). */
+    for (size_t j = 0; j < x->n; j++) {
+        size_t i = x->hint + j < x->n ? x->hint + j : x->hint + j - x->n;
+        if (x->src[i] == n->id) {
+            x->hint = i + 1 < x->n ? i + 1 : 0;
+            return (long)i;
+        }
+    }
     return -1;
 }
 

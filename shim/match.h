@@ -1,0 +1,89 @@
+/* match.h - the matcher's fast path (replay.c is the rest of the matcher),
+ * inline in the launch hook: it runs for every launch of a loop's steady
+ * state, and a call with its frame weighed on each. */
+#ifndef REPRISE_MATCH_H
+#define REPRISE_MATCH_H
+
+#include "engine.h"
+
+/* For a launch `l` (by value: see rp__fast_same) through `entry` on the stream whose record's handle is
+ * `h`, in the trace of `st` (`h`'s, or the one it joined). When `st` holds
+ * deferred ops that one sequence alone still matches and `l` is that
+ * sequence's next op (exactly, or outside the op's volatile fields, whose
+ * values are then kept: rp__match_masked), it is deferred as a borrowed
+ * record (the sequence's own: nothing recorded, nothing copied, written
+ * down only if something reads it: see rp_stream.vseq) and given its
+ * position: DEFERRED, or COMPLETE (resolve now). Otherwise EAGER, and
+ * nothing was done (the caller records the launch and offers it as usual).
+ * The sequence outlives the borrowed records: it stays the candidate or the
+ * complete match until the stream is resolved, and a resolution makes the
+ * flushed ones owned. */
+/* 1 when the launch's geometry and arguments are those of the image. The
+ * launch is taken by value, and its fields read one by one, so that it
+ * need not be made in memory (the caller's inline code keeps it in
+ * registers). */
+static inline __attribute__((always_inline)) int rp__fast_same(const rp_fast *fo, rp_launch l)
+{
+    const unsigned int *g = fo->geometry;
+    if (((g[0] ^ l.grid[0]) | (g[1] ^ l.grid[1]) | (g[2] ^ l.grid[2]) | (g[3] ^ l.block[0]) |
+         (g[4] ^ l.block[1]) | (g[5] ^ l.block[2]) | (g[6] ^ l.shmem)) ||
+        (fo->nparams && !l.kp))
+        return 0;
+    for (uint32_t i = 0; i < fo->nparams; i++) {
+        uint64_t v;
+        if (fo->size4 >> i & 1) {
+            uint32_t u;
+            memcpy(&u, l.kp[i], 4);
+            v = u;
+        } else {
+            memcpy(&v, l.kp[i], 8);
+        }
+        if (v != fo->vals[i])
+            return 0;
+    }
+    return 1;
+}
+
+static inline __attribute__((always_inline)) enum rp_offer
+rp__match_launch(rp_stream *st, CUstream h, rp_launch l, enum rp__entry entry)
+{
+    if (!st->ndef || st->ncand != 1 || l.extra || (l.cfg && l.cfg->numAttrs))
+        return RP_OFFER_EAGER;
+    rp_seq *s = st->cand[0];
+    size_t k = st->ndef, n = s->det->n;
+    const rp_fast *fo = s->fast ? &s->fast[k] : NULL;
+    if (!fo || fo->f != l.f || fo->stream != h || fo->tag != rp__fast_tag(entry, l.ptsz) ||
+        s->broken)
+        return RP_OFFER_EAGER;
+    if (RP_UNLIKELY(s->vmask) && s->vmask[k]) {
+        rp_launch copy = l; /* in memory here only */
+        if (!rp__match_masked(st, s, k, &copy))
+            return RP_OFFER_EAGER;
+    } else if (RP_LIKELY(fo->words)) {
+        if (!rp__fast_same(fo, l))
+            return RP_OFFER_EAGER;
+    } else {
+        rp_launch copy = l;
+        if (!rp__op_is_launch(&s->det->ops[k], s->lay[k], copy.f, copy.grid, copy.kp))
+            return RP_OFFER_EAGER;
+    }
+    if (!st->vseq) {
+        /* Room for the rest of the sequence now: writing it down later
+         * must not fail. */
+        if (n > st->capdef && rp__def_reserve(st, n) != 0)
+            return RP_OFFER_EAGER;
+        st->vseq = s;
+        st->vfrom = k;
+        st->vopno = st->opno;
+    }
+    st->opno++;
+    /* Complete after op k: `s`, the only candidate, is the longest
+     * (replay.c, note_complete). */
+    if ((st->ndef = k + 1) < n)
+        return RP_OFFER_DEFERRED;
+    st->complete = s;
+    st->ncand = 0;
+    return RP_OFFER_COMPLETE;
+}
+
+#endif
