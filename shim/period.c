@@ -72,19 +72,21 @@ static uint64_t need_for(const rp_period *p, uint64_t d)
     return need < RP_PERIOD_MIN_RUN ? RP_PERIOD_MIN_RUN : need;
 }
 
-/* Track distance c (proposed by the hash head, its window already equal):
+/* Track distance c (proposed by the hash head for this window and the one
+ * before: its last RP_PERIOD_WINDOW + 1 ops equal those c before):
  * in a free slot, or in place of the one with the shortest run. */
 static void track(rp_period *p, uint64_t c, unsigned int *qual)
 {
     int victim = 0;
+#pragma GCC unroll 4
     for (int i = 0; i < RP_PERIOD_SLOTS; i++) {
         if (p->slot[i].d == c)
             return;
-        if (p->slot[i].run < p->slot[victim].run)
+        if (!p->slot[i].d || p->slot[i].run < p->slot[victim].run)
             victim = i;
     }
     p->slot[victim].d = c;
-    p->slot[victim].run = RP_PERIOD_WINDOW;
+    p->slot[victim].run = RP_PERIOD_WINDOW + 1; /* two windows matched at c */
     p->slot[victim].need = need_for(p, c);
     *qual &= ~(1u << victim); /* its run starts again */
     p->decided = 0;
@@ -175,11 +177,24 @@ int rp__period_feed(rp_period *p, uint64_t pos, uint64_t key, unsigned int min_r
     /* Every tracked distance: one more op in a row matching, or none; and
      * which qualify now. */
     unsigned int qual = 0;
+#pragma GCC unroll 4
     for (int i = 0; i < RP_PERIOD_SLOTS; i++) {
         uint64_t d = p->slot[i].d, q = pos - d;
+        if (!d)
+            continue;
         const struct rp_period_op *o = &p->ring[q & RING_MASK];
-        if (d && pos >= d && o->pos == q)
-            p->slot[i].run = o->key == key ? p->slot[i].run + 1 : 0;
+        if (pos >= d && o->pos == q) {
+            if (o->key != key) {
+                /* The run broke: the slot is free for the next proposal
+                 * (the hash head proposes this distance again once a
+                 * whole window matches at it). */
+                p->slot[i].d = 0;
+                p->slot[i].run = 0;
+                p->slot[i].need = UINT64_MAX;
+                continue;
+            }
+            p->slot[i].run++;
+        }
         qual |= (unsigned int)(p->slot[i].run >= p->slot[i].need) << i;
     }
     uint64_t misses = p->misses;
@@ -194,14 +209,23 @@ int rp__period_feed(rp_period *p, uint64_t pos, uint64_t key, unsigned int min_r
         if (*h) {
             uint64_t prev = *h - 1;
             const struct rp_period_op *o = at(p, prev);
-            if (o && o->win == win && pos - prev < RP_PERIOD_RING / 2)
-                track(p, pos - prev, &qual);
+            if (o && o->win == win && pos - prev < RP_PERIOD_RING / 2) {
+                /* Tracked once the window before proposed it too: a
+                 * window of shapes drawn at random from a few kernels
+                 * recurs at some distance most ops, one op longer rarely
+                 * (each proposal would displace a tracked distance). */
+                uint64_t c = pos - prev;
+                if (p->prop == c && p->prop_pos == pos)
+                    track(p, c, &qual);
+                p->prop = c;
+                p->prop_pos = pos + 1;
+            }
         }
         *h = pos + 1;
     }
     /* The decision depends only on which slots qualify, the accepted period
      * and its misses: unchanged, it would decide the same again. */
-    if ((p->decided && qual == p->qual && !p->misses && !misses) || (!qual && !p->d))
+    if ((!qual && !p->d) || (p->decided && qual == p->qual && !p->misses && !misses))
         return 0;
     int changed = decide(p, pos, qual);
     p->qual = qual;

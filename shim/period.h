@@ -33,6 +33,7 @@ typedef struct rp_period {
     } slot[RP_PERIOD_SLOTS];
     uint64_t last[RP_PERIOD_WINDOW - 1]; /* the keys of the ops just before (oldest first) */
     uint64_t last_pos;         /* position of the last op observed + 1 (0: none) */
+    uint64_t prop, prop_pos;   /* the hash head's last proposal, and its op's position + 1 */
     unsigned int known;        /* ops observed in a row up to it, at most RP_PERIOD_WINDOW - 1 */
     unsigned int qual;         /* slots that qualified at the last decision (bit i: slot i) */
     int decided;               /* qual, misses and d unchanged since the last decision */

@@ -196,6 +196,32 @@ static void a_multiple_of_the_period_does_not_replace_it(void **state)
     rp__period_fini(&p);
 }
 
+/* A step that one odd op breaks (a divergence) is tracked again from the
+ * next whole windows that match, and cut where it was: a distance whose run
+ * breaks gives up its slot (shapes at random would otherwise keep every
+ * slot busy), and the hash head proposes it again. If it were not, a loop
+ * with an occasional odd op would lose its graphs for good. */
+static void a_step_broken_by_an_odd_op_is_found_again_where_it_was(void **state)
+{
+    (void)state;
+    rp_period p;
+    assert_int_equal(rp__period_init(&p), 0);
+    uint64_t pos = 0;
+    feed_pattern(&p, &pos, step8, 8, 0, 32);
+    assert_int_equal(p.d, 8);
+    long cut = cut_offset(&p, pos, 8, 0);
+    assert_true(cut >= 0);
+    for (int odd = 0; odd < 8; odd++) {
+        feed_pattern(&p, &pos, step8, 8, 0, (size_t)odd);
+        rp__period_feed(&p, pos++, key(100 + (unsigned int)odd), 1, 2); /* in place of one */
+        feed_pattern(&p, &pos, step8, 8, (size_t)odd + 1, 8 - (size_t)odd - 1);
+        feed_pattern(&p, &pos, step8, 8, 0, 16); /* two whole periods */
+        assert_int_equal(p.d, 8);
+        assert_int_equal(cut_offset(&p, pos, 8, 0), cut);
+    }
+    rp__period_fini(&p);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -208,6 +234,7 @@ int main(void)
         cmocka_unit_test(unobserved_ops_are_never_taken_for_matches),
         cmocka_unit_test(a_long_step_is_cut_into_chunks),
         cmocka_unit_test(a_multiple_of_the_period_does_not_replace_it),
+        cmocka_unit_test(a_step_broken_by_an_odd_op_is_found_again_where_it_was),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
