@@ -34,8 +34,9 @@ static enum rp__eager_reason overflow_reason(const rp_stream *st)
 static void watch_period(rp_stream *st, const rp_op *op)
 {
     if (!st->per && st->nseg >= WATCH_AFTER) {
+        unsigned int repeats = rp__eng_cfg.warmup > 1 ? rp__eng_cfg.warmup - 1 : 1;
         st->per = malloc(sizeof *st->per);
-        if (st->per && rp__period_init(st->per) != 0) {
+        if (st->per && rp__period_init(st->per, repeats, rp__eng_cfg.min_ops) != 0) {
             free(st->per);
             st->per = NULL;
         }
@@ -43,8 +44,7 @@ static void watch_period(rp_stream *st, const rp_op *op)
             rp__bound_hit(st->cs, RP_BOUND_MEMORY);
     }
     if (st->per) {
-        unsigned int repeats = rp__eng_cfg.warmup > 1 ? rp__eng_cfg.warmup - 1 : 1;
-        if (rp__period_feed(st->per, op->opno, op->skey, repeats, rp__eng_cfg.min_ops) &&
+        if (rp__period_feed(st->per, op->opno, op->skey) &&
             st->per->d) {
             st->cs->st.periods_found++;
             st->per_align = st->nmembers > 0;

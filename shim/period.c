@@ -14,9 +14,11 @@ static inline uint64_t mix(uint64_t h, uint64_t v)
     return h ^ (h >> 33);
 }
 
-int rp__period_init(rp_period *p)
+int rp__period_init(rp_period *p, unsigned int min_repeats, uint64_t min_len)
 {
     memset(p, 0, sizeof *p);
+    p->min_repeats = min_repeats ? min_repeats : 1;
+    p->min_len = min_len;
     p->ring = malloc(RP_PERIOD_RING * sizeof *p->ring);
     p->head = calloc(RP_PERIOD_HEAD, sizeof *p->head);
     if (!p->ring || !p->head) {
@@ -68,7 +70,7 @@ static uint64_t need_for(const rp_period *p, uint64_t d)
 {
     if (!d || d < p->min_len)
         return UINT64_MAX;
-    uint64_t need = d * (p->min_repeats ? p->min_repeats : 1);
+    uint64_t need = d * p->min_repeats;
     return need < RP_PERIOD_MIN_RUN ? RP_PERIOD_MIN_RUN : need;
 }
 
@@ -143,18 +145,10 @@ static int decide(rp_period *p, uint64_t pos, unsigned int qual)
     return 0;
 }
 
-int rp__period_feed(rp_period *p, uint64_t pos, uint64_t key, unsigned int min_repeats,
-                    uint64_t min_len)
+int rp__period_feed(rp_period *p, uint64_t pos, uint64_t key)
 {
     if (!p->ring)
         return 0;
-    if (min_repeats != p->min_repeats || min_len != p->min_len) {
-        p->min_repeats = min_repeats;
-        p->min_len = min_len;
-        for (int i = 0; i < RP_PERIOD_SLOTS; i++)
-            p->slot[i].need = need_for(p, p->slot[i].d);
-        p->decided = 0;
-    }
     /* The window of the last RP_PERIOD_WINDOW shapes ending here, from the
      * keys kept of the ops just before (when they were observed). */
     if (p->last_pos != pos) /* not the op after the last one observed */

@@ -37,7 +37,7 @@ typedef struct rp_period {
     unsigned int known;        /* ops observed in a row up to it, at most RP_PERIOD_WINDOW - 1 */
     unsigned int qual;         /* slots that qualified at the last decision (bit i: slot i) */
     int decided;               /* qual, misses and d unchanged since the last decision */
-    unsigned int min_repeats;  /* the last feed's, for `need` */
+    unsigned int min_repeats;  /* rp__period_init's */
     uint64_t min_len;
     uint64_t d;                /* the accepted period (0: none) */
     uint64_t base;             /* a position where a step starts, when d is set */
@@ -46,16 +46,16 @@ typedef struct rp_period {
     uint64_t dropped;          /* periods given up (stats) */
 } rp_period;
 
-/* Make `p` ready (tables allocated). Returns 0, or -1 when memory runs out
- * (then `p` stays empty and every call below does nothing). */
-int rp__period_init(rp_period *p);
+/* Make `p` ready (tables allocated). `min_repeats`: whole periods that
+ * must have matched before a period is accepted (at least 1); `min_len`:
+ * the shortest period accepted. Returns 0, or -1 when memory runs out (then
+ * `p` stays empty and every call below does nothing). */
+int rp__period_init(rp_period *p, unsigned int min_repeats, uint64_t min_len);
 void rp__period_fini(rp_period *p);
 /* Observe the op at position `pos` (positions increase, gaps allowed: ops
  * not observed are unknown, never taken for matches) with shape key `key`.
- * `min_repeats`: whole periods that must have matched before a period is
- * accepted (at least 1). Returns 1 when the accepted period changed. */
-int rp__period_feed(rp_period *p, uint64_t pos, uint64_t key, unsigned int min_repeats,
-                    uint64_t min_len);
+ * Returns 1 when the accepted period changed. */
+int rp__period_feed(rp_period *p, uint64_t pos, uint64_t key);
 /* Make the steps of the accepted period start at position `pos` (as at
  * every position d apart), in place of where winnowing put them: the
  * engine knows which start makes a step's ops independent of the step

@@ -26,7 +26,7 @@ static void feed_pattern(rp_period *p, uint64_t *pos, const unsigned int *pat, s
                          size_t phase, size_t n)
 {
     for (size_t i = 0; i < n; i++, (*pos)++)
-        rp__period_feed(p, *pos, key(pat[(phase + i) % len]), 1, 2);
+        rp__period_feed(p, *pos, key(pat[(phase + i) % len]));
 }
 
 /* The offset within the pattern at which the detector cuts (a step
@@ -47,7 +47,7 @@ static void a_fixed_step_is_found_after_a_whole_repetition(void **state)
 {
     (void)state;
     rp_period p;
-    assert_int_equal(rp__period_init(&p), 0);
+    assert_int_equal(rp__period_init(&p, 1, 2), 0);
     uint64_t pos = 0;
     feed_pattern(&p, &pos, step8, 8, 0, 8);
     assert_int_equal(p.d, 0); /* one occurrence proves nothing */
@@ -65,7 +65,7 @@ static void the_cut_does_not_depend_on_where_the_stream_began(void **state)
     long first = -2;
     for (size_t phase = 0; phase < 8; phase++) {
         rp_period p;
-        assert_int_equal(rp__period_init(&p), 0);
+        assert_int_equal(rp__period_init(&p, 1, 2), 0);
         uint64_t pos = 0;
         feed_pattern(&p, &pos, step8, 8, phase, 40);
         assert_int_equal(p.d, 8);
@@ -85,11 +85,11 @@ static void random_shapes_from_few_kernels_give_no_period(void **state)
 {
     (void)state;
     rp_period p;
-    assert_int_equal(rp__period_init(&p), 0);
+    assert_int_equal(rp__period_init(&p, 1, 2), 0);
     uint64_t x = 12345;
     for (uint64_t pos = 0; pos < 20000; pos++) {
         x = x * 6364136223846793005ull + 1442695040888963407ull;
-        rp__period_feed(&p, pos, key((unsigned int)(x >> 33) % 6), 1, 2);
+        rp__period_feed(&p, pos, key((unsigned int)(x >> 33) % 6));
         assert_int_equal(p.d, 0);
     }
     rp__period_fini(&p);
@@ -103,7 +103,7 @@ static void the_longest_stable_period_wins_over_an_inner_one(void **state)
     (void)state;
     static const unsigned int nested[] = {1, 2, 3, 1, 2, 3, 1, 2, 3, 1, 2, 3, 7, 8, 9, 10};
     rp_period p;
-    assert_int_equal(rp__period_init(&p), 0);
+    assert_int_equal(rp__period_init(&p, 1, 2), 0);
     uint64_t pos = 0;
     feed_pattern(&p, &pos, nested, 16, 0, 16 * 8);
     assert_int_equal(p.d, 16);
@@ -116,7 +116,7 @@ static void interleaved_patterns_are_one_step(void **state)
     (void)state;
     static const unsigned int both[] = {1, 2, 3, 4, 5, 11, 12, 13, 14, 15, 16, 17};
     rp_period p;
-    assert_int_equal(rp__period_init(&p), 0);
+    assert_int_equal(rp__period_init(&p, 1, 2), 0);
     uint64_t pos = 0;
     feed_pattern(&p, &pos, both, 12, 0, 12 * 6);
     assert_int_equal(p.d, 12);
@@ -131,7 +131,7 @@ static void a_new_step_length_replaces_the_old_period(void **state)
     (void)state;
     static const unsigned int step10[] = {1, 2, 3, 4, 5, 6, 21, 22, 23, 24};
     rp_period p;
-    assert_int_equal(rp__period_init(&p), 0);
+    assert_int_equal(rp__period_init(&p, 1, 2), 0);
     uint64_t pos = 0;
     feed_pattern(&p, &pos, step8, 6, 0, 60);
     assert_int_equal(p.d, 6);
@@ -146,10 +146,10 @@ static void unobserved_ops_are_never_taken_for_matches(void **state)
 {
     (void)state;
     rp_period p;
-    assert_int_equal(rp__period_init(&p), 0);
+    assert_int_equal(rp__period_init(&p, 1, 2), 0);
     /* One op observed in every 8: no two observed ops are ever a period apart. */
     for (uint64_t pos = 0; pos < 4000; pos += 8)
-        rp__period_feed(&p, pos, key((unsigned int)(pos / 8)), 1, 2);
+        rp__period_feed(&p, pos, key((unsigned int)(pos / 8)));
     assert_int_equal(p.d, 0);
     rp__period_fini(&p);
 }
@@ -163,7 +163,7 @@ static void a_long_step_is_cut_into_chunks(void **state)
     for (unsigned int i = 0; i < 100; i++)
         big[i] = i + 1;
     rp_period p;
-    assert_int_equal(rp__period_init(&p), 0);
+    assert_int_equal(rp__period_init(&p, 1, 2), 0);
     uint64_t pos = 0;
     feed_pattern(&p, &pos, big, 100, 0, 300);
     assert_int_equal(p.d, 100);
@@ -183,7 +183,7 @@ static void a_multiple_of_the_period_does_not_replace_it(void **state)
     (void)state;
     static const unsigned int step4[] = {1, 2, 3, 4};
     rp_period p;
-    assert_int_equal(rp__period_init(&p), 0);
+    assert_int_equal(rp__period_init(&p, 1, 2), 0);
     uint64_t pos = 0;
     feed_pattern(&p, &pos, step4, 4, 0, 40);
     assert_int_equal(p.d, 4);
@@ -205,7 +205,7 @@ static void a_step_broken_by_an_odd_op_is_found_again_where_it_was(void **state)
 {
     (void)state;
     rp_period p;
-    assert_int_equal(rp__period_init(&p), 0);
+    assert_int_equal(rp__period_init(&p, 1, 2), 0);
     uint64_t pos = 0;
     feed_pattern(&p, &pos, step8, 8, 0, 32);
     assert_int_equal(p.d, 8);
@@ -213,7 +213,7 @@ static void a_step_broken_by_an_odd_op_is_found_again_where_it_was(void **state)
     assert_true(cut >= 0);
     for (int odd = 0; odd < 8; odd++) {
         feed_pattern(&p, &pos, step8, 8, 0, (size_t)odd);
-        rp__period_feed(&p, pos++, key(100 + (unsigned int)odd), 1, 2); /* in place of one */
+        rp__period_feed(&p, pos++, key(100 + (unsigned int)odd)); /* in place of one */
         feed_pattern(&p, &pos, step8, 8, (size_t)odd + 1, 8 - (size_t)odd - 1);
         feed_pattern(&p, &pos, step8, 8, 0, 16); /* two whole periods */
         assert_int_equal(p.d, 8);
