@@ -131,6 +131,7 @@ static int decide(rp_period *p, uint64_t pos, unsigned int qual)
     if (best && best != p->d && (!p->d || best > p->d || p->misses)) {
         p->d = best;
         p->base = winnow(p, pos, best);
+        p->cut_next = 0;
         p->misses = 0;
         p->found++;
         return 1;
@@ -139,6 +140,7 @@ static int decide(rp_period *p, uint64_t pos, unsigned int qual)
         /* A whole period without the step coming back: it is over. */
         p->d = 0;
         p->misses = 0;
+        p->cut_next = 0;
         p->dropped++;
         return 1;
     }
@@ -227,10 +229,23 @@ int rp__period_feed(rp_period *p, uint64_t pos, uint64_t key)
     return changed;
 }
 
-int rp__period_cut_before(const rp_period *p, uint64_t pos, uint64_t chunk)
+int rp__period_cut_before(rp_period *p, uint64_t pos, uint64_t chunk)
 {
     if (!p->d || pos < p->base)
         return 0;
-    uint64_t off = (pos - p->base) % p->d;
-    return off == 0 || (chunk && off % chunk == 0);
+    if (!p->cut_next || pos < p->cut_from || pos > p->cut_next || chunk != p->cut_chunk) {
+        /* The first cut at or after pos: a step's start, or a chunk's
+         * within the step (offsets that are multiples of chunk). */
+        uint64_t off = (pos - p->base) % p->d, next = p->d;
+        if (off == 0)
+            next = 0;
+        else if (chunk && chunk < p->d)
+            next = (off + chunk - 1) / chunk * chunk;
+        if (next > p->d)
+            next = p->d;
+        p->cut_from = pos;
+        p->cut_next = pos - off + next;
+        p->cut_chunk = chunk;
+    }
+    return pos == p->cut_next;
 }

@@ -42,6 +42,9 @@ typedef struct rp_period {
     uint64_t d;                /* the accepted period (0: none) */
     uint64_t base;             /* a position where a step starts, when d is set */
     uint64_t misses;           /* mismatches at distance d since it last matched */
+    uint64_t cut_from, cut_next, cut_chunk; /* rp__period_cut_before's last answer: the
+                                  first cut at or after cut_from is cut_next
+                                  (for chunks of cut_chunk; cut_next 0: none known) */
     uint64_t found;            /* periods accepted so far (stats) */
     uint64_t dropped;          /* periods given up (stats) */
 } rp_period;
@@ -62,11 +65,15 @@ int rp__period_feed(rp_period *p, uint64_t pos, uint64_t key);
  * before (a fork/join step, learn.c). No effect without a period. */
 static inline void rp__period_align(rp_period *p, uint64_t pos)
 {
-    if (p->d)
+    if (p->d) {
         p->base = pos;
+        p->cut_next = 0;
+    }
 }
 /* 1 when a segment should end before the op at `pos`: a step starts there,
- * or a chunk of at most `chunk` ops within the step does (0: no limit). */
-int rp__period_cut_before(const rp_period *p, uint64_t pos, uint64_t chunk);
+ * or a chunk of at most `chunk` ops within the step does (0: no limit).
+ * Asked for every launch of a matched step: the next cut is kept, so that
+ * the positions before it are answered without a division. */
+int rp__period_cut_before(rp_period *p, uint64_t pos, uint64_t chunk);
 
 #endif
