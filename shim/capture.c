@@ -30,6 +30,33 @@ static uint64_t now_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+/* Free a sequence's record of the values an executable holds. */
+static void held_free(const rp_seq *s, rp_op *held)
+{
+    if (held && s->det)
+        for (size_t i = 0; i < s->det->n; i++)
+            rp__op_free(&held[i]);
+    free(held);
+}
+
+/* The values a fresh executable of `e`'s graph holds: its records, without
+ * payload (the staging holds it). NULL when memory runs out. */
+static rp_op *held_values(const rp_det_entry *e)
+{
+    rp_op *held = calloc(e->n, sizeof *held);
+    for (size_t i = 0; held && i < e->n; i++) {
+        if (rp__op_copy(&held[i], &e->ops[i]) != 0) {
+            for (size_t j = 0; j < i; j++)
+                rp__op_free(&held[j]);
+            free(held);
+            return NULL;
+        }
+        free(held[i].data);
+        held[i].data = NULL;
+    }
+    return held;
+}
+
 void rp__seq_destroy(rp_seq *s)
 {
     if (!s)
@@ -49,10 +76,13 @@ void rp__seq_destroy(rp_seq *s)
             cs->st.staging_live_bytes -= s->sealed.staging[i].bytes;
         rp__lc_sealed_release(&cs->lc, &s->sealed);
     }
-    if (s->held && s->det)
-        for (size_t i = 0; i < s->det->n; i++)
-            rp__op_free(&s->held[i]);
-    free(s->held);
+    held_free(s, s->held);
+    for (unsigned int j = 0; j < s->nalt; j++) {
+        D->cuGraphExecDestroy(s->alt[j]);
+        held_free(s, s->alt_held[j]);
+    }
+    if (cs)
+        cs->nalts -= s->nalt;
     free(s->recs);
     free(s->exts);
     free(s->lay);
@@ -130,17 +160,42 @@ static void log_failure_once(const char *what, CUresult rc)
 static int volatile_setup(rp_seq *s, const rp_det_entry *e, const uint64_t *vmask)
 {
     s->vmask = malloc(e->n * sizeof *s->vmask);
-    s->held = calloc(e->n, sizeof *s->held);
+    s->held = held_values(e);
     if (!s->vmask || !s->nodes || !s->held)
         return -1;
     memcpy(s->vmask, vmask, e->n * sizeof *s->vmask);
-    for (size_t i = 0; i < e->n; i++) {
-        if (rp__op_copy(&s->held[i], &e->ops[i]) != 0)
-            return -1;
-        free(s->held[i].data); /* payload: the staging holds it */
-        s->held[i].data = NULL;
-    }
     return 0;
+}
+
+CUgraphExec rp__seq_alt_exec(rp_seq *s, rp_op **held)
+{
+    rp_ctxstate *cs = s->cs;
+    CUgraphExec x = NULL;
+    uint64_t t0 = now_ns();
+    *held = held_values(s->det);
+    if (!*held)
+        return NULL;
+    CUresult rc = cs->drv->cuGraphInstantiateWithFlags(&x, s->sealed.graph, 0);
+    if (rc == CUDA_SUCCESS) {
+        cs->st.instantiates++;
+        rc = cs->drv->cuGraphUpload(x, cs->priv);
+        if (rc != CUDA_SUCCESS) {
+            cs->drv->cuGraphExecDestroy(x);
+            x = NULL;
+        }
+    } else {
+        x = NULL;
+    }
+    cs->st.instantiate_ns += now_ns() - t0;
+    if (!x) {
+        static unsigned int logged;
+        if (logged++ < 4)
+            rp__info("another executable of sequence %u could not be made (CUresult %d); "
+                     "its replays keep updating the one it has", s->id, (int)rc);
+        held_free(s, *held);
+        *held = NULL;
+    }
+    return x;
 }
 
 /* The node the op just issued into the window on `stream` became: the

@@ -124,6 +124,20 @@ typedef struct rp_seq {
                                the graph exec was instantiated from (`origin`
                                if set, else sealed.graph); NULL if unknown */
     rp_op *held;            /* per op: the values the executable holds now */
+    /* Executables beside `exec` for contents that come back (buffers in
+     * rotation): instantiated from sealed.graph, each holding its own values
+     * (replay.c, choose_exec). A replay runs the one that holds its content,
+     * with no update; the others wait. */
+#define RP_SEQ_ALTS 15
+    unsigned int nalt;
+    CUgraphExec alt[RP_SEQ_ALTS];
+    rp_op *alt_held[RP_SEQ_ALTS];
+    uint64_t alt_hash[RP_SEQ_ALTS];
+    uint64_t held_hash;     /* the hash of what exec holds (0: not known) */
+    uint64_t hashed_widened; /* `widened` when the hashes were taken */
+#define RP_SEQ_RECENT 16
+    uint64_t recent[RP_SEQ_RECENT]; /* the contents of its last replays, hashed */
+    unsigned int recent_at;
     uint64_t updates;       /* node updates applied */
     uint64_t widened;       /* fields found volatile after the capture */
     unsigned int too_many;  /* replays skipped in a row for too many updates */
@@ -270,6 +284,8 @@ struct rp__engine_stats {
     uint64_t cost_samples[RP_COST_KINDS]; /* calls timed for the cost model, by kind */
     uint64_t cost_ns[RP_COST_KINDS];      /* ... and their total time */
     uint64_t beyond_max_updates; /* replays with more than REPRISE_MAX_UPDATES updates (costs allowed) */
+    uint64_t variant_execs;      /* executables added to a sequence with updates for a content that came back */
+    uint64_t variant_exec_hits;  /* replays run by such an executable, holding their content already */
     uint64_t fork_joins;         /* graphs captured with more than one stream */
     uint64_t stream_joins;       /* streams that joined another's trace by a wait */
     uint64_t fork_joins_busy;    /* fork/join replays not made: streams busy (then eager) */
@@ -331,6 +347,7 @@ typedef struct rp_ctxstate {
     rp_stream *last_stream; /* the slot rp__stream_of found last (checked before use) */
     rp_seq **seqs;          /* sequences with a graph */
     size_t nseqs, capseqs;
+    size_t nalts;           /* their executables beside their own (rp_seq.alt) */
     rp_detector det;        /* by content: exact repeats, one graph each */
     rp_detector sdet;       /* by structure: repeats whose arguments change */
     struct rp__engine_stats st;
@@ -640,6 +657,11 @@ rp_seq *rp__capture(rp_ctxstate *cs, rp_det_entry *e, const uint64_t *vmask, rp_
 /* Destroy the context's fork/join streams and events (its teardown). */
 void rp__fj_release(rp_ctxstate *cs);
 void rp__seq_destroy(rp_seq *s);
+/* Another executable of sequence `s`'s graph (s->sealed.graph, whose nodes
+ * s->nodes name: not for a sequence whose executable was taken over),
+ * uploaded, and in *held the values it holds. NULL (logged once) if the
+ * driver or memory refuses. */
+CUgraphExec rp__seq_alt_exec(rp_seq *s, rp_op **held);
 /* The context's private stream, created on first use (NULL if it cannot be). */
 CUstream rp__private_stream(rp_ctxstate *cs);
 /* The lifecycle's view of a driver table. */

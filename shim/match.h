@@ -55,7 +55,11 @@ rp__match_launch(rp_stream *st, CUstream h, rp_launch l, enum rp__entry entry)
     if (!fo || fo->f != l.f || fo->stream != h || fo->tag != rp__fast_tag(entry, l.ptsz) ||
         s->broken)
         return RP_OFFER_EAGER;
-    if (RP_UNLIKELY(s->vmask) && s->vmask[k]) {
+    if (RP_UNLIKELY(s->vmask)) {
+        /* Every launch of a sequence with updates keeps its values in the
+         * arena, also one matched exactly: its op's mask may be widened
+         * while it is deferred (another thread's per-thread stream learns
+         * the same structure), and the arena is then what it is read from. */
         rp_launch copy = l; /* in memory here only */
         if (!rp__match_masked(st, s, k, &copy))
             return RP_OFFER_EAGER;

@@ -54,8 +54,8 @@ enum rp_option_kind {
       "a stream whose last N ops (at least warmup+3 of its longest segment) brought no replay stops recording for a while (0: never)", 0, 1073741824) \
     X(MAX_GRAPHS, "REPRISE_MAX_GRAPHS", RP_OPT_COUNT, "256", "--max-graphs", "N",       \
       "keep at most N captured graphs (least recently used dropped first)", 1, 65536)   \
-    X(MAX_VARIANTS, "REPRISE_MAX_VARIANTS", RP_OPT_COUNT, "4", "--max-variants", "N",   \
-      "keep up to N graphs for contents of one structure that come back; past N, or when new ones keep coming, one graph updated per replay", 0, 64) \
+    X(MAX_VARIANTS, "REPRISE_MAX_VARIANTS", RP_OPT_COUNT, "16", "--max-variants", "N",   \
+      "keep up to N graphs (or executables of a graph with updates) for contents of one structure that come back; past N, or when new ones keep coming, one graph updated per replay", 0, 64) \
     X(MAX_UPDATES, "REPRISE_MAX_UPDATES", RP_OPT_COUNT, "64", "--max-updates", "N",     \
       "a replay may always update up to N graph nodes; more only where REPRISE_COSTS says it pays", 0, 1048576) \
     X(COSTS, "REPRISE_COSTS", RP_OPT_PATH, "measure", "--costs", "measure|off|E,U,L",  \

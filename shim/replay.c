@@ -57,8 +57,8 @@ static uint8_t *arena_of(const rp_stream *st, const rp_seq *s, size_t k)
 }
 
 /* Write down the ops the fast path deferred without a record: the
- * sequence's, borrowed, with the values of the launch for an op with
- * volatile fields (in the arena, also borrowed: a flush copies them). */
+ * sequence's, borrowed, with, for a sequence with volatile fields, the
+ * values of the launch (in the arena, also borrowed: a flush copies them). */
 static void write_down(rp_stream *st)
 {
     rp_seq *s = st->vseq;
@@ -70,7 +70,7 @@ static void write_down(rp_stream *st)
         *d = s->det->ops[i];
         d->borrowed = 1;
         d->opno = st->vopno + (i - st->vfrom);
-        if (s->vmask && s->vmask[i]) {
+        if (s->vmask) { /* every launch of it was kept there (match.h) */
             const uint8_t *a = arena_of(st, s, i);
             memcpy(d->grid, a, 7 * sizeof(unsigned int));
             d->params = d->param_bytes ? (uint8_t *)a + RP_ARENA_GEOMETRY : NULL;
@@ -225,6 +225,106 @@ static inline int held_same(const rp_stream *st, const rp_seq *s, size_t k)
     const uint8_t *p;
     kernel_values(st, s, k, &g, &p);
     return rp__geometry_same(h->grid, g) && rp__bytes_same(h->params, p, h->param_bytes);
+}
+
+/* The hash of op k's values, from what `values` says they are (a kernel's
+ * geometry and parameter bytes; a copy's or memset's addresses, size and
+ * value): only ever a proposal, checked value by value (held_same). */
+static uint64_t op_values_hash(uint64_t h, const rp_op *op, const unsigned int *g,
+                               const uint8_t *p)
+{
+    if (op->kind == RP_OP_KERNEL) {
+        h = rp__hash_bytes(h, g, 7 * sizeof(unsigned int));
+        return rp__hash_bytes(h, p, op->param_bytes);
+    }
+    h = rp__hash_u64(h, op->dst);
+    h = rp__hash_u64(h, op->src);
+    h = rp__hash_u64(h, (uint64_t)(uintptr_t)op->host);
+    h = rp__hash_u64(h, op->bytes);
+    return rp__hash_u64(h, op->value);
+}
+
+/* The hash of the values of `s`'s volatile ops: those deferred on `st`
+ * (held NULL), or those `held` records (never 0). */
+static uint64_t content_hash(const rp_stream *st, const rp_seq *s, const rp_op *held)
+{
+    uint64_t h = RP_HASH_SEED;
+    for (size_t k = 0; k < s->det->n; k++) {
+        if (!s->vmask[k])
+            continue;
+        if (held) {
+            h = op_values_hash(h, &held[k], held[k].grid, held[k].params);
+        } else if (s->det->ops[k].kind == RP_OP_KERNEL) {
+            const unsigned int *g;
+            const uint8_t *p;
+            kernel_values(st, s, k, &g, &p);
+            h = op_values_hash(h, &s->det->ops[k], g, p);
+        } else {
+            h = op_values_hash(h, &st->def[k], NULL, NULL);
+        }
+    }
+    return h ? h : 1;
+}
+
+/* Before a replay with updates (returns the hash of its content): run it
+ * on the executable that holds its
+ * content already, when one of the sequence's does (a rotation of buffers
+ * comes back to the same arguments), or on a new one made for it when the
+ * content came back within the last RP_SEQ_RECENT replays and the sequence
+ * has fewer than REPRISE_MAX_VARIANTS executables (and the context fewer
+ * than REPRISE_MAX_GRAPHS). The one chosen becomes `exec`/`held`; the
+ * updates (apply_updates) then bring it to the content, none when it holds
+ * it. A content that never comes back (a counter) adds nothing: one
+ * executable, updated. Hashes only choose: what an executable holds is
+ * compared value by value before any replay. Not for a sequence whose
+ * executable was taken over (its node handles are another graph's), a
+ * fork/join one, or one with staging. */
+static uint64_t choose_exec(rp_stream *st, rp_seq *s)
+{
+    rp_ctxstate *cs = st->cs;
+    if (s->hashed_widened != s->widened || !s->held_hash) {
+        /* The first time, or fields became volatile since: every hash
+         * covers them now. */
+        s->hashed_widened = s->widened;
+        s->held_hash = content_hash(st, s, s->held);
+        for (unsigned int j = 0; j < s->nalt; j++)
+            s->alt_hash[j] = content_hash(st, s, s->alt_held[j]);
+        memset(s->recent, 0, sizeof s->recent);
+    }
+    uint64_t h = content_hash(st, s, NULL);
+    int came_back = 0;
+    for (unsigned int i = 0; i < RP_SEQ_RECENT; i++)
+        came_back |= s->recent[i] == h;
+    s->recent[s->recent_at++ % RP_SEQ_RECENT] = h;
+    if (h == s->held_hash)
+        return h;
+    unsigned int j = 0;
+    while (j < s->nalt && s->alt_hash[j] != h)
+        j++;
+    if (j == s->nalt) {
+        if (!came_back || s->nalt == RP_SEQ_ALTS || 1 + s->nalt >= rp__eng_cfg.max_variants ||
+            cs->nseqs + cs->nalts >= rp__eng_cfg.max_graphs)
+            return h; /* `exec` is updated */
+        rp_op *held;
+        CUgraphExec x = rp__seq_alt_exec(s, &held);
+        if (!x)
+            return h;
+        s->alt[j] = x;
+        s->alt_held[j] = held;
+        s->alt_hash[j] = content_hash(st, s, held);
+        s->nalt++;
+        cs->nalts++;
+        cs->st.variant_execs++;
+    } else {
+        cs->st.variant_exec_hits++;
+    }
+    /* Swap it in: `exec` and its values wait among the others. */
+    CUgraphExec x = s->exec;
+    rp_op *held = s->held;
+    uint64_t hh = s->held_hash;
+    s->exec = s->alt[j], s->held = s->alt_held[j], s->held_hash = s->alt_hash[j];
+    s->alt[j] = x, s->alt_held[j] = held, s->alt_hash[j] = hh;
+    return h;
 }
 
 /* Room for n indices in the stream's list of nodes to update (0, or -1). */
@@ -460,11 +560,17 @@ static CUresult replay(rp_stream *st, rp_seq *s, CUstream target, enum replay_st
                 memcpy(s->sealed.staging[s->stage_of[i]].ptr, st->def[i].data, st->def[i].bytes);
     }
     if (s->vmask) {
+        uint64_t h = rp__eng_cfg.max_variants > 1 && !s->origin && !s->multi &&
+                             !s->sealed.nstaging
+                         ? choose_exec(st, s)
+                         : 0;
         CUresult rc = apply_updates(st, s);
         if (rc != CUDA_SUCCESS) {
             *what = STEP_UPDATE;
             return rc;
         }
+        if (h)
+            s->held_hash = h; /* it holds this content now */
     }
     /* One graph launch in 8 is timed for the cost model. */
     uint64_t t0 = rp__eng_cfg.cost_model && !(s->replays & 7) ? rp__cost_now() : 0;
@@ -734,8 +840,8 @@ enum rp_offer rp__match_offer(rp_stream *st, const rp_op *op)
     return st->ncand ? RP_OFFER_MATCHES : RP_OFFER_EAGER;
 }
 
-/* The fast path at op k of a candidate with volatile fields where op k has
- * some (vmask): the launch must equal the sequence's op outside them (as
+/* The fast path at op k of a candidate with volatile fields (op k's may be
+ * none): the launch must equal the sequence's op outside them (as
  * rp__op_match_masked says of records). Its geometry and parameters go to
  * the stream's arena (the sequence's bytes, padding zeroed, then the
  * volatile ones): the update, or, if it is flushed, its record's values

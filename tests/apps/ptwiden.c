@@ -1,0 +1,103 @@
+/* ptwiden - one structure learnt on two threads' per-thread default
+ * streams, whose fields are found volatile on one thread while the other
+ * holds work matched against it. Each step is scale_add_scalar(it), axpy,
+ * scale_add_scalar(it), axpy: the iteration counter changes every step, so
+ * a shim replays one graph with updates of ops 0 and 2, and matches op 1
+ * and 3 exactly. The main thread runs ITERS steps (synchronizing each),
+ * then issues the first two launches of one more and stops (a replaying
+ * shim holds them). A second thread then runs the same kernels on other
+ * buffers (the same structure: the per-thread streams share the handle
+ * CU_STREAM_PER_THREAD), synchronizing each step, which finds op 1's
+ * buffer argument volatile too. Then the main thread finishes its step.
+ * Found by a review (2026-12-01): the held launch of op 1 was read back
+ * from values the engine had never written.
+ * The file is built with the per-thread default stream: stream 0 is each
+ * thread's own.
+ * Usage: ptwiden MODULE ITERS */
+#define CUDA_API_PER_THREAD_DEFAULT_STREAM 1
+#include <pthread.h>
+
+#include <cuda.h>
+
+#include "appcommon.h"
+
+#define N 256
+
+static CUcontext g_ctx;
+static CUfunction f_axpy, f_scale;
+static CUdeviceptr g_x1, g_y1, g_x2, g_y2;
+
+/* One step on x and y: x = decay*x + dt*it (twice), y += x/2 after each;
+ * only the first `nops` launches. */
+static void step(CUdeviceptr x, CUdeviceptr y, uint32_t it, int from, int nops)
+{
+    int32_t n = N;
+    float a = 0.5f, decay = 0.9375f, dt = 0.25f;
+    unsigned int grid = app_blocks(N);
+    void *sc[] = {&x, &n, &decay, &dt, &it};
+    void *ax[] = {&y, &x, &a, &n};
+    for (int op = from; op < from + nops; op++)
+        if (op % 2 == 0)
+            CK(cuLaunchKernel, (f_scale, grid, 1, 1, TK_BLOCK, 1, 1, 0, 0, sc, NULL));
+        else
+            CK(cuLaunchKernel, (f_axpy, grid, 1, 1, TK_BLOCK, 1, 1, 0, 0, ax, NULL));
+}
+
+/* The second thread: three whole steps on its own buffers, once the main
+ * thread holds half a step. */
+static void *other(void *arg)
+{
+    (void)arg;
+    CK(cuCtxSetCurrent, (g_ctx));
+    app_phase_wait(1);
+    for (uint32_t i = 0; i < 3; i++) {
+        step(g_x2, g_y2, 1000 + i, 0, 4);
+        CK(cuStreamSynchronize, (0));
+    }
+    app_phase_set(2);
+    return NULL;
+}
+
+int main(int argc, char **argv)
+{
+    app_usage(argc, argv, "");
+    long iters = app_arg(argc, argv, 2, 0, 0, 100000000);
+    CUdevice dev;
+    CUmodule mod;
+    app_open(argv[1], &dev, &g_ctx, &mod);
+    f_axpy = app_function(mod, "axpy");
+    f_scale = app_function(mod, "scale_add_scalar");
+    CUfunction f_iota = app_function(mod, "iota_f32");
+    CUdeviceptr *bufs[] = {&g_x1, &g_y1, &g_x2, &g_y2};
+    for (int i = 0; i < 4; i++) {
+        int32_t n = N;
+        float step0 = 0.001f * (float)(i + 1), base = i % 2 ? 0.0f : 1.0f;
+        void *args[] = {bufs[i], &n, &step0, &base};
+        CK(cuMemAlloc, (bufs[i], N * sizeof(float)));
+        CK(cuLaunchKernel, (f_iota, app_blocks(N), 1, 1, TK_BLOCK, 1, 1, 0, 0, args, NULL));
+    }
+    CK(cuCtxSynchronize, ());
+    pthread_t t;
+    if (pthread_create(&t, NULL, other, NULL) != 0)
+        app_die("pthread_create failed");
+    for (long it = 0; it < iters; it++) {
+        step(g_x1, g_y1, (uint32_t)it, 0, 4);
+        CK(cuStreamSynchronize, (0));
+    }
+    step(g_x1, g_y1, 777, 0, 2); /* held by a replaying shim */
+    app_phase_set(1);
+    app_phase_wait(2);
+    step(g_x1, g_y1, 777, 2, 2);
+    CK(cuStreamSynchronize, (0));
+    if (pthread_join(t, NULL) != 0)
+        app_die("pthread_join failed");
+    CK(cuCtxSynchronize, ());
+    const char *names[] = {"x1", "y1", "x2", "y2"};
+    for (int i = 0; i < 4; i++) {
+        float h[N];
+        CK(cuMemcpyDtoH, (h, *bufs[i], sizeof h));
+        app_checksum(names[i], app_hash((uint64_t)i + 1, h, sizeof h));
+    }
+    app_close(dev, mod);
+    return 0;
+}
