@@ -359,9 +359,20 @@ static CUresult launch(const rp_launch *l, enum rp__entry entry)
 }
 
 /* A plain launch (cuLaunchKernel[_ptsz]): a matched one is deferred by
- * inline code that keeps the launch in registers; anything else goes the
- * common way, the launch made in memory there (the context is looked up
- * and locked again: nothing was done). */
+ * inline code that keeps the launch in registers; any other is recorded
+ * with the context still locked, the launch made in memory there; while the
+ * engine steps aside, or for a stream of no context it knows, it goes the
+ * common way. */
+/* The same, recorded, for a plain launch (cs locked). */
+static __attribute__((noinline)) CUresult
+launch_recorded_plain(rp_ctxstate *cs, CUfunction f, unsigned int gx, unsigned int gy,
+                      unsigned int gz, unsigned int bx, unsigned int by, unsigned int bz,
+                      unsigned int shmem, CUstream s, void **kp, void **extra, int ptsz)
+{
+    rp_launch l = {f, {gx, gy, gz}, {bx, by, bz}, shmem, s, kp, extra, NULL, ptsz};
+    return launch_recorded(cs, &l, ptsz ? RP_E_cuLaunchKernel_ptsz : RP_E_cuLaunchKernel);
+}
+
 static __attribute__((noinline)) CUresult plain_launch_slow(CUfunction f, unsigned int gx,
                                                             unsigned int gy, unsigned int gz,
                                                             unsigned int bx, unsigned int by,
@@ -379,14 +390,14 @@ plain_launch(CUfunction f, unsigned int gx, unsigned int gy, unsigned int gz, un
              void **extra, int ptsz)
 {
     rp_launch l = {f, {gx, gy, gz}, {bx, by, bz}, shmem, s, kp, extra, NULL, ptsz};
+    enum rp__entry entry = ptsz ? RP_E_cuLaunchKernel_ptsz : RP_E_cuLaunchKernel;
     if (RP_LIKELY(!rp__stepping_aside())) {
         rp_ctxstate *cs = lock_ctx_of_stream(s, ptsz);
         if (cs) {
             CUresult matched;
-            if (launch_matched(cs, l, ptsz ? RP_E_cuLaunchKernel_ptsz : RP_E_cuLaunchKernel,
-                               &matched))
+            if (RP_LIKELY(launch_matched(cs, l, entry, &matched)))
                 return matched;
-            unlock(cs);
+            return launch_recorded_plain(cs, f, gx, gy, gz, bx, by, bz, shmem, s, kp, extra, ptsz);
         }
     }
     return plain_launch_slow(f, gx, gy, gz, bx, by, bz, shmem, s, kp, extra, ptsz);

@@ -55,41 +55,75 @@ static int copy_size_is_identity(const rp_op *op)
     return rp__op_staged(op) || op->bytes == 0;
 }
 
+/* The keys are computed for every op a stream learns, so they take a
+ * cheap step per 8-byte word (rotate, xor, multiply) and one avalanche at
+ * the end (the finaliser of MurmurHash3): well spread, as the detectors'
+ * tables and the period's windows need, and only ever a proposal. */
+static inline uint64_t acc(uint64_t h, uint64_t w)
+{
+    return (((h << 5) | (h >> 59)) ^ w) * 0x517cc1b727220a95ull;
+}
+
+static inline uint64_t acc_bytes(uint64_t h, const void *p, size_t n)
+{
+    const unsigned char *b = p;
+    for (; n >= 8; b += 8, n -= 8) {
+        uint64_t w;
+        memcpy(&w, b, 8);
+        h = acc(h, w);
+    }
+    if (n) {
+        uint64_t w = 0;
+        memcpy(&w, b, n);
+        h = acc(h, w ^ ((uint64_t)n << 56));
+    }
+    return h;
+}
+
+static inline uint64_t fin(uint64_t h)
+{
+    h ^= h >> 33;
+    h *= 0xff51afd7ed558ccdull;
+    h ^= h >> 33;
+    h *= 0xc4ceb9fe1a85ec53ull;
+    return h ^ (h >> 33);
+}
+
 void rp__op_keys(rp_op *op)
 {
     uint64_t h = RP_HASH_SEED;
-    h = mix(h, (uint64_t)op->kind | (uint64_t)op->flags << 8);
-    h = mix(h, (uint64_t)(uintptr_t)op->ctx);
-    h = mix(h, (uint64_t)(uintptr_t)op->stream);
+    h = acc(h, (uint64_t)op->kind | (uint64_t)op->flags << 8);
+    h = acc(h, (uint64_t)(uintptr_t)op->ctx);
+    h = acc(h, (uint64_t)(uintptr_t)op->stream);
     switch (op->kind) {
     case RP_OP_KERNEL:
-        h = mix(h, (uint64_t)(uintptr_t)op->func);
+        h = acc(h, (uint64_t)(uintptr_t)op->func);
         if (op->nattrs)
-            h = rp__hash_bytes(h, op->attrs, op->nattrs * sizeof *op->attrs);
-        op->skey = mix(h, op->param_bytes);
-        h = rp__hash_bytes(op->skey, op->grid, sizeof op->grid);
-        h = rp__hash_bytes(h, op->block, sizeof op->block);
-        h = mix(h, op->shmem);
-        op->ckey = rp__hash_bytes(h, op->params, op->param_bytes);
+            h = acc_bytes(h, op->attrs, op->nattrs * sizeof *op->attrs);
+        h = acc(h, op->param_bytes);
+        op->skey = fin(h);
+        /* grid[3], block[3], shmem: seven consecutive unsigned ints */
+        h = acc_bytes(h, op->grid, 7 * sizeof(unsigned int));
+        op->ckey = fin(acc_bytes(h, op->params, op->param_bytes));
         break;
     case RP_OP_EVREC:
     case RP_OP_EVWAIT:
-        op->skey = op->ckey = mix(h, (uint64_t)(uintptr_t)op->ev);
+        op->skey = op->ckey = fin(acc(h, (uint64_t)(uintptr_t)op->ev));
         break;
     case RP_OP_MEMSET:
-        h = mix(h, (uint64_t)op->bytes);
-        h = mix(h, op->elem);
-        op->skey = h;
-        op->ckey = mix(mix(h, op->dst), op->value);
+        h = acc(h, (uint64_t)op->bytes);
+        h = acc(h, op->elem);
+        op->skey = fin(h);
+        op->ckey = fin(acc(acc(h, op->dst), op->value));
         break;
     default: /* copies */
-        op->skey = mix(h, copy_size_is_identity(op) ? (uint64_t)op->bytes : UINT64_MAX);
-        h = mix(op->skey, (uint64_t)op->bytes);
-        h = mix(h, op->dst);
-        h = mix(h, op->src);
+        op->skey = fin(acc(h, copy_size_is_identity(op) ? (uint64_t)op->bytes : UINT64_MAX));
+        h = acc(h, (uint64_t)op->bytes);
+        h = acc(h, op->dst);
+        h = acc(h, op->src);
         if (rp__op_host_is_content(op))
-            h = mix(h, (uint64_t)(uintptr_t)op->host);
-        op->ckey = h;
+            h = acc(h, (uint64_t)(uintptr_t)op->host);
+        op->ckey = fin(h);
         break;
     }
 }
@@ -185,7 +219,7 @@ uint8_t *rp__params_alloc(size_t bytes)
     if (p) {
         memcpy(&free_blocks, p, sizeof free_blocks);
         nfree_blocks--;
-        memset(p, 0, RP_PARAM_BLOCK);
+        memset(p, 0, bytes); /* zeroed as far as it is used */
         return p;
     }
     return calloc(1, RP_PARAM_BLOCK);

@@ -240,7 +240,8 @@ static inline int rp__bytes_same(const uint8_t *a, const uint8_t *b, size_t n)
 /* Parameter buffers: blocks of up to RP_PARAM_BLOCK bytes come from a
  * per-thread free list (a launch's parameters are allocated and freed on
  * the hot path of every op), larger ones from malloc. rp__params_alloc
- * returns zeroed memory or NULL; rp__params_free takes the same size. */
+ * returns memory zeroed over its first `bytes` (all that is used) or NULL;
+ * rp__params_free takes the same size. */
 #define RP_PARAM_BLOCK 128
 uint8_t *rp__params_alloc(size_t bytes);
 void rp__params_free(uint8_t *p, size_t bytes);
