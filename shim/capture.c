@@ -171,6 +171,13 @@ CUgraphExec rp__seq_alt_exec(rp_seq *s, rp_op **held)
 {
     rp_ctxstate *cs = s->cs;
     CUgraphExec x = NULL;
+    /* Instantiated in the sequence's context, as its first executable was
+     * (rp__capture): a replay resolved from a thread where another context
+     * is current makes none. */
+    CUcontext cur = NULL;
+    *held = NULL;
+    if (cs->drv->cuCtxGetCurrent(&cur) != CUDA_SUCCESS || cur != cs->ctx)
+        return NULL;
     uint64_t t0 = now_ns();
     *held = held_values(s->det);
     if (!*held)

@@ -299,22 +299,24 @@ static void drop_seq(rp_ctxstate *cs, size_t i, int wasted)
     cs->st.graphs_dropped++;
 }
 
-/* Make room for one more graph in the context: drop the least recently used
- * sequence that no stream is matching against. Returns 0, or -1 when every
- * sequence is in use (the capture is skipped: a bound hit). */
+/* Make room for one more graph in the context (its sequences' executables
+ * counted, the ones beside their own too: rp_seq.alt): drop the least
+ * recently used sequences that no stream is matching against. Returns 0, or
+ * -1 when every sequence is in use (the capture is skipped: a bound hit). */
 static int make_room(rp_ctxstate *cs)
 {
-    if (cs->nseqs < rp__eng_cfg.max_graphs)
-        return 0;
-    size_t victim = SIZE_MAX;
-    for (size_t i = 0; i < cs->nseqs; i++) {
-        if (!seq_in_use(cs, cs->seqs[i]) && (victim == SIZE_MAX || cs->seqs[i]->last_use < cs->seqs[victim]->last_use))
-            victim = i;
+    while (cs->nseqs + cs->nalts >= rp__eng_cfg.max_graphs) {
+        size_t victim = SIZE_MAX;
+        for (size_t i = 0; i < cs->nseqs; i++) {
+            if (!seq_in_use(cs, cs->seqs[i]) &&
+                (victim == SIZE_MAX || cs->seqs[i]->last_use < cs->seqs[victim]->last_use))
+                victim = i;
+        }
+        if (victim == SIZE_MAX)
+            return -1;
+        cs->st.evictions++;
+        drop_seq(cs, victim, 1);
     }
-    if (victim == SIZE_MAX)
-        return -1;
-    cs->st.evictions++;
-    drop_seq(cs, victim, 1);
     return 0;
 }
 

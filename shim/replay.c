@@ -279,6 +279,17 @@ static uint64_t content_hash(const rp_stream *st, const rp_seq *s, const rp_op *
  * compared value by value before any replay. Not for a sequence whose
  * executable was taken over (its node handles are another graph's), a
  * fork/join one, or one with staging. */
+/* Whether a fresh executable, holding the values the graph was captured
+ * with, would be replayed: every volatile node updated, as the costs allow
+ * (apply_updates). If not, making one would only make the replay eager. */
+static int fresh_pays(const rp_seq *s)
+{
+    size_t nvol = 0;
+    for (size_t k = 0; k < s->det->n; k++)
+        nvol += s->vmask[k] != 0;
+    return rp__cost_updates_pay(s->cs, s->det->n, nvol);
+}
+
 static uint64_t choose_exec(rp_stream *st, rp_seq *s)
 {
     rp_ctxstate *cs = st->cs;
@@ -303,7 +314,7 @@ static uint64_t choose_exec(rp_stream *st, rp_seq *s)
         j++;
     if (j == s->nalt) {
         if (!came_back || s->nalt == RP_SEQ_ALTS || 1 + s->nalt >= rp__eng_cfg.max_variants ||
-            cs->nseqs + cs->nalts >= rp__eng_cfg.max_graphs)
+            cs->nseqs + cs->nalts >= rp__eng_cfg.max_graphs || !fresh_pays(s))
             return h; /* `exec` is updated */
         rp_op *held;
         CUgraphExec x = rp__seq_alt_exec(s, &held);
