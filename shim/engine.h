@@ -284,6 +284,7 @@ struct rp__engine_stats {
     uint64_t cost_samples[RP_COST_KINDS]; /* calls timed for the cost model, by kind */
     uint64_t cost_ns[RP_COST_KINDS];      /* ... and their total time */
     uint64_t beyond_max_updates; /* replays with more than REPRISE_MAX_UPDATES updates (costs allowed) */
+    uint64_t landmarks_found;    /* streams with no period cut after a run of ops that comes back */
     uint64_t variant_execs;      /* executables added to a sequence with updates for a content that came back */
     uint64_t variant_exec_hits;  /* replays run by such an executable, holding their content already */
     uint64_t fork_joins;         /* graphs captured with more than one stream */

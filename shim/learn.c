@@ -44,8 +44,17 @@ static void watch_period(rp_stream *st, const rp_op *op)
             rp__bound_hit(st->cs, RP_BOUND_MEMORY);
     }
     if (st->per) {
-        if (rp__period_feed(st->per, op->opno, op->skey) &&
-            st->per->d) {
+        int changed = rp__period_feed(st->per, op->opno, op->skey);
+        if (changed && !st->per->d && st->per->landmark) {
+            st->cs->st.landmarks_found++;
+            static _Atomic unsigned int lm_logged;
+            if (atomic_fetch_add(&lm_logged, 1) < 8)
+                rp__info("stream %p has no period, but a run of ops that comes back every %llu "
+                         "to %llu ops with no boundary: its steps are cut after it",
+                         (void *)st->handle, (unsigned long long)st->per->gmin,
+                         (unsigned long long)st->per->lgap);
+        }
+        if (changed && st->per->d) {
             st->cs->st.periods_found++;
             st->per_align = st->nmembers > 0;
             static _Atomic unsigned int logged;
@@ -92,9 +101,9 @@ int rp__learn_cuts_next(const rp_stream *st)
      * REPRISE_MAX_HELD ops (and every other period), delimit the steps as
      * they are: the period cuts only a stream that has gone longer than
      * that without one. */
-    if (!st->per || !st->per->d)
+    if (!st->per || !rp__period_cuts(st->per))
         return 0;
-    uint64_t quiet = 2 * st->per->d;
+    uint64_t quiet = 2 * rp__period_step(st->per);
     if (quiet < rp__eng_cfg.max_held)
         quiet = rp__eng_cfg.max_held;
     return st->opno - st->boundary_opno >= quiet &&

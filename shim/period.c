@@ -21,7 +21,8 @@ int rp__period_init(rp_period *p, unsigned int min_repeats, uint64_t min_len)
     p->min_len = min_len;
     p->ring = malloc(RP_PERIOD_RING * sizeof *p->ring);
     p->head = calloc(RP_PERIOD_HEAD, sizeof *p->head);
-    if (!p->ring || !p->head) {
+    p->count = calloc(RP_PERIOD_HEAD, sizeof *p->count);
+    if (!p->ring || !p->head || !p->count) {
         rp__period_fini(p);
         return -1;
     }
@@ -36,6 +37,7 @@ void rp__period_fini(rp_period *p)
 {
     free(p->ring);
     free(p->head);
+    free(p->count);
     memset(p, 0, sizeof *p);
 }
 
@@ -128,6 +130,8 @@ static int decide(rp_period *p, uint64_t pos, unsigned int qual)
         if (!multiple && d > best)
             best = d;
     }
+    if (p->landmark && p->lgmin < p->lgap)
+        best = 0; /* steps of varying length: the landmark cuts them */
     if (best && best != p->d && (!p->d || best > p->d || p->misses)) {
         p->d = best;
         p->base = winnow(p, pos, best);
@@ -145,6 +149,115 @@ static int decide(rp_period *p, uint64_t pos, unsigned int qual)
         return 1;
     }
     return 0;
+}
+
+/* The hash of the 2 * RP_PERIOD_WINDOW ops ending at q, from the two
+ * windows kept in the ring (0: not all of them were observed). A landmark
+ * is such a longer window: a step often repeats a shorter one inside it
+ * (the same kernels twice), which would come back twice a step. */
+static inline uint64_t win2_of(uint64_t a, uint64_t b)
+{
+    uint64_t h = a * 0x9e3779b97f4a7c15ull ^ b;
+    h ^= h >> 31;
+    return h ? h : 1;
+}
+
+static uint64_t win2(const rp_period *p, uint64_t q)
+{
+    const struct rp_period_op *a = at(p, q), *b = q >= RP_PERIOD_WINDOW ? at(p, q - RP_PERIOD_WINDOW) : NULL;
+    if (!a || !b || !a->win || !b->win)
+        return 0;
+    return win2_of(a->win, b->win);
+}
+
+/* The window `win` (slot `slot` of the count table) ended at `pos`: count
+ * it, follow the most frequent window, and accept it as the landmark once
+ * RP_LANDMARK_GAPS gaps in a row between its occurrences lay within a band
+ * (the largest at most 1.5 times the smallest): shapes drawn at random recur
+ * at gaps that spread far more. Returns 1 when a landmark was accepted. */
+static inline int landmark_feed(rp_period *p, uint64_t pos, uint64_t win, size_t slot)
+{
+    uint16_t *c = &p->count[slot];
+    (*c)++; /* at most 2 * RP_LANDMARK_DECAY: halved that often */
+    if (win == p->landmark)
+        p->lmiss = 0;
+    if (win != p->lcand) {
+        /* A clearly more frequent window takes over (a margin, so that the
+         * windows of a common prefix, equally frequent, do not take turns). */
+        if (*c > p->lcand_count + 2) {
+            p->lcand = win;
+            p->lcand_pos = pos;
+            p->lcand_fed = p->fed;
+            p->lcand_count = *c;
+            p->lrun = 0;
+        }
+        return 0;
+    }
+    p->lcand_count = *c;
+    uint64_t gap = pos - p->lcand_pos, fed = p->fed - p->lcand_fed;
+    p->lcand_pos = pos;
+    p->lcand_fed = p->fed;
+    if (fed != gap)
+        return 0; /* ops between were not fed (replayed): the gap says nothing */
+    if (gap < RP_PERIOD_WINDOW || gap >= RP_PERIOD_RING / 4) {
+        p->lrun = 0;
+        return 0;
+    }
+    uint64_t lo = p->lrun && p->gmin < gap ? p->gmin : gap;
+    uint64_t hi = p->lrun && p->gmax > gap ? p->gmax : gap;
+    if (p->lrun && 2 * hi > 3 * lo) { /* out of the band: it starts again */
+        p->lrun = 0;
+        lo = hi = gap;
+    }
+    p->gmin = lo;
+    p->gmax = hi;
+    if (++p->lrun < RP_LANDMARK_GAPS || p->landmark == win)
+        return 0;
+    p->landmark = win;
+    p->lgmin = p->gmin;
+    p->lgap = p->gmax;
+    p->lmiss = 0;
+    p->cut_next = 0;
+    p->lfound++;
+    if (p->d && p->lgmin < p->lgap) { /* steps of varying length: not a period */
+        p->d = 0;
+        p->misses = 0;
+        p->dropped++;
+    }
+    return 1;
+}
+
+/* One op observed at `pos` (in the ring), for the landmark: counted, and
+ * its longer window followed. Returns 1 when the landmark changed. */
+static int landmark_op(rp_period *p, uint64_t pos)
+{
+    int changed = 0;
+    if (p->landmark && ++p->lmiss > 4 * p->lgap) {
+        p->landmark = 0; /* not seen for four of its longest gaps */
+        p->cut_next = 0;
+        changed = 1;
+    }
+    if ((++p->fed & (RP_LANDMARK_DECAY - 1)) == 0) { /* the counts fade */
+        for (size_t i = 0; i < RP_PERIOD_HEAD; i++)
+            p->count[i] >>= 1;
+        p->lcand_count >>= 1;
+    }
+    uint64_t w2 = win2(p, pos);
+    if (w2)
+        changed |= landmark_feed(p, pos, w2, w2 & HEAD_MASK);
+    return changed;
+}
+
+/* The first period found: the landmark follows the ops observed before
+ * too, from the ring, as if it had been looked for from the start. */
+static int landmark_catch_up(rp_period *p, uint64_t pos)
+{
+    int changed = 0;
+    uint64_t from = pos >= RP_PERIOD_RING / 2 ? pos - RP_PERIOD_RING / 2 : 0;
+    for (uint64_t q = from; q <= pos; q++)
+        if (at(p, q))
+            changed |= landmark_op(p, q);
+    return changed;
 }
 
 int rp__period_feed(rp_period *p, uint64_t pos, uint64_t key)
@@ -199,6 +312,11 @@ int rp__period_feed(rp_period *p, uint64_t pos, uint64_t key)
         if (o)
             p->misses = o->key == key ? 0 : p->misses + 1;
     }
+    /* Landmarks are looked for once the stream has shown a period (a
+     * stream that never repeats pays nothing for them): its period may be
+     * a run of equal steps among steps of varying length. The ops before
+     * are caught up with from the ring then (landmark_catch_up). */
+    int changed_landmark = p->found ? landmark_op(p, pos) : 0;
     /* The hash head proposes the distance to where this window last was. */
     if (win) {
         uint64_t *h = &p->head[win & HEAD_MASK];
@@ -222,16 +340,23 @@ int rp__period_feed(rp_period *p, uint64_t pos, uint64_t key)
     /* The decision depends only on which slots qualify, the accepted period
      * and its misses: unchanged, it would decide the same again. */
     if ((!qual && !p->d) || (p->decided && qual == p->qual && !p->misses && !misses))
-        return 0;
+        return changed_landmark && !p->d;
+    uint64_t found = p->found;
     int changed = decide(p, pos, qual);
     p->qual = qual;
     p->decided = 1;
-    return changed;
+    if (!found && p->found)
+        changed_landmark |= landmark_catch_up(p, pos);
+    return changed || (changed_landmark && !p->d);
 }
 
 int rp__period_cut_before(rp_period *p, uint64_t pos, uint64_t chunk)
 {
-    if (!p->d || pos < p->base)
+    if (!p->d) {
+        /* The landmark's window ended at the op before. */
+        return p->landmark && pos && win2(p, pos - 1) == p->landmark;
+    }
+    if (pos < p->base)
         return 0;
     if (!p->cut_next || pos < p->cut_from || pos > p->cut_next || chunk != p->cut_chunk) {
         /* The first cut at or after pos: a step's start, or a chunk's

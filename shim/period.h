@@ -19,6 +19,9 @@
 #define RP_PERIOD_WINDOW 4u    /* ops hashed together to propose a distance */
 #define RP_PERIOD_SLOTS 4      /* distances tracked at once */
 #define RP_PERIOD_MIN_RUN 16u  /* ops that must match in a row before any period counts */
+#define RP_LANDMARK_GAPS 4u    /* gaps in a row within the band before a landmark counts */
+#define RP_LANDMARK_DECAY 4096u /* ops fed between halvings of the window counts
+                                  (a power of two; counts stay below twice it) */
 
 typedef struct rp_period {
     struct rp_period_op {
@@ -42,6 +45,26 @@ typedef struct rp_period {
     uint64_t d;                /* the accepted period (0: none) */
     uint64_t base;             /* a position where a step starts, when d is set */
     uint64_t misses;           /* mismatches at distance d since it last matched */
+    /* A landmark: when no period holds, a window of shapes that comes back
+     * at nearly the same distance every time (a step whose tail varies in
+     * length: LLM sampling, an occasional extra op) marks where steps
+     * start; segments are cut after it. */
+    uint16_t *count;           /* per hash-head slot: occurrences (halved every
+                                  RP_LANDMARK_DECAY ops fed) */
+    uint64_t lcand, lcand_pos; /* the most frequent window (its hash), and where it
+                                  last ended */
+    uint64_t lcand_fed;        /* `fed` then (a gap with ops not fed between is not known) */
+    unsigned int lcand_count;  /* its count */
+    unsigned int lrun;         /* its latest gaps in a row within the band */
+    uint64_t gmin, gmax;       /* ... their smallest and largest */
+    uint64_t landmark;         /* the accepted landmark's window hash (0: none) */
+    uint64_t lgmin, lgap;      /* the smallest and largest gaps it was accepted with: when
+                                  they differ, no period is accepted while it holds (the
+                                  step's length varies: a period found is a run of equal
+                                  steps, and ends with it) */
+    uint64_t lmiss;            /* ops fed since it last came */
+    uint64_t fed;              /* ops it followed, for the decay and gaps */
+    uint64_t lfound;           /* landmarks accepted so far (stats) */
     uint64_t cut_from, cut_next, cut_chunk; /* rp__period_cut_before's last answer: the
                                   first cut at or after cut_from is cut_next
                                   (for chunks of cut_chunk; cut_next 0: none known) */
@@ -72,8 +95,20 @@ static inline void rp__period_align(rp_period *p, uint64_t pos)
 }
 /* 1 when a segment should end before the op at `pos`: a step starts there,
  * or a chunk of at most `chunk` ops within the step does (0: no limit).
- * Asked for every launch of a matched step: the next cut is kept, so that
- * the positions before it are answered without a division. */
+ * With no period, where the landmark's window ended just before (no
+ * chunks). Asked for every launch of a matched step: the next cut is kept,
+ * so that the positions before it are answered without a division. */
 int rp__period_cut_before(rp_period *p, uint64_t pos, uint64_t chunk);
+/* 1 when the stream has a period or a landmark: it is cut into steps. */
+static inline int rp__period_cuts(const rp_period *p)
+{
+    return p->d || p->landmark;
+}
+/* The longest step it is cut into: the period, or the landmark's largest
+ * gap. */
+static inline uint64_t rp__period_step(const rp_period *p)
+{
+    return p->d ? p->d : p->lgap;
+}
 
 #endif

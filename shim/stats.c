@@ -216,6 +216,7 @@ static void write_counters(struct out *o, const struct rp__engine_stats *e, uint
     out_key_u64(o, sep, "idle_flushes", e->idle_flushes);
     out_key_u64(o, sep, "periods_found", e->periods_found);
     out_key_u64(o, sep, "period_cuts", e->period_cuts);
+    out_key_u64(o, sep, "landmarks_found", e->landmarks_found);
     out_key_u64(o, sep, "rests", e->rests);
     out_key_u64(o, sep, "beyond_max_updates", e->beyond_max_updates);
     out_key_u64(o, sep, "variant_execs", e->variant_execs);

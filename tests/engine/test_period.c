@@ -256,6 +256,76 @@ static void cuts_are_where_the_arithmetic_puts_them(void **state)
     rp__period_fini(&p);
 }
 
+/* A prefix of 8 shapes, then one of three tails of 4, 5 or 6 (drawn with
+ * a fixed seed): no single period; the steps are cut after a landmark, at
+ * the same place in every step whatever its tail, once the stream has shown
+ * a period (a tail that repeated); periods are not accepted while it holds.
+ * If they were cut anywhere else, every step would hold two steps' parts
+ * and never repeat. */
+static void steps_of_varying_length_are_cut_after_a_landmark(void **state)
+{
+    (void)state;
+    rp_period p;
+    assert_int_equal(rp__period_init(&p, 1, 2), 0);
+    uint64_t x = 99, pos = 0;
+    long cut_at = -1;
+    int cuts_checked = 0;
+    for (int step = 0; step < 400; step++) {
+        uint64_t start = pos;
+        for (unsigned int i = 0; i < 8; i++)
+            rp__period_feed(&p, pos++, key(i));
+        x = x * 6364136223846793005ull + 1442695040888963407ull;
+        unsigned int t = (unsigned int)(x >> 33) % 3;
+        for (unsigned int i = 0; i < 4 + t; i++)
+            rp__period_feed(&p, pos++, key(100 + 10 * t + i));
+        if (step < 200)
+            continue;
+        assert_true(p.landmark != 0);
+        assert_int_equal(p.d, 0);
+        /* exactly one cut in the step, at the same offset in the prefix */
+        int cuts = 0;
+        for (uint64_t q = start; q < pos; q++) {
+            if (!rp__period_cut_before(&p, q, 0))
+                continue;
+            cuts++;
+            if (cut_at < 0)
+                cut_at = (long)(q - start);
+            assert_int_equal((long)(q - start), cut_at);
+        }
+        assert_int_equal(cuts, 1);
+        cuts_checked++;
+    }
+    assert_int_equal(cuts_checked, 200);
+    /* The one window of 8 shapes every step has is the prefix: the cut
+     * comes after it, where the tail begins. */
+    assert_int_equal(cut_at, 8);
+    rp__period_fini(&p);
+}
+
+/* Once a stream that had a period turns to shapes drawn at random, no
+ * landmark is accepted, and one it had goes: their windows come back at
+ * gaps that spread far more than the band. If one were accepted, the
+ * random ops would be cut into pieces that are learnt for nothing. */
+static void random_shapes_after_a_period_give_no_landmark(void **state)
+{
+    (void)state;
+    rp_period p;
+    assert_int_equal(rp__period_init(&p, 1, 2), 0);
+    uint64_t pos = 0;
+    feed_pattern(&p, &pos, step8, 8, 0, 200);
+    assert_int_equal(p.d, 8);
+    uint64_t x = 5;
+    for (int i = 0; i < 20000; i++) {
+        x = x * 6364136223846793005ull + 1442695040888963407ull;
+        rp__period_feed(&p, pos++, key((unsigned int)(x >> 33) % 6));
+        if (i >= 1000) {
+            assert_int_equal(p.landmark, 0);
+            assert_int_equal(p.d, 0);
+        }
+    }
+    rp__period_fini(&p);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -270,6 +340,8 @@ int main(void)
         cmocka_unit_test(a_multiple_of_the_period_does_not_replace_it),
         cmocka_unit_test(a_step_broken_by_an_odd_op_is_found_again_where_it_was),
         cmocka_unit_test(cuts_are_where_the_arithmetic_puts_them),
+        cmocka_unit_test(steps_of_varying_length_are_cut_after_a_landmark),
+        cmocka_unit_test(random_shapes_after_a_period_give_no_landmark),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
