@@ -55,75 +55,44 @@ static int copy_size_is_identity(const rp_op *op)
     return rp__op_staged(op) || op->bytes == 0;
 }
 
-/* The keys are computed for every op a stream learns, so they take a
- * cheap step per 8-byte word (rotate, xor, multiply) and one avalanche at
- * the end (the finaliser of MurmurHash3): well spread, as the detectors'
- * tables and the period's windows need, and only ever a proposal. */
-static inline uint64_t acc(uint64_t h, uint64_t w)
-{
-    return (((h << 5) | (h >> 59)) ^ w) * 0x517cc1b727220a95ull;
-}
-
-static inline uint64_t acc_bytes(uint64_t h, const void *p, size_t n)
-{
-    const unsigned char *b = p;
-    for (; n >= 8; b += 8, n -= 8) {
-        uint64_t w;
-        memcpy(&w, b, 8);
-        h = acc(h, w);
-    }
-    if (n) {
-        uint64_t w = 0;
-        memcpy(&w, b, n);
-        h = acc(h, w ^ ((uint64_t)n << 56));
-    }
-    return h;
-}
-
-static inline uint64_t fin(uint64_t h)
-{
-    h ^= h >> 33;
-    h *= 0xff51afd7ed558ccdull;
-    h ^= h >> 33;
-    h *= 0xc4ceb9fe1a85ec53ull;
-    return h ^ (h >> 33);
-}
-
+/* The keys are computed for every op a stream learns: the cheap hash of
+ * oprecord.h (rp__acc, rp__acc_bytes, rp__fin). */
 void rp__op_keys(rp_op *op)
 {
     uint64_t h = RP_HASH_SEED;
-    h = acc(h, (uint64_t)op->kind | (uint64_t)op->flags << 8);
-    h = acc(h, (uint64_t)(uintptr_t)op->ctx);
-    h = acc(h, (uint64_t)(uintptr_t)op->stream);
+    h = rp__acc(h, (uint64_t)op->kind | (uint64_t)op->flags << 8);
+    h = rp__acc(h, (uint64_t)(uintptr_t)op->ctx);
+    h = rp__acc(h, (uint64_t)(uintptr_t)op->stream);
     switch (op->kind) {
     case RP_OP_KERNEL:
-        h = acc(h, (uint64_t)(uintptr_t)op->func);
+        h = rp__acc(h, (uint64_t)(uintptr_t)op->func);
         if (op->nattrs)
-            h = acc_bytes(h, op->attrs, op->nattrs * sizeof *op->attrs);
-        h = acc(h, op->param_bytes);
-        op->skey = fin(h);
+            h = rp__acc_bytes(h, op->attrs, op->nattrs * sizeof *op->attrs);
+        h = rp__acc(h, op->param_bytes);
+        op->skey = rp__fin(h);
         /* grid[3], block[3], shmem: seven consecutive unsigned ints */
-        h = acc_bytes(h, op->grid, 7 * sizeof(unsigned int));
-        op->ckey = fin(acc_bytes(h, op->params, op->param_bytes));
+        h = rp__acc_bytes(h, op->grid, 7 * sizeof(unsigned int));
+        op->ckey = rp__fin(rp__acc_bytes(h, op->params, op->param_bytes));
         break;
     case RP_OP_EVREC:
     case RP_OP_EVWAIT:
-        op->skey = op->ckey = fin(acc(h, (uint64_t)(uintptr_t)op->ev));
+        op->skey = op->ckey = rp__fin(rp__acc(h, (uint64_t)(uintptr_t)op->ev));
         break;
     case RP_OP_MEMSET:
-        h = acc(h, (uint64_t)op->bytes);
-        h = acc(h, op->elem);
-        op->skey = fin(h);
-        op->ckey = fin(acc(acc(h, op->dst), op->value));
+        h = rp__acc(h, (uint64_t)op->bytes);
+        h = rp__acc(h, op->elem);
+        op->skey = rp__fin(h);
+        op->ckey = rp__fin(rp__acc(rp__acc(h, op->dst), op->value));
         break;
     default: /* copies */
-        op->skey = fin(acc(h, copy_size_is_identity(op) ? (uint64_t)op->bytes : UINT64_MAX));
-        h = acc(h, (uint64_t)op->bytes);
-        h = acc(h, op->dst);
-        h = acc(h, op->src);
+        op->skey =
+            rp__fin(rp__acc(h, copy_size_is_identity(op) ? (uint64_t)op->bytes : UINT64_MAX));
+        h = rp__acc(h, (uint64_t)op->bytes);
+        h = rp__acc(h, op->dst);
+        h = rp__acc(h, op->src);
         if (rp__op_host_is_content(op))
-            h = acc(h, (uint64_t)(uintptr_t)op->host);
-        op->ckey = fin(h);
+            h = rp__acc(h, (uint64_t)(uintptr_t)op->host);
+        op->ckey = rp__fin(h);
         break;
     }
 }

@@ -126,6 +126,40 @@ const char *rp__op_kind_name(rp_op_kind kind);
 uint64_t rp__hash_bytes(uint64_t h, const void *p, size_t n);
 uint64_t rp__hash_u64(uint64_t h, uint64_t v);
 
+/* A cheap hash for what is hashed on every op (the op keys, a replay's
+ * content): one rotate, xor and multiply per 8-byte word (rp__acc,
+ * rp__acc_bytes), and one avalanche at the end (rp__fin, the finaliser of
+ * MurmurHash3). Well spread once finalised; only ever a proposal. */
+static inline uint64_t rp__acc(uint64_t h, uint64_t w)
+{
+    return (((h << 5) | (h >> 59)) ^ w) * 0x517cc1b727220a95ull;
+}
+
+static inline uint64_t rp__acc_bytes(uint64_t h, const void *p, size_t n)
+{
+    const unsigned char *b = p;
+    for (; n >= 8; b += 8, n -= 8) {
+        uint64_t w;
+        memcpy(&w, b, 8);
+        h = rp__acc(h, w);
+    }
+    if (n) {
+        uint64_t w = 0;
+        memcpy(&w, b, n);
+        h = rp__acc(h, w ^ ((uint64_t)n << 56));
+    }
+    return h;
+}
+
+static inline uint64_t rp__fin(uint64_t h)
+{
+    h ^= h >> 33;
+    h *= 0xff51afd7ed558ccdull;
+    h ^= h >> 33;
+    h *= 0xc4ceb9fe1a85ec53ull;
+    return h ^ (h >> 33);
+}
+
 /* Compute op->skey and op->ckey from the fields. Only the detector needs
  * them (to find a segment in its tables); comparisons never use them. */
 void rp__op_keys(rp_op *op);

@@ -227,21 +227,25 @@ static inline int held_same(const rp_stream *st, const rp_seq *s, size_t k)
     return rp__geometry_same(h->grid, g) && rp__bytes_same(h->params, p, h->param_bytes);
 }
 
-/* The hash of op k's values, from what `values` says they are (a kernel's
- * geometry and parameter bytes; a copy's or memset's addresses, size and
- * value): only ever a proposal, checked value by value (held_same). */
-static uint64_t op_values_hash(uint64_t h, const rp_op *op, const unsigned int *g,
-                               const uint8_t *p)
+/* The hash of an op's values (a kernel's geometry and parameter bytes; a
+ * copy's or memset's addresses, size and value): only ever a proposal,
+ * checked value by value (held_same). */
+static inline uint64_t kernel_values_hash(uint64_t h, const unsigned int *g, const uint8_t *p,
+                                          size_t param_bytes)
 {
-    if (op->kind == RP_OP_KERNEL) {
-        h = rp__hash_bytes(h, g, 7 * sizeof(unsigned int));
-        return rp__hash_bytes(h, p, op->param_bytes);
-    }
-    h = rp__hash_u64(h, op->dst);
-    h = rp__hash_u64(h, op->src);
-    h = rp__hash_u64(h, (uint64_t)(uintptr_t)op->host);
-    h = rp__hash_u64(h, op->bytes);
-    return rp__hash_u64(h, op->value);
+    h = rp__acc_bytes(h, g, 7 * sizeof(unsigned int));
+    return rp__acc_bytes(h, p, param_bytes);
+}
+
+static inline uint64_t op_values_hash(uint64_t h, const rp_op *op)
+{
+    if (op->kind == RP_OP_KERNEL)
+        return kernel_values_hash(h, op->grid, op->params, op->param_bytes);
+    h = rp__acc(h, op->dst);
+    h = rp__acc(h, op->src);
+    h = rp__acc(h, (uint64_t)(uintptr_t)op->host);
+    h = rp__acc(h, op->bytes);
+    return rp__acc(h, op->value);
 }
 
 /* The hash of the values of `s`'s volatile ops: those deferred on `st`
@@ -253,16 +257,17 @@ static uint64_t content_hash(const rp_stream *st, const rp_seq *s, const rp_op *
         if (!s->vmask[k])
             continue;
         if (held) {
-            h = op_values_hash(h, &held[k], held[k].grid, held[k].params);
+            h = op_values_hash(h, &held[k]);
         } else if (s->det->ops[k].kind == RP_OP_KERNEL) {
             const unsigned int *g;
             const uint8_t *p;
             kernel_values(st, s, k, &g, &p);
-            h = op_values_hash(h, &s->det->ops[k], g, p);
+            h = kernel_values_hash(h, g, p, s->det->ops[k].param_bytes);
         } else {
-            h = op_values_hash(h, &st->def[k], NULL, NULL);
+            h = op_values_hash(h, &st->def[k]);
         }
     }
+    h = rp__fin(h);
     return h ? h : 1;
 }
 
