@@ -23,7 +23,7 @@ void rp__seg_clear(rp_stream *st)
  * period was found on a stream that is looking for one, or the bound. */
 static enum rp__eager_reason overflow_reason(const rp_stream *st)
 {
-    return st->per && !st->per->d ? RP_EAGER_NO_PERIOD : RP_EAGER_BOUND;
+    return st->per && !rp__period_cuts(st->per) ? RP_EAGER_NO_PERIOD : RP_EAGER_BOUND;
 }
 
 /* A segment this long with no boundary in sight: the stream starts looking
@@ -44,14 +44,15 @@ static void watch_period(rp_stream *st, const rp_op *op)
             rp__bound_hit(st->cs, RP_BOUND_MEMORY);
     }
     if (st->per) {
+        uint64_t landmarks = st->per->lfound;
         int changed = rp__period_feed(st->per, op->opno, op->skey);
-        if (changed && !st->per->d && st->per->landmark) {
+        if (st->per->lfound != landmarks) {
             st->cs->st.landmarks_found++;
             static _Atomic unsigned int lm_logged;
             if (atomic_fetch_add(&lm_logged, 1) < 8)
-                rp__info("stream %p has no period, but a run of ops that comes back every %llu "
-                         "to %llu ops with no boundary: its steps are cut after it",
-                         (void *)st->handle, (unsigned long long)st->per->gmin,
+                rp__info("stream %p has no single period, but a run of ops that comes back "
+                         "every %llu to %llu ops with no boundary: its steps are cut after it",
+                         (void *)st->handle, (unsigned long long)st->per->lgmin,
                          (unsigned long long)st->per->lgap);
         }
         if (changed && st->per->d) {
@@ -107,7 +108,7 @@ int rp__learn_cuts_next(const rp_stream *st)
     if (quiet < rp__eng_cfg.max_held)
         quiet = rp__eng_cfg.max_held;
     return st->opno - st->boundary_opno >= quiet &&
-           rp__period_cut_before(st->per, st->opno, rp__eng_cfg.max_held);
+           rp__period_cut_due(st->per, st->opno, rp__eng_cfg.max_held);
 }
 
 CUresult rp__learn_next(rp_stream *st, rp_op *op)
@@ -116,6 +117,7 @@ CUresult rp__learn_next(rp_stream *st, rp_op *op)
     op->opno = st->opno++;
     if (!cut)
         return CUDA_SUCCESS;
+    rp__period_cut_taken(st->per);
     /* What is deferred began before the cut: it cannot be this step's
      * graph. It is resolved (replayed if complete, else flushed) first. */
     CUresult rc = st->ndef ? rp__resolve_stream(st) : CUDA_SUCCESS;

@@ -179,8 +179,12 @@ static inline int landmark_feed(rp_period *p, uint64_t pos, uint64_t win, size_t
 {
     uint16_t *c = &p->count[slot];
     (*c)++; /* at most 2 * RP_LANDMARK_DECAY: halved that often */
-    if (win == p->landmark)
+    if (win == p->landmark && pos + 1 - p->lm_seen >= (p->lgmin + 1) / 2) {
+        /* It came (not again within half its shortest gap: a run of one
+         * shape would be a cut on every op): a cut is due after it. */
         p->lmiss = 0;
+        p->lm_seen = pos + 1;
+    }
     if (win != p->lcand) {
         /* A clearly more frequent window takes over (a margin, so that the
          * windows of a common prefix, equally frequent, do not take turns). */
@@ -211,13 +215,22 @@ static inline int landmark_feed(rp_period *p, uint64_t pos, uint64_t win, size_t
     }
     p->gmin = lo;
     p->gmax = hi;
-    if (++p->lrun < RP_LANDMARK_GAPS || p->landmark == win)
+    if (++p->lrun < RP_LANDMARK_GAPS)
         return 0;
+    if (p->landmark == win) {
+        /* Accepted already: its band follows the latest gaps (a landmark
+         * whose steps became equal no longer holds periods off). */
+        p->lgmin = p->gmin;
+        p->lgap = p->gmax;
+        return 0;
+    }
     p->landmark = win;
     p->lgmin = p->gmin;
     p->lgap = p->gmax;
     p->lmiss = 0;
+    p->lm_seen = p->lm_cut = pos + 1; /* the first cut comes after its next occurrence */
     p->cut_next = 0;
+    p->decided = 0; /* which periods are allowed changed */
     p->lfound++;
     if (p->d && p->lgmin < p->lgap) { /* steps of varying length: not a period */
         p->d = 0;
@@ -235,6 +248,7 @@ static int landmark_op(rp_period *p, uint64_t pos)
     if (p->landmark && ++p->lmiss > 4 * p->lgap) {
         p->landmark = 0; /* not seen for four of its longest gaps */
         p->cut_next = 0;
+        p->decided = 0; /* periods are allowed again */
         changed = 1;
     }
     if ((++p->fed & (RP_LANDMARK_DECAY - 1)) == 0) { /* the counts fade */

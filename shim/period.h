@@ -63,6 +63,10 @@ typedef struct rp_period {
                                   step's length varies: a period found is a run of equal
                                   steps, and ends with it) */
     uint64_t lmiss;            /* ops fed since it last came */
+    uint64_t lm_seen, lm_cut;  /* the position after its last occurrence, and that position
+                                  when the stream was last cut for it: a cut is due while
+                                  they differ (its last op may have been fed late: held
+                                  for a match, then flushed) */
     uint64_t fed;              /* ops it followed, for the decay and gaps */
     uint64_t lfound;           /* landmarks accepted so far (stats) */
     uint64_t cut_from, cut_next, cut_chunk; /* rp__period_cut_before's last answer: the
@@ -99,6 +103,19 @@ static inline void rp__period_align(rp_period *p, uint64_t pos)
  * chunks). Asked for every launch of a matched step: the next cut is kept,
  * so that the positions before it are answered without a division. */
 int rp__period_cut_before(rp_period *p, uint64_t pos, uint64_t chunk);
+/* 1 when the stream should be cut before the op at `pos`, which is about
+ * to join it: a step (or chunk) of the period starts there, or, with a
+ * landmark, it came since the last cut (rp__period_cut_taken then). */
+static inline int rp__period_cut_due(rp_period *p, uint64_t pos, uint64_t chunk)
+{
+    if (p->d)
+        return rp__period_cut_before(p, pos, chunk);
+    return p->landmark && p->lm_seen != p->lm_cut;
+}
+static inline void rp__period_cut_taken(rp_period *p)
+{
+    p->lm_cut = p->lm_seen;
+}
 /* 1 when the stream has a period or a landmark: it is cut into steps. */
 static inline int rp__period_cuts(const rp_period *p)
 {

@@ -302,6 +302,33 @@ static void steps_of_varying_length_are_cut_after_a_landmark(void **state)
     rp__period_fini(&p);
 }
 
+/* Steps of varying length (a landmark), then a fixed step for good: that
+ * landmark goes, and the fixed step's period is accepted. (The decision
+ * was once skipped as unchanged when the landmark went: the period was
+ * never accepted, and the stream never cut again.) */
+static void a_fixed_step_after_a_landmark_gets_its_period(void **state)
+{
+    (void)state;
+    rp_period p;
+    assert_int_equal(rp__period_init(&p, 1, 2), 0);
+    uint64_t x = 7, pos = 0;
+    for (int step = 0; step < 200; step++) {
+        for (unsigned int i = 0; i < 8; i++)
+            rp__period_feed(&p, pos++, key(i));
+        x = x * 6364136223846793005ull + 1442695040888963407ull;
+        unsigned int t = (unsigned int)(x >> 33) % 3;
+        for (unsigned int i = 0; i < 4 + t; i++)
+            rp__period_feed(&p, pos++, key(100 + 10 * t + i));
+    }
+    assert_true(p.landmark != 0);
+    static const unsigned int step10[] = {50, 51, 52, 53, 54, 55, 56, 57, 58, 59};
+    feed_pattern(&p, &pos, step10, 10, 0, 2000);
+    assert_int_equal(p.d, 10);
+    /* a landmark of the fixed step may come: its gaps are equal */
+    assert_true(!p.landmark || p.lgmin == p.lgap);
+    rp__period_fini(&p);
+}
+
 /* Once a stream that had a period turns to shapes drawn at random, no
  * landmark is accepted, and one it had goes: their windows come back at
  * gaps that spread far more than the band. If one were accepted, the
@@ -342,6 +369,7 @@ int main(void)
         cmocka_unit_test(cuts_are_where_the_arithmetic_puts_them),
         cmocka_unit_test(steps_of_varying_length_are_cut_after_a_landmark),
         cmocka_unit_test(random_shapes_after_a_period_give_no_landmark),
+        cmocka_unit_test(a_fixed_step_after_a_landmark_gets_its_period),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
