@@ -94,7 +94,11 @@ runs=("kernelcheck 2" "heat 200" "pingpong 96" "pingpong 60 2 3" "stepper 200 1"
       "attrs 100" "attrs 100 pss" "forkjoin 100 fork 2" "forkjoin 100 fork 3"
       "forkjoin 100 nested" "forkjoin 100 previous" "forkjoin 30 query" "forkjoin 30 sidequery" "forkjoin 30 streamquery"
       "forkjoin 30 foreign" "forkjoin 100 later" "forkjoin 200 nosync"
-      "forkjoin 20 held" "forkjoin 20 blocked" "twodev 30" "subtle 25 lastrare")
+      "forkjoin 20 held" "forkjoin 20 blocked" "twodev 30" "subtle 25 lastrare"
+      # 2026-12-01: executables per content that comes back (rotate), a
+      # field widened on another thread while work is held (ptwiden), steps
+      # of varying length cut after a landmark (diverge, 500 steps)
+      "rotate 60 3 1" "rotate 60 4 1 1" "ptwiden 12" "nosync 500 diverge")
 # Long kernels: 2^25 floats a buffer on a GPU (~100 us a kernel, to be
 # confirmed there); far smaller on the CPU driver.
 if [ "$mode" = gpu ]; then
