@@ -146,6 +146,8 @@ typedef struct rp_seq {
                                matching a launch without recording it first;
                                NULL if it could not be allocated */
     rp_fast *fast;          /* per op, for the matcher's fast path (NULL: none) */
+    int first_unique;       /* no other sequence of its home begins with its first op's
+                               kernel: the fast path may begin a match (learn.c) */
     uint64_t *fvals;        /* the values rp_fast.vals point to */
     uint32_t *poff;         /* with vmask: per op, where a matched launch's
                                parameters go in the stream's arena (rp_stream) */
@@ -193,6 +195,7 @@ typedef struct rp_stream {
     rp_seq *vseq;
     size_t vfrom;
     uint64_t vopno;
+    rp_seq *hint;           /* the sequence replayed last here (cleared when it goes) */
     /* The fast path's launches with volatile fields are deferred with their
      * parameters here (the ops borrow them: a flush copies them), at the
      * sequence's offsets (rp_seq.poff): every op so deferred is of the one
@@ -625,6 +628,13 @@ int rp__def_reserve(rp_stream *st, size_t want);
  * `l`: equal outside them; its values are kept in the stream's arena
  * (rp_stream.varena). 1, or 0 (nothing done). */
 int rp__match_masked(rp_stream *st, const rp_seq *s, size_t k, const rp_launch *l);
+/* The fast path for the first op of a match (match.h): the sequence last
+ * replayed on the stream, when no other of its home begins with its first
+ * op's kernel (rp_seq.first_unique: rp__match_offer would find it alone).
+ * Not on a per-thread stream: a match there begins by recording where
+ * (streams.c, mark_start). */
+enum rp_offer rp__match_first(rp_stream *st, CUstream h, const rp_launch *l,
+                              enum rp__entry entry);
 
 /* Forget the candidates rp__match_offer found (nothing deferred yet). */
 void rp__match_cancel(rp_stream *st);

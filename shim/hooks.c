@@ -263,7 +263,7 @@ static inline __attribute__((always_inline)) int
 launch_matched_in(rp_ctxstate *cs, rp_stream *own, rp_stream *st, rp_launch l,
                   enum rp__entry entry, CUresult *out)
 {
-    if (!st->ndef || rp__program_capture_pending() ||
+    if ((!st->ndef && !st->hint) || rp__program_capture_pending() ||
         (st->per && rp__period_cuts(st->per) && rp__learn_cuts_next(st)))
         return 0;
     enum rp_offer v = rp__match_launch(st, own->handle, l, entry);

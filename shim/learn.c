@@ -290,10 +290,41 @@ static int seq_in_use(const rp_ctxstate *cs, const rp_seq *s)
 /* Drop sequence number `i` of the context (its report line is kept). With
  * `wasted`, it was replaced or evicted before it paid off: its stream backs
  * off (the warmup of its next captures doubles). */
+/* Which sequences are the only ones of their home stream to begin with
+ * their first op's kernel: for those the matcher's fast path may begin a
+ * match itself (match.h), rp__match_offer finding no other candidate.
+ * Reckoned again whenever a sequence comes or goes; a sequence marked
+ * broken since only leaves fewer candidates. */
+static void first_unique_update(rp_ctxstate *cs)
+{
+    for (size_t i = 0; i < cs->nseqs; i++) {
+        rp_seq *s = cs->seqs[i];
+        const rp_op *a = &s->det->ops[0];
+        int unique = s->fast && s->fast[0].f && !s->multi;
+        for (size_t j = 0; unique && j < cs->nseqs; j++) {
+            const rp_seq *t = cs->seqs[j];
+            const rp_op *b = &t->det->ops[0];
+            if (t != s && t->home == s->home && b->kind == RP_OP_KERNEL && b->func == a->func)
+                unique = 0;
+        }
+        s->first_unique = unique;
+    }
+}
+
+/* No stream's hint names `s` any more (every stream's, for NULL). */
+static void hints_forget(rp_ctxstate *cs, const rp_seq *s)
+{
+    for (size_t k = 0; k < cs->nstreams; k++)
+        if (!s || cs->streams[k].hint == s)
+            cs->streams[k].hint = NULL;
+}
+
 static void drop_seq(rp_ctxstate *cs, size_t i, int wasted)
 {
     rp_seq *s = cs->seqs[i];
     cs->seqs[i] = cs->seqs[--cs->nseqs];
+    hints_forget(cs, s);
+    first_unique_update(cs);
     rp__seq_retire(s);
     if (wasted && s->replays < 2) {
         for (size_t k = 0; k < cs->nstreams; k++) {
@@ -635,10 +666,12 @@ void rp__seqs_add(rp_ctxstate *cs, rp_seq *s)
         cs->capseqs = cap;
     }
     cs->seqs[cs->nseqs++] = s;
+    first_unique_update(cs);
 }
 
 void rp__seqs_drop_all(rp_ctxstate *cs)
 {
+    hints_forget(cs, NULL);
     /* Report lines first: each counts its variants among all the others. */
     for (size_t i = 0; i < cs->nseqs; i++)
         rp__seq_retire(cs->seqs[i]);

@@ -44,13 +44,12 @@ static inline __attribute__((always_inline)) int rp__fast_same(const rp_fast *fo
     return 1;
 }
 
+/* Op k of `s` stands for launch `l` (`s` the stream's only candidate, or,
+ * at k = 0, the one rp__match_first chose): deferred as described above. */
 static inline __attribute__((always_inline)) enum rp_offer
-rp__match_launch(rp_stream *st, CUstream h, rp_launch l, enum rp__entry entry)
+rp__match_at(rp_stream *st, rp_seq *s, size_t k, CUstream h, rp_launch l, enum rp__entry entry)
 {
-    if (!st->ndef || st->ncand != 1 || l.extra || (l.cfg && l.cfg->numAttrs))
-        return RP_OFFER_EAGER;
-    rp_seq *s = st->cand[0];
-    size_t k = st->ndef, n = s->det->n;
+    size_t n = s->det->n;
     const rp_fast *fo = s->fast ? &s->fast[k] : NULL;
     if (!fo || fo->f != l.f || fo->stream != h || fo->tag != rp__fast_tag(entry, l.ptsz) ||
         s->broken)
@@ -80,6 +79,12 @@ rp__match_launch(rp_stream *st, CUstream h, rp_launch l, enum rp__entry entry)
         st->vfrom = k;
         st->vopno = st->opno;
     }
+    if (!k) { /* as rp__match_offer and rp__defer begin a match */
+        st->cand[0] = s;
+        st->ncand = 1;
+        st->complete = NULL;
+        rp__idle_watch();
+    }
     st->opno++;
     /* Complete after op k: `s`, the only candidate, is the longest
      * (replay.c, note_complete). */
@@ -88,6 +93,21 @@ rp__match_launch(rp_stream *st, CUstream h, rp_launch l, enum rp__entry entry)
     st->complete = s;
     st->ncand = 0;
     return RP_OFFER_COMPLETE;
+}
+
+static inline __attribute__((always_inline)) enum rp_offer
+rp__match_launch(rp_stream *st, CUstream h, rp_launch l, enum rp__entry entry)
+{
+    if (l.extra || (l.cfg && l.cfg->numAttrs))
+        return RP_OFFER_EAGER;
+    size_t k = st->ndef;
+    if (RP_UNLIKELY(!k)) {
+        rp_launch copy = l; /* in memory here only */
+        return rp__match_first(st, h, &copy, entry);
+    }
+    if (st->ncand != 1)
+        return RP_OFFER_EAGER;
+    return rp__match_at(st, st->cand[0], k, h, l, entry);
 }
 
 #endif

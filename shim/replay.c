@@ -7,6 +7,7 @@
  * where the work goes and hands what ran eagerly to learning. Runs under
  * the lock of the stream's context. */
 #include "engine.h"
+#include "match.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -690,6 +691,7 @@ void rp__match_resolve(rp_stream *st, CUstream target, struct rp_resolved *out)
         if (rc == CUDA_SUCCESS) {
             done = c->det->n;
             out->replayed = c;
+            st->hint = c;
         } else if (rc == CUDA_ERROR_NOT_READY && failed == STEP_ORDER) {
             /* A fork/join sequence whose streams are busy: eagerly this
              * time, the graph stays. */
@@ -923,6 +925,15 @@ static int arena_room(rp_stream *st, const rp_seq *s)
     st->varena = a;
     st->varena_cap = s->ptotal;
     return 0;
+}
+
+enum rp_offer rp__match_first(rp_stream *st, CUstream h, const rp_launch *l,
+                              enum rp__entry entry)
+{
+    rp_seq *s = st->hint;
+    if (!s || !s->first_unique || st->handle == CU_STREAM_PER_THREAD)
+        return RP_OFFER_EAGER;
+    return rp__match_at(st, s, 0, h, *l, entry);
 }
 
 int rp__match_masked(rp_stream *st, const rp_seq *s, size_t k, const rp_launch *l)
