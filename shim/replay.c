@@ -691,7 +691,8 @@ void rp__match_resolve(rp_stream *st, CUstream target, struct rp_resolved *out)
         if (rc == CUDA_SUCCESS) {
             done = c->det->n;
             out->replayed = c;
-            st->hint = c;
+            if (st->handle != CU_STREAM_PER_THREAD) /* see rp__match_first */
+                st->hint = c;
         } else if (rc == CUDA_ERROR_NOT_READY && failed == STEP_ORDER) {
             /* A fork/join sequence whose streams are busy: eagerly this
              * time, the graph stays. */
