@@ -30,12 +30,12 @@ static uint64_t now_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-/* Free a sequence's record of the values an executable holds. */
-static void held_free(const rp_seq *s, rp_op *held)
+/* Free a record of the values an executable holds (n ops; those never
+ * filled are zeroed and own nothing). */
+static void held_free(rp_op *held, size_t n)
 {
-    if (held && s->det)
-        for (size_t i = 0; i < s->det->n; i++)
-            rp__op_free(&held[i]);
+    for (size_t i = 0; held && i < n; i++)
+        rp__op_free(&held[i]);
     free(held);
 }
 
@@ -46,9 +46,7 @@ static rp_op *held_values(const rp_det_entry *e)
     rp_op *held = calloc(e->n, sizeof *held);
     for (size_t i = 0; held && i < e->n; i++) {
         if (rp__op_copy(&held[i], &e->ops[i]) != 0) {
-            for (size_t j = 0; j < i; j++)
-                rp__op_free(&held[j]);
-            free(held);
+            held_free(held, e->n);
             return NULL;
         }
         free(held[i].data);
@@ -76,10 +74,11 @@ void rp__seq_destroy(rp_seq *s)
             cs->st.staging_live_bytes -= s->sealed.staging[i].bytes;
         rp__lc_sealed_release(&cs->lc, &s->sealed);
     }
-    held_free(s, s->held);
+    size_t n = s->det ? s->det->n : 0;
+    held_free(s->held, n);
     for (unsigned int j = 0; j < s->nalt; j++) {
         D->cuGraphExecDestroy(s->alt[j]);
-        held_free(s, s->alt_held[j]);
+        held_free(s->alt_held[j], n);
     }
     if (cs)
         cs->nalts -= s->nalt;
@@ -199,7 +198,7 @@ CUgraphExec rp__seq_alt_exec(rp_seq *s, rp_op **held)
         if (logged++ < 4)
             rp__info("another executable of sequence %u could not be made (CUresult %d); "
                      "its replays keep updating the one it has", s->id, (int)rc);
-        held_free(s, *held);
+        held_free(*held, s->det->n);
         *held = NULL;
     }
     return x;

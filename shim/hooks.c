@@ -358,32 +358,21 @@ static CUresult launch(const rp_launch *l, enum rp__entry entry)
     return launch_recorded(cs, l, entry);
 }
 
-/* A plain launch (cuLaunchKernel[_ptsz]): a matched one is deferred by
- * inline code that keeps the launch in registers; any other is recorded
- * with the context still locked, the launch made in memory there; while the
- * engine steps aside, or for a stream of no context it knows, it goes the
- * common way. */
-/* The same, recorded, for a plain launch (cs locked). */
+/* A plain launch that the inline fast path did not defer, made in memory
+ * here: recorded, with `cs` still locked; or, `cs` NULL (the engine steps
+ * aside, or the stream's context is not known), the common way. */
 static __attribute__((noinline)) CUresult
-launch_recorded_plain(rp_ctxstate *cs, CUfunction f, unsigned int gx, unsigned int gy,
-                      unsigned int gz, unsigned int bx, unsigned int by, unsigned int bz,
-                      unsigned int shmem, CUstream s, void **kp, void **extra, int ptsz)
+plain_launch_slow(rp_ctxstate *cs, CUfunction f, unsigned int gx, unsigned int gy,
+                  unsigned int gz, unsigned int bx, unsigned int by, unsigned int bz,
+                  unsigned int shmem, CUstream s, void **kp, void **extra, int ptsz)
 {
     rp_launch l = {f, {gx, gy, gz}, {bx, by, bz}, shmem, s, kp, extra, NULL, ptsz};
-    return launch_recorded(cs, &l, ptsz ? RP_E_cuLaunchKernel_ptsz : RP_E_cuLaunchKernel);
+    enum rp__entry entry = ptsz ? RP_E_cuLaunchKernel_ptsz : RP_E_cuLaunchKernel;
+    return cs ? launch_recorded(cs, &l, entry) : launch(&l, entry);
 }
 
-static __attribute__((noinline)) CUresult plain_launch_slow(CUfunction f, unsigned int gx,
-                                                            unsigned int gy, unsigned int gz,
-                                                            unsigned int bx, unsigned int by,
-                                                            unsigned int bz, unsigned int shmem,
-                                                            CUstream s, void **kp, void **extra,
-                                                            int ptsz)
-{
-    rp_launch l = {f, {gx, gy, gz}, {bx, by, bz}, shmem, s, kp, extra, NULL, ptsz};
-    return launch(&l, ptsz ? RP_E_cuLaunchKernel_ptsz : RP_E_cuLaunchKernel);
-}
-
+/* A plain launch (cuLaunchKernel[_ptsz]): a matched one is deferred by
+ * inline code that keeps the launch in registers. */
 static inline __attribute__((always_inline)) CUresult
 plain_launch(CUfunction f, unsigned int gx, unsigned int gy, unsigned int gz, unsigned int bx,
              unsigned int by, unsigned int bz, unsigned int shmem, CUstream s, void **kp,
@@ -397,10 +386,10 @@ plain_launch(CUfunction f, unsigned int gx, unsigned int gy, unsigned int gz, un
             CUresult matched;
             if (RP_LIKELY(launch_matched(cs, l, entry, &matched)))
                 return matched;
-            return launch_recorded_plain(cs, f, gx, gy, gz, bx, by, bz, shmem, s, kp, extra, ptsz);
+            return plain_launch_slow(cs, f, gx, gy, gz, bx, by, bz, shmem, s, kp, extra, ptsz);
         }
     }
-    return plain_launch_slow(f, gx, gy, gz, bx, by, bz, shmem, s, kp, extra, ptsz);
+    return plain_launch_slow(NULL, f, gx, gy, gz, bx, by, bz, shmem, s, kp, extra, ptsz);
 }
 
 static CUresult CUDAAPI eng_cuLaunchKernel RP_SIG_LAUNCH_KERNEL

@@ -287,9 +287,6 @@ static int seq_in_use(const rp_ctxstate *cs, const rp_seq *s)
     return 0;
 }
 
-/* Drop sequence number `i` of the context (its report line is kept). With
- * `wasted`, it was replaced or evicted before it paid off: its stream backs
- * off (the warmup of its next captures doubles). */
 /* Which sequences are the only ones of their home stream to begin with
  * their first op's kernel: for those the matcher's fast path may begin a
  * match itself (match.h), rp__match_offer finding no other candidate.
@@ -319,6 +316,9 @@ static void hints_forget(rp_ctxstate *cs, const rp_seq *s)
             cs->streams[k].hint = NULL;
 }
 
+/* Drop sequence number `i` of the context (its report line is kept). With
+ * `wasted`, it was replaced or evicted before it paid off: its stream backs
+ * off (the warmup of its next captures doubles). */
 static void drop_seq(rp_ctxstate *cs, size_t i, int wasted)
 {
     rp_seq *s = cs->seqs[i];

@@ -6,18 +6,6 @@
 
 #include "engine.h"
 
-/* For a launch `l` (by value: see rp__fast_same) through `entry` on the stream whose record's handle is
- * `h`, in the trace of `st` (`h`'s, or the one it joined). When `st` holds
- * deferred ops that one sequence alone still matches and `l` is that
- * sequence's next op (exactly, or outside the op's volatile fields, whose
- * values are then kept: rp__match_masked), it is deferred as a borrowed
- * record (the sequence's own: nothing recorded, nothing copied, written
- * down only if something reads it: see rp_stream.vseq) and given its
- * position: DEFERRED, or COMPLETE (resolve now). Otherwise EAGER, and
- * nothing was done (the caller records the launch and offers it as usual).
- * The sequence outlives the borrowed records: it stays the candidate or the
- * complete match until the stream is resolved, and a resolution makes the
- * flushed ones owned. */
 /* 1 when the launch's geometry and arguments are those of the image. The
  * launch is taken by value, and its fields read one by one, so that it
  * need not be made in memory (the caller's inline code keeps it in
@@ -45,7 +33,8 @@ static inline __attribute__((always_inline)) int rp__fast_same(const rp_fast *fo
 }
 
 /* Op k of `s` stands for launch `l` (`s` the stream's only candidate, or,
- * at k = 0, the one rp__match_first chose): deferred as described above. */
+ * at k = 0, the one rp__match_first chose): deferred as rp__match_launch
+ * says. */
 static inline __attribute__((always_inline)) enum rp_offer
 rp__match_at(rp_stream *st, rp_seq *s, size_t k, CUstream h, rp_launch l, enum rp__entry entry)
 {
@@ -95,6 +84,19 @@ rp__match_at(rp_stream *st, rp_seq *s, size_t k, CUstream h, rp_launch l, enum r
     return RP_OFFER_COMPLETE;
 }
 
+/* For a launch `l` (by value: see rp__fast_same) through `entry` on the
+ * stream whose record's handle is `h`, in the trace of `st` (`h`'s, or the
+ * one it joined). When `st` holds deferred ops that one sequence alone
+ * still matches (or none, and rp__match_first picks one) and `l` is that
+ * sequence's next op (exactly, or outside the op's volatile fields, whose
+ * values are then kept: rp__match_masked), it is deferred as a borrowed
+ * record (the sequence's own: nothing recorded, nothing copied, written
+ * down only if something reads it: see rp_stream.vseq) and given its
+ * position: DEFERRED, or COMPLETE (resolve now). Otherwise EAGER, and
+ * nothing was done (the caller records the launch and offers it as usual).
+ * The sequence outlives the borrowed records: it stays the candidate or the
+ * complete match until the stream is resolved, and a resolution makes the
+ * flushed ones owned. */
 static inline __attribute__((always_inline)) enum rp_offer
 rp__match_launch(rp_stream *st, CUstream h, rp_launch l, enum rp__entry entry)
 {

@@ -195,6 +195,23 @@ static inline int rp__op_same_attrs(const rp_op *a, const rp_op *b)
            (!a->nattrs || !memcmp(a->attrs, b->attrs, a->nattrs * sizeof *a->attrs));
 }
 
+/* Copy one kernel parameter of `size` bytes: most are words, copied
+ * without a memcpy call (this runs for every launch recorded). */
+static inline __attribute__((always_inline)) void rp__param_copy(uint8_t *dst, const void *src,
+                                                                 size_t size)
+{
+    switch (size) {
+    case 8:
+        memcpy(dst, src, 8);
+        break;
+    case 4:
+        memcpy(dst, src, 4);
+        break;
+    default:
+        memcpy(dst, src, size);
+    }
+}
+
 /* 1 when the launch's arguments (kernelParams, laid out by `L`) equal the
  * packed parameter bytes `rec`, parameters whose bit is set in `skip` (bits
  * 0 to RP_VOL_MAX_PARAMS - 1 only) left out. Parameters of 4 and 8 bytes are

@@ -155,29 +155,25 @@ static int decide(rp_period *p, uint64_t pos, unsigned int qual)
  * windows kept in the ring (0: not all of them were observed). A landmark
  * is such a longer window: a step often repeats a shorter one inside it
  * (the same kernels twice), which would come back twice a step. */
-static inline uint64_t win2_of(uint64_t a, uint64_t b)
+static uint64_t win2(const rp_period *p, uint64_t q)
 {
-    uint64_t h = a * 0x9e3779b97f4a7c15ull ^ b;
+    const struct rp_period_op *a = at(p, q);
+    const struct rp_period_op *b = q >= RP_PERIOD_WINDOW ? at(p, q - RP_PERIOD_WINDOW) : NULL;
+    if (!a || !b || !a->win || !b->win)
+        return 0;
+    uint64_t h = a->win * 0x9e3779b97f4a7c15ull ^ b->win;
     h ^= h >> 31;
     return h ? h : 1;
 }
 
-static uint64_t win2(const rp_period *p, uint64_t q)
-{
-    const struct rp_period_op *a = at(p, q), *b = q >= RP_PERIOD_WINDOW ? at(p, q - RP_PERIOD_WINDOW) : NULL;
-    if (!a || !b || !a->win || !b->win)
-        return 0;
-    return win2_of(a->win, b->win);
-}
-
-/* The window `win` (slot `slot` of the count table) ended at `pos`: count
- * it, follow the most frequent window, and accept it as the landmark once
+/* The window `win` ended at `pos`: count it (its slot of the count table),
+ * follow the most frequent window, and accept it as the landmark once
  * RP_LANDMARK_GAPS gaps in a row between its occurrences lay within a band
  * (the largest at most 1.5 times the smallest): shapes drawn at random recur
  * at gaps that spread far more. Returns 1 when a landmark was accepted. */
-static inline int landmark_feed(rp_period *p, uint64_t pos, uint64_t win, size_t slot)
+static inline int landmark_feed(rp_period *p, uint64_t pos, uint64_t win)
 {
-    uint16_t *c = &p->count[slot];
+    uint16_t *c = &p->count[win & HEAD_MASK];
     (*c)++; /* at most 2 * RP_LANDMARK_DECAY: halved that often */
     if (win == p->landmark && pos + 1 - p->lm_seen >= (p->lgmin + 1) / 2) {
         /* It came (not again within half its shortest gap: a run of one
@@ -258,7 +254,7 @@ static int landmark_op(rp_period *p, uint64_t pos)
     }
     uint64_t w2 = win2(p, pos);
     if (w2)
-        changed |= landmark_feed(p, pos, w2, w2 & HEAD_MASK);
+        changed |= landmark_feed(p, pos, w2);
     return changed;
 }
 

@@ -267,18 +267,7 @@ int rp__rec_kernel(rp_ctxstate *cs, rp_op *op, CUfunction f, const unsigned int 
         }
         for (uint32_t i = 0; i < L->p.n; i++) {
             const void *src = buf ? (const uint8_t *)buf + L->p.off[i] : kernelParams[i];
-            uint8_t *dst = params + L->p.off[i];
-            /* Most parameters are words: no memcpy call for them. */
-            switch (L->p.size[i]) {
-            case 8:
-                memcpy(dst, src, 8);
-                break;
-            case 4:
-                memcpy(dst, src, 4);
-                break;
-            default:
-                memcpy(dst, src, L->p.size[i]);
-            }
+            rp__param_copy(params + L->p.off[i], src, L->p.size[i]);
         }
     }
     CUlaunchAttribute *kept = NULL;

@@ -192,12 +192,6 @@ static CUresult update_node(rp_seq *s, size_t k, const rp_op *op)
     }
 }
 
-/* Bring the executable's volatile fields to this occurrence's values: only
- * the nodes whose values differ from what the executable holds now. Returns
- * CUDA_SUCCESS, the driver's error (the executable may then hold a mix: the
- * sequence is dropped by the caller), or CUDA_ERROR_NOT_READY when more
- * than REPRISE_MAX_UPDATES nodes would change (nothing updated: eager is
- * cheaper). */
 /* A deferred kernel's geometry (7 unsigned ints, as in a record) and
  * parameter bytes: its record's, or, when the fast path deferred it
  * unwritten, the arena's. */
@@ -272,19 +266,6 @@ static uint64_t content_hash(const rp_stream *st, const rp_seq *s, const rp_op *
     return h ? h : 1;
 }
 
-/* Before a replay with updates (returns the hash of its content): run it
- * on the executable that holds its
- * content already, when one of the sequence's does (a rotation of buffers
- * comes back to the same arguments), or on a new one made for it when the
- * content came back within the last RP_SEQ_RECENT replays and the sequence
- * has fewer than REPRISE_MAX_VARIANTS executables (and the context fewer
- * than REPRISE_MAX_GRAPHS). The one chosen becomes `exec`/`held`; the
- * updates (apply_updates) then bring it to the content, none when it holds
- * it. A content that never comes back (a counter) adds nothing: one
- * executable, updated. Hashes only choose: what an executable holds is
- * compared value by value before any replay. Not for a sequence whose
- * executable was taken over (its node handles are another graph's), a
- * fork/join one, or one with staging. */
 /* Whether a fresh executable, holding the values the graph was captured
  * with, would be replayed: every volatile node updated, as the costs allow
  * (apply_updates). If not, making one would only make the replay eager. */
@@ -296,6 +277,19 @@ static int fresh_pays(const rp_seq *s)
     return rp__cost_updates_pay(s->cs, s->det->n, nvol);
 }
 
+/* Before a replay with updates (returns the hash of its content): run it
+ * on the executable that holds its content already, when one of the
+ * sequence's does (a rotation of buffers
+ * comes back to the same arguments), or on a new one made for it when the
+ * content came back within the last RP_SEQ_RECENT replays and the sequence
+ * has fewer than REPRISE_MAX_VARIANTS executables (and the context fewer
+ * than REPRISE_MAX_GRAPHS). The one chosen becomes `exec`/`held`; the
+ * updates (apply_updates) then bring it to the content, none when it holds
+ * it. A content that never comes back (a counter) adds nothing: one
+ * executable, updated. Hashes only choose: what an executable holds is
+ * compared value by value before any replay. Not for a sequence whose
+ * executable was taken over (its node handles are another graph's), a
+ * fork/join one, or one with staging. */
 static uint64_t choose_exec(rp_stream *st, rp_seq *s)
 {
     rp_ctxstate *cs = st->cs;
@@ -357,6 +351,12 @@ static int upd_room(rp_stream *st, size_t n)
     return 0;
 }
 
+/* Bring the executable's volatile fields to this occurrence's values: only
+ * the nodes whose values differ from what the executable holds now. Returns
+ * CUDA_SUCCESS, the driver's error (the executable may then hold a mix: the
+ * sequence is dropped by the caller), or CUDA_ERROR_NOT_READY when more
+ * than REPRISE_MAX_UPDATES nodes would change (nothing updated: eager is
+ * cheaper). */
 static CUresult apply_updates(rp_stream *st, rp_seq *s)
 {
     size_t n = s->det->n, need = 0;
@@ -899,16 +899,7 @@ static int match_masked(rp_stream *st, const rp_seq *s, size_t k, const rp_launc
     for (uint32_t i = 0; i < L->n && i < RP_VOL_MAX_PARAMS; i++) {
         if (!(m >> i & 1))
             continue;
-        switch (L->size[i]) {
-        case 8:
-            memcpy(params + L->off[i], l->kp[i], 8);
-            break;
-        case 4:
-            memcpy(params + L->off[i], l->kp[i], 4);
-            break;
-        default:
-            memcpy(params + L->off[i], l->kp[i], L->size[i]);
-        }
+        rp__param_copy(params + L->off[i], l->kp[i], L->size[i]);
     }
     return 1;
 }
@@ -931,8 +922,8 @@ static int arena_room(rp_stream *st, const rp_seq *s)
 enum rp_offer rp__match_first(rp_stream *st, CUstream h, const rp_launch *l,
                               enum rp__entry entry)
 {
-    rp_seq *s = st->hint;
-    if (!s || !s->first_unique || st->handle == CU_STREAM_PER_THREAD)
+    rp_seq *s = st->hint; /* never a per-thread stream's (rp__match_resolve) */
+    if (!s || !s->first_unique)
         return RP_OFFER_EAGER;
     return rp__match_at(st, s, 0, h, *l, entry);
 }

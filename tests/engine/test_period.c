@@ -29,6 +29,29 @@ static void feed_pattern(rp_period *p, uint64_t *pos, const unsigned int *pat, s
         rp__period_feed(p, *pos, key(pat[(phase + i) % len]));
 }
 
+/* The next value of a fixed-seed pseudo-random sequence (an LCG). */
+static uint64_t lcg(uint64_t *x)
+{
+    return *x = *x * 6364136223846793005ull + 1442695040888963407ull;
+}
+
+/* A shape drawn from `n` at random. */
+static unsigned int draw(uint64_t *x, unsigned int n)
+{
+    return (unsigned int)(lcg(x) >> 33) % n;
+}
+
+/* One step of varying length: a prefix of 8 shapes, then one of three
+ * tails of 4, 5 or 6 drawn at random (`nosync diverge`). */
+static void feed_varying_step(rp_period *p, uint64_t *pos, uint64_t *x)
+{
+    for (unsigned int i = 0; i < 8; i++)
+        rp__period_feed(p, (*pos)++, key(i));
+    unsigned int t = draw(x, 3);
+    for (unsigned int i = 0; i < 4 + t; i++)
+        rp__period_feed(p, (*pos)++, key(100 + 10 * t + i));
+}
+
 /* The offset within the pattern at which the detector cuts (a step
  * starts), or -1 if it cuts nowhere in one period from `pos`. */
 static long cut_offset(rp_period *p, uint64_t pos, size_t len, size_t phase)
@@ -88,8 +111,7 @@ static void random_shapes_from_few_kernels_give_no_period(void **state)
     assert_int_equal(rp__period_init(&p, 1, 2), 0);
     uint64_t x = 12345;
     for (uint64_t pos = 0; pos < 20000; pos++) {
-        x = x * 6364136223846793005ull + 1442695040888963407ull;
-        rp__period_feed(&p, pos, key((unsigned int)(x >> 33) % 6));
+        rp__period_feed(&p, pos, key(draw(&x, 6)));
         assert_int_equal(p.d, 0);
     }
     rp__period_fini(&p);
@@ -233,14 +255,14 @@ static void cuts_are_where_the_arithmetic_puts_them(void **state)
     assert_int_equal(rp__period_init(&p, 1, 2), 0);
     uint64_t x = 777;
     for (int round = 0; round < 200; round++) {
-        x = x * 6364136223846793005ull + 1442695040888963407ull;
+        lcg(&x);
         p.d = 1 + (x >> 33) % 40;
         p.base = (x >> 20) % 50;
         rp__period_align(&p, p.base); /* forgets the kept cut */
         uint64_t chunk = (x >> 10) % 3 == 0 ? 0 : 1 + (x >> 40) % 20;
         uint64_t pos = 0;
         for (int i = 0; i < 300; i++) {
-            x = x * 6364136223846793005ull + 1442695040888963407ull;
+            lcg(&x);
             /* mostly forwards, one step at a time, sometimes a jump either way */
             if ((x >> 60) == 0)
                 pos = (x >> 30) % 400;
@@ -272,12 +294,7 @@ static void steps_of_varying_length_are_cut_after_a_landmark(void **state)
     int cuts_checked = 0;
     for (int step = 0; step < 400; step++) {
         uint64_t start = pos;
-        for (unsigned int i = 0; i < 8; i++)
-            rp__period_feed(&p, pos++, key(i));
-        x = x * 6364136223846793005ull + 1442695040888963407ull;
-        unsigned int t = (unsigned int)(x >> 33) % 3;
-        for (unsigned int i = 0; i < 4 + t; i++)
-            rp__period_feed(&p, pos++, key(100 + 10 * t + i));
+        feed_varying_step(&p, &pos, &x);
         if (step < 200)
             continue;
         assert_true(p.landmark != 0);
@@ -312,14 +329,8 @@ static void a_fixed_step_after_a_landmark_gets_its_period(void **state)
     rp_period p;
     assert_int_equal(rp__period_init(&p, 1, 2), 0);
     uint64_t x = 7, pos = 0;
-    for (int step = 0; step < 200; step++) {
-        for (unsigned int i = 0; i < 8; i++)
-            rp__period_feed(&p, pos++, key(i));
-        x = x * 6364136223846793005ull + 1442695040888963407ull;
-        unsigned int t = (unsigned int)(x >> 33) % 3;
-        for (unsigned int i = 0; i < 4 + t; i++)
-            rp__period_feed(&p, pos++, key(100 + 10 * t + i));
-    }
+    for (int step = 0; step < 200; step++)
+        feed_varying_step(&p, &pos, &x);
     assert_true(p.landmark != 0);
     static const unsigned int step10[] = {50, 51, 52, 53, 54, 55, 56, 57, 58, 59};
     feed_pattern(&p, &pos, step10, 10, 0, 2000);
@@ -343,8 +354,7 @@ static void random_shapes_after_a_period_give_no_landmark(void **state)
     assert_int_equal(p.d, 8);
     uint64_t x = 5;
     for (int i = 0; i < 20000; i++) {
-        x = x * 6364136223846793005ull + 1442695040888963407ull;
-        rp__period_feed(&p, pos++, key((unsigned int)(x >> 33) % 6));
+        rp__period_feed(&p, pos++, key(draw(&x, 6)));
         if (i >= 1000) {
             assert_int_equal(p.landmark, 0);
             assert_int_equal(p.d, 0);
