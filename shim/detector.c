@@ -106,6 +106,19 @@ static int keep_copy(rp_det_entry *e, const rp_op *ops, size_t n)
     return 0;
 }
 
+int rp__det_refresh(rp_det_entry *e, const rp_op *ops, size_t n)
+{
+    if (!e->ops || n != e->n)
+        return -1;
+    rp_op *old = e->ops;
+    if (keep_copy(e, ops, n) != 0) {
+        e->ops = old;
+        return -1;
+    }
+    free(old);
+    return 0;
+}
+
 /* Note the content of an occurrence in a by-structure entry. */
 static void note_content(rp_det_entry *e, const rp_op *ops, size_t n)
 {

@@ -545,6 +545,9 @@ static int learn_volatile(rp_stream *st)
             rp__bound_hit(cs, RP_BOUND_UPDATES);
         rp__det_capture_failed(&cs->sdet, e);
     } else if (ok && v == RP_DET_CAPTURE) {
+        /* Captured from this occurrence: the first one's addresses may have
+         * been freed since (every field that differed stays volatile). */
+        rp__det_refresh(e, st->seg, st->nseg);
         capture_segment(cs, &cs->sdet, e, e->differs, st->seg_cut_by_period, st->handle);
         served = 1;
     } else if (ok && v == RP_DET_HAS_GRAPH) {
