@@ -21,6 +21,8 @@ void rp__lc_driver_from(rp_lc_driver *lc, const struct rp__driver *drv)
     lc->node_get_type = drv->cuGraphNodeGetType;
     lc->host_alloc = drv->cuMemHostAlloc;
     lc->host_free = drv->cuMemFreeHost;
+    lc->event_query = drv->cuEventQuery;
+    lc->event_destroy = drv->cuEventDestroy_v2;
 }
 
 static uint64_t now_ns(void)
@@ -43,7 +45,7 @@ static void held_free(rp_op *held, size_t n)
  * payload (the staging holds it). NULL when memory runs out. */
 static rp_op *held_values(const rp_det_entry *e)
 {
-    rp_op *held = calloc(e->n, sizeof *held);
+    rp_op *held = rp__calloc(e->n, sizeof *held);
     for (size_t i = 0; held && i < e->n; i++) {
         if (rp__op_copy(&held[i], &e->ops[i]) != 0) {
             held_free(held, e->n);
@@ -61,9 +63,15 @@ void rp__seq_destroy(rp_seq *s)
         return;
     rp_ctxstate *cs = s->cs;
     const struct rp__driver *D = cs->drv;
-    if (s->done_pending)
-        D->cuEventSynchronize(s->done);
-    if (s->done)
+    /* Nothing here waits: the last launch may sit behind a wait the host
+     * releases only after this call returns (cuStreamWaitValue32). An
+     * executable destroyed in flight is freed by the driver once it
+     * completes; the staging that launch reads goes to the pool, busy until
+     * `done` (which the pool then owns) completes. */
+    CUevent busy = NULL;
+    if (s->done && s->done_pending && D->cuEventQuery(s->done) == CUDA_ERROR_NOT_READY)
+        busy = s->done;
+    else if (s->done)
         D->cuEventDestroy_v2(s->done);
     if (s->exec)
         D->cuGraphExecDestroy(s->exec);
@@ -72,7 +80,9 @@ void rp__seq_destroy(rp_seq *s)
     if (cs) {
         for (size_t i = 0; i < s->sealed.nstaging; i++)
             cs->st.staging_live_bytes -= s->sealed.staging[i].bytes;
-        rp__lc_sealed_release(&cs->lc, &s->sealed);
+        rp__lc_sealed_release_after(&cs->lc, &s->sealed, busy);
+    } else if (busy) {
+        D->cuEventDestroy_v2(busy);
     }
     size_t n = s->det ? s->det->n : 0;
     held_free(s->held, n);
@@ -82,7 +92,7 @@ void rp__seq_destroy(rp_seq *s)
     }
     if (cs)
         cs->nalts -= s->nalt;
-    free(s->recs);
+    free(s->shadow);
     free(s->exts);
     free(s->lay);
     free(s->fast);
@@ -100,12 +110,12 @@ void rp__seq_destroy(rp_seq *s)
 static void fast_setup(rp_seq *s, const rp_det_entry *e)
 {
     size_t nvals = 0;
-    if (!s->lay || !(s->fast = calloc(e->n, sizeof *s->fast)))
+    if (!s->lay || !(s->fast = rp__calloc(e->n, sizeof *s->fast)))
         return;
     for (size_t i = 0; i < e->n; i++)
         if (s->lay[i])
             nvals += s->lay[i]->n;
-    if (nvals && !(s->fvals = malloc(nvals * sizeof *s->fvals))) {
+    if (nvals && !(s->fvals = rp__malloc(nvals * sizeof *s->fvals))) {
         free(s->fast);
         s->fast = NULL;
         return;
@@ -158,7 +168,7 @@ static void log_failure_once(const char *what, CUresult rc)
  * executable will hold. Returns 0, or -1 when memory runs out. */
 static int volatile_setup(rp_seq *s, const rp_det_entry *e, const uint64_t *vmask)
 {
-    s->vmask = malloc(e->n * sizeof *s->vmask);
+    s->vmask = rp__malloc(e->n * sizeof *s->vmask);
     s->held = held_values(e);
     if (!s->vmask || !s->nodes || !s->held)
         return -1;
@@ -275,12 +285,13 @@ static void plan_free(fj_plan *p)
 static int plan(rp_seq *s, const rp_det_entry *e, fj_plan *p)
 {
     memset(p, 0, sizeof *p);
-    p->on = calloc(e->n, 1);
-    p->evx = calloc(e->n, sizeof *p->evx);
-    s->recs = calloc(RP_FJ_EVENTS, sizeof *s->recs);
-    s->exts = calloc(e->n, sizeof *s->exts);
-    if (!p->on || !p->evx || !s->recs || !s->exts)
+    p->on = rp__calloc(e->n, 1);
+    p->evx = rp__calloc(e->n, sizeof *p->evx);
+    s->exts = rp__calloc(e->n, sizeof *s->exts);
+    s->shadow = rp__calloc(e->n, sizeof *s->shadow);
+    if (!p->on || !p->evx || !s->exts || !s->shadow)
         return -1;
+    CUstream last_rec_on[RP_FJ_EVENTS]; /* where each event was last recorded so far */
     for (size_t i = 0; i < e->n; i++) {
         const rp_op *op = &e->ops[i];
         p->evx[i] = SIZE_MAX;
@@ -306,11 +317,14 @@ static int plan(rp_seq *s, const rp_det_entry *e, fj_plan *p)
                 if (p->nev == RP_FJ_EVENTS)
                     return 1;
                 p->prog_ev[p->nev++] = op->ev;
-                s->recs[s->nrec++] = op->ev;
             }
             p->evx[i] = j;
+            last_rec_on[j] = op->stream;
+            s->shadow[s->nshadow++] = (struct rp_fj_shadow){op->stream, op->ev, 1};
         } else if (j < p->nev) {
             p->evx[i] = j; /* recorded earlier in the sequence: an edge */
+            if (last_rec_on[j] != op->stream) /* on its own stream: nothing to wait for */
+                s->shadow[s->nshadow++] = (struct rp_fj_shadow){op->stream, op->ev, 0};
         } else {
             size_t k = 0;
             while (k < s->next && s->exts[k] != op->ev)
@@ -463,9 +477,9 @@ rp_seq *rp__capture(rp_ctxstate *cs, rp_det_entry *e, const uint64_t *vmask, rp_
             return NULL;
         }
     }
-    rp_seq *s = calloc(1, sizeof *s);
-    size_t *stage_of = calloc(e->n, sizeof *stage_of);
-    size_t *sizes = calloc(e->n, sizeof *sizes);
+    rp_seq *s = rp__calloc(1, sizeof *s);
+    size_t *stage_of = rp__calloc(e->n, sizeof *stage_of);
+    size_t *sizes = rp__calloc(e->n, sizeof *sizes);
     if (!s || !stage_of || !sizes) {
         free(s);
         free(stage_of);
@@ -484,7 +498,7 @@ rp_seq *rp__capture(rp_ctxstate *cs, rp_det_entry *e, const uint64_t *vmask, rp_
     int planned = s->multi ? plan(s, e, &fp) : 0;
     /* Every sequence notes its ops' nodes, volatile or not: a later shape
      * that takes its executable over needs them to update nodes. */
-    s->nodes = calloc(e->n, sizeof *s->nodes);
+    s->nodes = rp__calloc(e->n, sizeof *s->nodes);
     if (!s->nodes || planned || (vmask && volatile_setup(s, e, vmask) != 0)) {
         free(stage_of);
         free(sizes);
@@ -610,11 +624,11 @@ rp_seq *rp__capture(rp_ctxstate *cs, rp_det_entry *e, const uint64_t *vmask, rp_
     /* For the matcher (its fast path, masked comparisons) and node
      * updates: no look-up per op. Layouts live until the context's
      * teardown, which drops every sequence first. */
-    s->lay = calloc(e->n, sizeof *s->lay);
+    s->lay = rp__calloc(e->n, sizeof *s->lay);
     for (size_t i = 0; s->lay && i < e->n; i++)
         s->lay[i] = rp__rec_layout(cs, &e->ops[i]);
     fast_setup(s, e);
-    if (s->vmask && s->lay && (s->poff = malloc(e->n * sizeof *s->poff))) {
+    if (s->vmask && s->lay && (s->poff = rp__malloc(e->n * sizeof *s->poff))) {
         for (size_t i = 0; i < e->n; i++) {
             s->poff[i] = (uint32_t)s->ptotal;
             s->ptotal += RP_ARENA_GEOMETRY + ((e->ops[i].param_bytes + 7u) & ~(size_t)7);

@@ -2,6 +2,8 @@
  * decision. */
 #include "detector.h"
 
+#include "alloc.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -12,7 +14,7 @@ int rp__det_init(rp_detector *d, size_t cap, unsigned int warmup, size_t min_ops
     d->warmup = warmup ? warmup : 1;
     d->min_ops = min_ops;
     d->max_ops = max_ops;
-    d->slots = calloc(cap ? cap : 1, sizeof *d->slots);
+    d->slots = rp__calloc(cap ? cap : 1, sizeof *d->slots);
     if (!d->slots)
         return -1;
     d->cap = cap ? cap : 1;
@@ -77,7 +79,7 @@ static int keep_copy(rp_det_entry *e, const rp_op *ops, size_t n)
             bytes += pad16(ops[i].bytes);
         bytes += pad16(ops[i].nattrs * sizeof *ops[i].attrs);
     }
-    rp_op *c = malloc(bytes);
+    rp_op *c = rp__malloc(bytes);
     if (!c)
         return -1;
     uint8_t *at = (uint8_t *)(c + n);
@@ -101,6 +103,19 @@ static int keep_copy(rp_det_entry *e, const rp_op *ops, size_t n)
         c[i].borrowed = 0; /* the block is the entry's: freed as one (slot_clear) */
     }
     e->ops = c;
+    return 0;
+}
+
+int rp__det_refresh(rp_det_entry *e, const rp_op *ops, size_t n)
+{
+    if (!e->ops || n != e->n)
+        return -1;
+    rp_op *old = e->ops;
+    if (keep_copy(e, ops, n) != 0) {
+        e->ops = old;
+        return -1;
+    }
+    free(old);
     return 0;
 }
 
@@ -186,7 +201,7 @@ rp_det_verdict rp__det_observe(rp_detector *d, const rp_op *ops, size_t n,
          * which fields differ. */
         if (d->by_structure && keep_copy(e, ops, n) != 0)
             return RP_DET_NO_MEMORY;
-        if (d->by_structure && !(e->differs = calloc(n, sizeof *e->differs))) {
+        if (d->by_structure && !(e->differs = rp__calloc(n, sizeof *e->differs))) {
             slot_clear(e);
             return RP_DET_NO_MEMORY;
         }

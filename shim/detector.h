@@ -85,6 +85,12 @@ uint64_t rp__det_key(const rp_op *ops, size_t n, int structure);
  * (NULL for TOO_SHORT, TOO_LONG and NO_MEMORY). */
 rp_det_verdict rp__det_observe(rp_detector *d, const rp_op *ops, size_t n,
                                rp_det_entry **entry);
+/* Make the latest occurrence `ops[0..n)` (of the same structure) the one
+ * the entry keeps, before a capture with volatile fields: its addresses are
+ * live, where the first occurrence's may have been freed since (a step that
+ * frees and allocates its buffers every time). Returns 0, or -1 (the entry
+ * unchanged) when memory runs out or the entry keeps no copy. */
+int rp__det_refresh(rp_det_entry *e, const rp_op *ops, size_t n);
 /* The capture asked for succeeded: the segment now has a graph. */
 void rp__det_captured(rp_detector *d, rp_det_entry *e);
 /* Its graph has been replayed often enough: forget past failures. */

@@ -161,9 +161,20 @@ typedef struct rp_seq {
     unsigned int nside;     /* the other streams it runs ops on ... */
     CUstream side[RP_FJ_STREAMS]; /* ...: idle before a replay, waiting after */
     CUevent side_first[RP_FJ_STREAMS]; /* the event each one's first op waits on (or NULL) */
-    size_t nrec, next;      /* the program's events it records, and those it waits */
-    CUevent *recs, *exts;   /* on recorded outside it: re-recorded after a replay /
-                               complete before one */
+    size_t next;            /* the events it waits on recorded outside it: */
+    CUevent *exts;          /* complete (or known to be) before a replay */
+    /* After a replay, its event ops again, in its order, without its work
+     * (replay.c, fj_after): every record, and every wait on an event
+     * recorded earlier in it by another stream. The program's streams and
+     * events then stand as they would have after the step eagerly: each
+     * event last recorded where the step last recorded it, after what came
+     * before it there, each stream's last op its last event op. */
+    struct rp_fj_shadow {
+        CUstream stream;
+        CUevent ev;
+        int record;         /* 1: a record, 0: a wait */
+    } *shadow;
+    size_t nshadow;
 } rp_seq;
 
 
@@ -246,8 +257,6 @@ typedef struct rp_stream {
     uint64_t fj_after_gen;
     CUstream fj_after_home;
     CUevent fj_tail_ev;     /* the home stream after a flush: its last op recorded this */
-    int fj_after_post;      /* a side stream stamped by a replay: its last work is its
-                               wait for that replay's graph (cs->fj.post) */
 } rp_stream;
 
 #define RP_ATTR_IDS 17 /* launch attribute ids counted in the stats (CUDA 13: 0-16) */
@@ -530,6 +539,20 @@ static inline int rp__program_capture_pending(void)
 {
     return atomic_load(&rp__prog_pending) != 0;
 }
+/* A call about to go straight to the driver while the engine steps aside:
+ * the calling thread's per-thread stream first waits for work another
+ * thread resolved for it, if any (rp__rejoins: how many such waits are
+ * pending; see streams.c, settle). Nothing locked on entry. */
+extern _Atomic int rp__rejoins;
+void rp__aside_rejoin(void);
+static inline int rp__aside(void)
+{
+    if (RP_LIKELY(!rp__stepping_aside()))
+        return 0;
+    if (RP_UNLIKELY(atomic_load_explicit(&rp__rejoins, memory_order_relaxed) > 0))
+        rp__aside_rejoin();
+    return 1;
+}
 CUresult rp__program_capture_prepare(void);
 void rp__program_capture_begun(CUresult rc);
 void rp__program_capture_ended(CUresult rc);
@@ -596,8 +619,10 @@ void rp__learn_stream_free(rp_stream *st);
  * flushed ops (left in st->def[0..nflushed)) join the segment. */
 struct rp_resolved;
 void rp__learn_resolved(rp_stream *st, const struct rp_resolved *r);
-/* Add a sequence to its context's list (which owns it from now on). */
-void rp__seqs_add(rp_ctxstate *cs, rp_seq *s);
+/* Add a sequence to its context's list, which owns it from then on.
+ * Returns 0, or -1 when the list cannot grow: `s` is destroyed (its caller
+ * must not touch it) and its ops stay eager. */
+int rp__seqs_add(rp_ctxstate *cs, rp_seq *s);
 /* Destroy every sequence of the context (their report lines are kept). */
 void rp__seqs_drop_all(rp_ctxstate *cs);
 /* Drop sequences whose launch or update failed, once no stream matches

@@ -345,7 +345,7 @@ static __attribute__((noinline)) CUresult launch_recorded(rp_ctxstate *cs, const
 /* A launch through any launch entry point. */
 static CUresult launch(const rp_launch *l, enum rp__entry entry)
 {
-    if (rp__stepping_aside()) {
+    if (rp__aside()) {
         aside_op(l->s, l->ptsz, RP_OP_KERNEL);
         return launch_issue(l);
     }
@@ -380,7 +380,7 @@ plain_launch(CUfunction f, unsigned int gx, unsigned int gy, unsigned int gz, un
 {
     rp_launch l = {f, {gx, gy, gz}, {bx, by, bz}, shmem, s, kp, extra, NULL, ptsz};
     enum rp__entry entry = ptsz ? RP_E_cuLaunchKernel_ptsz : RP_E_cuLaunchKernel;
-    if (RP_LIKELY(!rp__stepping_aside())) {
+    if (RP_LIKELY(!rp__aside())) {
         rp_ctxstate *cs = lock_ctx_of_stream(s, ptsz);
         if (cs) {
             CUresult matched;
@@ -442,7 +442,7 @@ static CUresult htod_async(CUdeviceptr d, const void *h, size_t n, CUstream s, i
 {
     CUresult (*real)(CUdeviceptr, const void *, size_t, CUstream) =
         ptsz ? R->cuMemcpyHtoDAsync_v2_ptsz : R->cuMemcpyHtoDAsync_v2;
-    if (rp__stepping_aside()) {
+    if (rp__aside()) {
         aside_op(s, ptsz, RP_OP_HTOD);
         return real(d, h, n, s);
     }
@@ -480,7 +480,7 @@ static CUresult dtoh_async(void *h, CUdeviceptr d, size_t n, CUstream s, int pts
 {
     CUresult (*real)(void *, CUdeviceptr, size_t, CUstream) =
         ptsz ? R->cuMemcpyDtoHAsync_v2_ptsz : R->cuMemcpyDtoHAsync_v2;
-    if (rp__stepping_aside()) {
+    if (rp__aside()) {
         aside_op(s, ptsz, RP_OP_DTOH);
         return real(h, d, n, s);
     }
@@ -516,7 +516,7 @@ static CUresult CUDAAPI eng_cuMemcpyDtoHAsync_v2_ptsz(void *dstHost, CUdeviceptr
 static CUresult device_op(rp_op *op, CUstream s, int ptsz)
 {
     rp_op_kind kind = op->kind;
-    if (rp__stepping_aside()) {
+    if (rp__aside()) {
         aside_op(s, ptsz, kind);
         return rp__rec_issue_entry(R, op);
     }
@@ -569,7 +569,7 @@ static CUresult memset_op(CUdeviceptr d, unsigned int v, size_t n, unsigned int 
 {
     rp_op op = {.kind = RP_OP_MEMSET, .dst = d, .value = v, .bytes = n, .elem = elem,
                 .stream = s, .entry = (uint16_t)e};
-    if (!rp__stepping_aside()) {
+    if (!rp__aside()) {
         unsigned int type = 0;
         if (!n || R->cuPointerGetAttribute(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, d) !=
                       CUDA_SUCCESS || type != CU_MEMORYTYPE_DEVICE)
@@ -647,7 +647,7 @@ static CUresult settle_event(CUevent e, const rp_evinfo *i, const char *why)
 static CUresult event_op(rp_op_kind kind, CUevent e, CUstream s, unsigned int flags,
                          enum rp__entry entry, int ptsz)
 {
-    if (rp__stepping_aside()) {
+    if (rp__aside()) {
         aside_op(s, ptsz, kind);
         return event_call(entry, e, s, flags);
     }
@@ -788,32 +788,15 @@ static CUresult CUDAAPI eng_cuEventDestroy_v2(CUevent hEvent)
 
 /* ---- boundaries with their own behaviour --------------------------------------- */
 
-/* cuStreamQuery: a stream-scoped boundary. A side stream of a fork/join
- * replay holds one more op than it would have eagerly, its wait for the
- * graph (fj_after), and the driver may not have retired that wait yet when
- * the graph is done: the program, having synchronized the home stream
- * past the side stream's last event, would see it busy where eagerly it is
- * idle. While nothing else has been issued since that replay (its stamp,
- * replay.c), the side stream's work is done exactly when the replay's post
- * event is: asked then, the answer is the program's. */
+/* cuStreamQuery: a stream-scoped boundary. After a fork/join replay, a
+ * side stream's last op is its last event op of the step (replay.c,
+ * fj_after), so it is idle exactly when eagerly it would be. */
 static CUresult stream_query(CUresult (*real)(CUstream), CUstream s, int ptsz)
 {
-    if (rp__stepping_aside())
+    if (rp__aside())
         return real(s);
     CUresult pre = boundary_stream(s, ptsz);
-    CUresult rc = real(s);
-    if (rc == CUDA_ERROR_NOT_READY && rp__stream_is_created(s)) {
-        rp_ctxstate *cs = lock_ctx_of_stream(s, ptsz);
-        if (cs) {
-            rp_stream *st = rp__stream_of(cs, s, ptsz);
-            if (st && st->fj_after_post && st->fj_after_home && !st->ndef && !st->owner &&
-                st->fj_after_gen == atomic_load_explicit(&rp__issued, memory_order_relaxed) &&
-                cs->fj.post && R->cuEventQuery(cs->fj.post) == CUDA_SUCCESS)
-                rc = CUDA_SUCCESS;
-            unlock(cs);
-        }
-    }
-    return first_error(pre, rc);
+    return first_error(pre, real(s));
 }
 
 static CUresult CUDAAPI eng_cuStreamQuery(CUstream hStream)
@@ -835,7 +818,7 @@ static CUresult stream_destroy(CUresult (*real)(CUstream), CUstream s)
 {
     if (!rp__stream_is_created(s))
         return real(s);
-    if (rp__stepping_aside()) {
+    if (rp__aside()) {
         CUresult rc = real(s);
         if (rc == CUDA_SUCCESS)
             rp__forget_stream(s);
@@ -862,6 +845,13 @@ static CUresult ctx_sync(rp_ctxstate *cs, CUresult (*real)(CUcontext), CUcontext
     CUresult rc = real(c);
     if (cs)
         pthread_rwlock_unlock(&cs->gate);
+    if (cs && rc == CUDA_SUCCESS) {
+        /* The device was idle a moment ago: the only time the engine frees
+         * pinned staging (a free may wait for the device: lifecycle.c). */
+        lock(cs);
+        rp__lc_trim(&cs->lc);
+        unlock(cs);
+    }
     return first_error(pre, rc);
 }
 
@@ -873,14 +863,14 @@ static CUresult CUDAAPI sync_v1(CUcontext c)
 
 static CUresult CUDAAPI eng_cuCtxSynchronize(void)
 {
-    if (rp__stepping_aside())
+    if (rp__aside())
         return R->cuCtxSynchronize();
     return ctx_sync(rp__ctx_current(), sync_v1, NULL);
 }
 
 static CUresult CUDAAPI eng_cuCtxSynchronize_v2(CUcontext ctx)
 {
-    if (rp__stepping_aside())
+    if (rp__aside())
         return R->cuCtxSynchronize_v2(ctx);
     return ctx_sync(ctx ? rp__ctx_of(ctx) : rp__ctx_current(), R->cuCtxSynchronize_v2, ctx);
 }
@@ -923,14 +913,14 @@ static CUresult teardown_pre(int ctx_dies, size_t *held)
 #define HOOK_GLOBAL(name, params, args, arg, n)                                                 \
     static CUresult CUDAAPI eng_##name params                                                   \
     {                                                                                           \
-        if (rp__stepping_aside())                                                               \
+        if (rp__aside())                                                               \
             return R->name args;                                                                \
         AFTER_ISSUING(boundary_global(), R->name args, global_entry_issues(RP_E_##name));       \
     }
 #define HOOK_STREAM(name, params, args, s, ptsz)                                                \
     static CUresult CUDAAPI eng_##name params                                                   \
     {                                                                                           \
-        if (rp__stepping_aside())                                                               \
+        if (rp__aside())                                                               \
             return R->name args;                                                                \
         AFTER_ISSUING(boundary_stream(s, ptsz), R->name args, stream_entry_issues(RP_E_##name)); \
     }
@@ -942,7 +932,7 @@ static CUresult teardown_pre(int ctx_dies, size_t *held)
 #define HOOK_TEARDOWN(name, params, args, arg, ctx_dies)                                        \
     static CUresult CUDAAPI eng_##name params                                                   \
     {                                                                                           \
-        if (rp__stepping_aside())                                                               \
+        if (rp__aside())                                                               \
             return R->name args;                                                                \
         size_t held;                                                                            \
         CUresult pre = teardown_pre(ctx_dies, &held);                                           \

@@ -15,6 +15,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <sched.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "reprise.h"
@@ -65,6 +66,7 @@ void rp__init_slow(void)
                                                 memory_order_acq_rel, memory_order_acquire)) {
         initialising = true;
         rp__options_parse();
+        rp__alloc_faults_from_env();
         rp__options_log();
         struct rp__driver real;
         bool ok = rp__driver_load(&real);
@@ -96,6 +98,11 @@ __attribute__((destructor)) static void rp__fini(void)
     if (rp__engine_in_forked_child())
         return;
     rp__stats_write_at_exit();
+    /* For the allocation sweep (tests/faults/alloc_sweep.sh): how many
+     * allocations there were, and how many were failed on purpose. */
+    if (getenv("REPRISE_FAULT_ALLOC"))
+        rp__warn("%llu allocations, %llu failed on purpose (REPRISE_FAULT_ALLOC)",
+                 (unsigned long long)rp__alloc_calls(), (unsigned long long)rp__alloc_faults());
     if (rp__enabled && rp__option(RP_OPTION_SUMMARY).b)
         rp__summary_write(2);
 }

@@ -35,7 +35,7 @@ static void watch_period(rp_stream *st, const rp_op *op)
 {
     if (!st->per && st->nseg >= WATCH_AFTER) {
         unsigned int repeats = rp__eng_cfg.warmup > 1 ? rp__eng_cfg.warmup - 1 : 1;
-        st->per = malloc(sizeof *st->per);
+        st->per = rp__malloc(sizeof *st->per);
         if (st->per && rp__period_init(st->per, repeats, rp__eng_cfg.min_ops) != 0) {
             free(st->per);
             st->per = NULL;
@@ -253,7 +253,7 @@ void rp__seg_append(rp_stream *st, rp_op *op, enum rp__eager_reason pending)
     }
     if (st->nseg == st->capseg) {
         size_t cap = st->capseg ? 2 * st->capseg : 32;
-        rp_op *n = realloc(st->seg, cap * sizeof *n);
+        rp_op *n = rp__realloc(st->seg, cap * sizeof *n);
         if (!n) {
             st->seg_overflow = 1;
             rp__count_eager(st->cs, RP_EAGER_BOUND, 1);
@@ -409,6 +409,32 @@ static rp_seq *reusable(rp_ctxstate *cs, const rp_det_entry *e, const uint64_t *
     return NULL;
 }
 
+/* Whether capturing `e` would take the context's pinned staging past
+ * REPRISE_MAX_STAGING: the staging of live graphs, the pool's (blocks no
+ * graph owns, kept for reuse: lifecycle.c) and what would be allocated new. */
+static int staging_over(rp_ctxstate *cs, const rp_det_entry *e)
+{
+    uint64_t staging = 0;
+    size_t n = 0;
+    for (size_t i = 0; i < e->n; i++)
+        if (rp__op_staged(&e->ops[i]))
+            staging += e->ops[i].bytes, n++;
+    uint64_t have = cs->st.staging_live_bytes + cs->lc.pool_bytes;
+    if (!staging || have + staging <= rp__eng_cfg.max_staging)
+        return 0;
+    /* Over at first sight: the pool may serve some of it. */
+    size_t *sizes = rp__calloc(n, sizeof *sizes);
+    if (!sizes)
+        return 1;
+    n = 0;
+    for (size_t i = 0; i < e->n; i++)
+        if (rp__op_staged(&e->ops[i]))
+            sizes[n++] = e->ops[i].bytes;
+    uint64_t fresh = rp__lc_new_bytes(&cs->lc, sizes, n);
+    free(sizes);
+    return have + fresh > rp__eng_cfg.max_staging;
+}
+
 /* Capture detector entry `e` of table `d` (with volatile fields `vmask`, or
  * NULL for an exact-content sequence). Returns 0, or -1 when a bound
  * stopped it (the failure is counted either way). */
@@ -421,11 +447,7 @@ static int capture_segment(rp_ctxstate *cs, rp_detector *d, rp_det_entry *e, con
         rp__det_capture_failed(d, e);
         return -1;
     }
-    uint64_t staging = 0;
-    for (size_t i = 0; i < e->n; i++)
-        if (rp__op_staged(&e->ops[i]))
-            staging += e->ops[i].bytes;
-    if (staging && cs->st.staging_live_bytes + staging > rp__eng_cfg.max_staging) {
+    if (staging_over(cs, e)) {
         rp__bound_hit(cs, RP_BOUND_STAGING);
         rp__det_capture_failed(d, e);
         return -1;
@@ -448,17 +470,22 @@ static int capture_segment(rp_ctxstate *cs, rp_detector *d, rp_det_entry *e, con
         cs->st.capture_failures++;
         return 0;
     }
-    rp__det_captured(d, e);
     s->captured_at = e->seen;
     s->by_period = by_period;
     s->last_use = cs->det.clock;
-    rp__seqs_add(cs, s);
+    unsigned int id = s->id;
+    if (rp__seqs_add(cs, s) != 0) { /* s is gone: its ops stay eager */
+        rp__det_capture_failed(d, e);
+        cs->st.capture_failures++;
+        return 0;
+    }
+    rp__det_captured(d, e);
     cs->st.graphs_captured++;
     if (vmask)
         cs->st.volatile_captures++;
     static _Atomic unsigned int captures_logged;
     if (atomic_fetch_add(&captures_logged, 1) < 16)
-        rp__info("captured sequence %u: %zu ops, first kernel %s%s", s->id, e->n,
+        rp__info("captured sequence %u: %zu ops, first kernel %s%s", id, e->n,
                  rp__rec_kernel_name(cs, &e->ops[0]), vmask ? ", with volatile arguments" : "");
     rp__arm_exit_hook();
     return 0;
@@ -498,7 +525,7 @@ static int learn_volatile(rp_stream *st)
     rp_det_verdict v = rp__det_observe(&cs->sdet, st->seg, st->nseg, &e);
     if (!e || !e->differs || e->n != st->nseg)
         return 0;
-    uint64_t *mask = calloc(e->n, sizeof *mask);
+    uint64_t *mask = rp__calloc(e->n, sizeof *mask);
     if (!mask) {
         rp__bound_hit(cs, RP_BOUND_MEMORY);
         return 0;
@@ -518,6 +545,9 @@ static int learn_volatile(rp_stream *st)
             rp__bound_hit(cs, RP_BOUND_UPDATES);
         rp__det_capture_failed(&cs->sdet, e);
     } else if (ok && v == RP_DET_CAPTURE) {
+        /* Captured from this occurrence: the first one's addresses may have
+         * been freed since (every field that differed stays volatile). */
+        rp__det_refresh(e, st->seg, st->nseg);
         capture_segment(cs, &cs->sdet, e, e->differs, st->seg_cut_by_period, st->handle);
         served = 1;
     } else if (ok && v == RP_DET_HAS_GRAPH) {
@@ -651,22 +681,22 @@ void rp__learn_resolved(rp_stream *st, const struct rp_resolved *r)
     st->ndef = 0;
 }
 
-void rp__seqs_add(rp_ctxstate *cs, rp_seq *s)
+int rp__seqs_add(rp_ctxstate *cs, rp_seq *s)
 {
     if (cs->nseqs == cs->capseqs) {
         size_t cap = cs->capseqs ? 2 * cs->capseqs : 16;
-        rp_seq **n = realloc(cs->seqs, cap * sizeof *n);
-        if (!n) { /* NEVER in practice: the sequence is dropped, work stays eager */
-            rp__det_forget_graph(&cs->det, s->det);
+        rp_seq **n = rp__realloc(cs->seqs, cap * sizeof *n);
+        if (!n) {
             rp__seq_destroy(s);
             rp__bound_hit(cs, RP_BOUND_MEMORY);
-            return;
+            return -1;
         }
         cs->seqs = n;
         cs->capseqs = cap;
     }
     cs->seqs[cs->nseqs++] = s;
     first_unique_update(cs);
+    return 0;
 }
 
 void rp__seqs_drop_all(rp_ctxstate *cs)

@@ -4,6 +4,8 @@
  * returns CUDA_ERROR_ILLEGAL_STATE and changes nothing. */
 #include "lifecycle.h"
 
+#include "alloc.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -22,54 +24,151 @@ void rp__lc_window_init(rp_lc_window *w, rp_lc_ctx *c, CUstream stream)
     w->failure = CUDA_SUCCESS;
 }
 
-/* Rule: while any stream of a context records, no staging is freed there.
- * Freeing pinned memory can synchronise the device, which a recording
- * capture would take as an illegal call; so the block waits on a list until
- * the last window of the context closes. */
-static void staging_free_block(rp_lc_ctx *c, void *p)
+/* The pool's blocks whose `busy` event is `e` are free to reuse now: the
+ * event goes (the pool owned it). */
+static void pool_unbusy(rp_lc_ctx *c, CUevent e)
+{
+    for (size_t i = 0; i < c->npool; i++)
+        if (c->pool[i].busy == e)
+            c->pool[i].busy = NULL;
+    c->drv->event_destroy(e);
+}
+
+/* Whether pooled block i may be reused (or freed) now: not busy, or its
+ * event complete. Asks the driver, never waits. */
+static int pool_ready(rp_lc_ctx *c, size_t i)
+{
+    CUevent e = c->pool[i].busy;
+    if (!e)
+        return 1;
+    CUresult rc = c->drv->event_query(e);
+    if (rc == CUDA_ERROR_NOT_READY)
+        return 0;
+    /* Complete, or an error: an error of the event (a sticky context error,
+     * a destroyed context) means no launch reads the block any more. */
+    pool_unbusy(c, e);
+    return 1;
+}
+
+/* Rule: releasing staging makes no driver call that could wait: the block
+ * goes to the context's pool (busy until `busy` completes, when given), for
+ * a later prepare, and is freed only by rp__lc_trim. If the pool cannot
+ * grow, the block is leaked and counted rather than freed at a bad moment. */
+static void staging_free_block(rp_lc_ctx *c, void *p, size_t bytes, CUevent busy)
 {
     if (!p)
         return;
-    if (c->recording == 0) {
-        c->drv->host_free(p);
-        return;
-    }
-    if (c->ndeferred == c->capdeferred) {
-        size_t cap = c->capdeferred ? 2 * c->capdeferred : 16;
-        void **d = realloc(c->deferred, cap * sizeof *d);
-        if (!d) { /* NEVER in practice; counted rather than freed too early */
+    if (c->npool == c->cappool) {
+        size_t cap = c->cappool ? 2 * c->cappool : 16;
+        rp_lc_pooled *d = rp__realloc(c->pool, cap * sizeof *d);
+        if (!d) {
             c->leaked++;
             return;
         }
-        c->deferred = d;
-        c->capdeferred = cap;
+        c->pool = d;
+        c->cappool = cap;
     }
-    c->deferred[c->ndeferred++] = p;
+    c->pool[c->npool++] = (rp_lc_pooled){p, bytes, busy};
+    c->pool_bytes += bytes;
 }
 
-static void staging_release(rp_lc_ctx *c, rp_staging *st, size_t n)
+/* Release staging blocks `st[0..n)` to the pool (busy until `busy`, which
+ * the pool then owns; NULL: free to reuse at once). */
+static void staging_release(rp_lc_ctx *c, rp_staging *st, size_t n, CUevent busy)
 {
-    for (size_t i = 0; i < n; i++)
-        staging_free_block(c, st[i].ptr);
+    int pooled = 0;
+    for (size_t i = 0; i < n; i++) {
+        size_t before = c->npool;
+        staging_free_block(c, st[i].ptr, st[i].bytes, busy);
+        pooled |= c->npool != before;
+    }
+    if (busy && !pooled)
+        c->drv->event_destroy(busy);
     free(st);
 }
 
-/* One fewer window records; the last one to close releases what waited. */
+/* The pooled block to reuse for `bytes`: the smallest ready one that holds
+ * them and is at most twice as large (a larger one would waste pinned
+ * memory a bigger copy could use), or SIZE_MAX. */
+static size_t pool_fit(rp_lc_ctx *c, size_t bytes)
+{
+    size_t best = SIZE_MAX;
+    for (size_t i = 0; i < c->npool; i++) {
+        size_t b = c->pool[i].bytes;
+        if (b < bytes || b / 2 > bytes || (best != SIZE_MAX && b >= c->pool[best].bytes))
+            continue;
+        if (pool_ready(c, i))
+            best = i;
+    }
+    return best;
+}
+
+/* Take pooled block i out of the pool. */
+static void *pool_take(rp_lc_ctx *c, size_t i, size_t *bytes)
+{
+    void *p = c->pool[i].ptr;
+    *bytes = c->pool[i].bytes;
+    c->pool_bytes -= *bytes;
+    c->pool[i] = c->pool[--c->npool];
+    return p;
+}
+
+/* How many bytes of new pinned memory a prepare for these copies would
+ * allocate, the pool's ready blocks used first (the engine's staging bound
+ * counts the pool too: live + pooled + new). */
+size_t rp__lc_new_bytes(rp_lc_ctx *c, const size_t *stage_bytes, size_t n)
+{
+    size_t total = 0;
+    unsigned char *taken = c->npool ? rp__calloc(c->npool, 1) : NULL;
+    for (size_t k = 0; k < n; k++) {
+        size_t best = SIZE_MAX;
+        for (size_t i = 0; taken && i < c->npool; i++) {
+            size_t b = c->pool[i].bytes;
+            if (taken[i] || b < stage_bytes[k] || b / 2 > stage_bytes[k] ||
+                (best != SIZE_MAX && b >= c->pool[best].bytes))
+                continue;
+            if (pool_ready(c, i))
+                best = i;
+        }
+        if (best != SIZE_MAX)
+            taken[best] = 1;
+        else
+            total += stage_bytes[k];
+    }
+    free(taken);
+    return total;
+}
+
+/* Free the pool's ready blocks (the engine calls it right after the
+ * program's own context synchronize returned: the device has just been
+ * idle, so a free that waits for it will not hang). Never while a window of
+ * the context records: a free there could break the capture. */
+void rp__lc_trim(rp_lc_ctx *c)
+{
+    if (c->recording > 0)
+        return;
+    for (size_t i = 0; i < c->npool;) {
+        if (!pool_ready(c, i)) {
+            i++;
+            continue;
+        }
+        size_t bytes;
+        void *p = pool_take(c, i, &bytes);
+        c->drv->host_free(p);
+    }
+}
+
+/* One fewer window records. */
 static void recording_done(rp_lc_ctx *c)
 {
     if (c->recording > 0)
         c->recording--;
-    if (c->recording == 0) {
-        for (size_t i = 0; i < c->ndeferred; i++)
-            c->drv->host_free(c->deferred[i]);
-        c->ndeferred = 0;
-    }
 }
 
 /* Drops the staging a window armed (it never reached a graph). */
 static void window_drop_staging(rp_lc_window *w)
 {
-    staging_release(w->ctx, w->staging, w->nstaging);
+    staging_release(w->ctx, w->staging, w->nstaging, NULL);
     w->staging = NULL;
     w->nstaging = 0;
 }
@@ -105,17 +204,22 @@ CUresult rp__lc_prepare(rp_lc_window *w, const size_t *stage_bytes, size_t n)
         return CUDA_ERROR_ILLEGAL_STATE;
     rp_staging *st = NULL;
     if (n) {
-        st = calloc(n, sizeof *st);
+        st = rp__calloc(n, sizeof *st);
         if (!st)
             return CUDA_ERROR_OUT_OF_MEMORY;
     }
     for (size_t i = 0; i < n; i++) {
         if (stage_bytes[i] == 0)
             continue;
+        size_t k = pool_fit(w->ctx, stage_bytes[i]);
+        if (k != SIZE_MAX) {
+            st[i].ptr = pool_take(w->ctx, k, &st[i].bytes);
+            continue;
+        }
         CUresult rc = w->ctx->drv->host_alloc(&st[i].ptr, stage_bytes[i], 0);
         if (rc != CUDA_SUCCESS) {
             st[i].ptr = NULL;
-            staging_release(w->ctx, st, n);
+            staging_release(w->ctx, st, n, NULL); /* back to the pool */
             return rc;
         }
         st[i].bytes = stage_bytes[i];
@@ -173,7 +277,7 @@ CUresult rp__lc_check_no_memory_nodes(const rp_lc_driver *drv, CUgraph g)
     CUresult rc = drv->graph_get_nodes(g, NULL, &n);
     if (rc != CUDA_SUCCESS || n == 0)
         return rc;
-    CUgraphNode *nodes = calloc(n, sizeof *nodes);
+    CUgraphNode *nodes = rp__calloc(n, sizeof *nodes);
     if (!nodes)
         return CUDA_ERROR_OUT_OF_MEMORY;
     rc = drv->graph_get_nodes(g, nodes, &n);
@@ -266,23 +370,35 @@ void rp__lc_abort(rp_lc_window *w)
     w->issued = 0;
 }
 
-/* Rule: the staging a recorded copy reads lives exactly as long as its
- * graph: both go here, together. Safe on an empty sealed record. */
-void rp__lc_sealed_release(rp_lc_ctx *c, rp_lc_sealed *s)
+/* Rule: the staging a recorded copy reads lives as long as its graph, and
+ * as long as the last launch that reads it: the graph goes now, the staging
+ * to the pool. rp__lc_sealed_release_after: that launch may still be
+ * queued, and `done` (recorded after it; the pool owns it from now on) says
+ * when it has read the staging. Neither waits. Safe on an empty record. */
+void rp__lc_sealed_release_after(rp_lc_ctx *c, rp_lc_sealed *s, CUevent done)
 {
     if (s->graph)
         c->drv->graph_destroy(s->graph);
-    staging_release(c, s->staging, s->nstaging);
+    staging_release(c, s->staging, s->nstaging, done);
     memset(s, 0, sizeof *s);
 }
 
-/* Frees what still waits on the deferred list; for context teardown, when
- * no window of the context records any more. */
+void rp__lc_sealed_release(rp_lc_ctx *c, rp_lc_sealed *s)
+{
+    rp__lc_sealed_release_after(c, s, NULL);
+}
+
+/* Context teardown: no window of the context records any more; the pool's
+ * ready blocks are freed (a teardown waits for the device anyway), busy
+ * ones are left to the context's end (its pinned memory goes with it). */
 void rp__lc_ctx_fini(rp_lc_ctx *c)
 {
     c->recording = 0;
-    recording_done(c);
-    free(c->deferred);
-    c->deferred = NULL;
-    c->capdeferred = 0;
+    rp__lc_trim(c);
+    for (size_t i = 0; i < c->npool; i++)
+        if (c->pool[i].busy)
+            pool_unbusy(c, c->pool[i].busy);
+    free(c->pool);
+    c->pool = NULL;
+    c->npool = c->cappool = c->pool_bytes = 0;
 }

@@ -30,6 +30,8 @@ typedef struct rp_lc_driver {
     CUresult (*node_get_type)(CUgraphNode n, CUgraphNodeType *type);
     CUresult (*host_alloc)(void **p, size_t bytes, unsigned int flags);
     CUresult (*host_free)(void *p);
+    CUresult (*event_query)(CUevent e);
+    CUresult (*event_destroy)(CUevent e);
 } rp_lc_driver;
 
 /* Pinned memory a recorded host-to-device copy reads from. */
@@ -38,14 +40,28 @@ typedef struct rp_staging {
     size_t bytes;
 } rp_staging;
 
+/* A pinned block no graph owns any more, kept for the next prepare: freeing
+ * pinned memory may wait for the whole device (the CPU driver's
+ * cuMemFreeHost does; the real one "may"), and the device may be held by a
+ * wait the host releases only later (cuStreamWaitValue32): a free could
+ * hang the program. `busy`, when set, was recorded after the last launch
+ * that reads the block: the block is reused only once it is complete (asked,
+ * never waited for). */
+typedef struct rp_lc_pooled {
+    void *ptr;
+    size_t bytes;
+    CUevent busy;
+} rp_lc_pooled;
+
 /* Per-context lifecycle state: how many windows of the context record now,
- * and the staging whose release waits until none does. */
+ * and the pool of pinned blocks no graph owns. */
 typedef struct rp_lc_ctx {
     const rp_lc_driver *drv;
     unsigned int recording;
-    void **deferred;          /* pinned blocks to free once none records */
-    size_t ndeferred, capdeferred;
-    unsigned long long leaked; /* blocks that could not even be deferred */
+    rp_lc_pooled *pool;
+    size_t npool, cappool;
+    size_t pool_bytes;
+    unsigned long long leaked; /* blocks that could not even be pooled */
 } rp_lc_ctx;
 
 /* A sealed graph and the staging it reads: they live and die together. */
@@ -77,6 +93,9 @@ CUresult rp__lc_end(rp_lc_window *w, rp_lc_sealed *out);
 void rp__lc_abort(rp_lc_window *w);
 CUresult rp__lc_check_no_memory_nodes(const rp_lc_driver *drv, CUgraph g);
 void rp__lc_sealed_release(rp_lc_ctx *c, rp_lc_sealed *s);
+void rp__lc_sealed_release_after(rp_lc_ctx *c, rp_lc_sealed *s, CUevent done);
+size_t rp__lc_new_bytes(rp_lc_ctx *c, const size_t *stage_bytes, size_t n);
+void rp__lc_trim(rp_lc_ctx *c);
 void rp__lc_ctx_fini(rp_lc_ctx *c);
 
 #endif

@@ -1,6 +1,8 @@
 /* oprecord.c - keys, exact comparison and ownership of op records. */
 #include "oprecord.h"
 
+#include "alloc.h"
+
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -183,7 +185,7 @@ static void make_exit_key(void)
 uint8_t *rp__params_alloc(size_t bytes)
 {
     if (bytes > RP_PARAM_BLOCK)
-        return calloc(1, bytes);
+        return rp__calloc(1, bytes);
     uint8_t *p = free_blocks;
     if (p) {
         memcpy(&free_blocks, p, sizeof free_blocks);
@@ -191,7 +193,7 @@ uint8_t *rp__params_alloc(size_t bytes)
         memset(p, 0, bytes); /* zeroed as far as it is used */
         return p;
     }
-    return calloc(1, RP_PARAM_BLOCK);
+    return rp__calloc(1, RP_PARAM_BLOCK);
 }
 
 void rp__params_free(uint8_t *p, size_t bytes)
@@ -216,7 +218,7 @@ static uint8_t *dup_bytes(const uint8_t *p, size_t n)
 {
     if (!p || !n)
         return NULL;
-    uint8_t *q = malloc(n);
+    uint8_t *q = rp__malloc(n);
     if (q)
         memcpy(q, p, n);
     return q;

@@ -1,6 +1,8 @@
 /* period.c - the period of a stream's op shapes (period.h). */
 #include "period.h"
 
+#include "alloc.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -19,9 +21,9 @@ int rp__period_init(rp_period *p, unsigned int min_repeats, uint64_t min_len)
     memset(p, 0, sizeof *p);
     p->min_repeats = min_repeats ? min_repeats : 1;
     p->min_len = min_len;
-    p->ring = malloc(RP_PERIOD_RING * sizeof *p->ring);
-    p->head = calloc(RP_PERIOD_HEAD, sizeof *p->head);
-    p->count = calloc(RP_PERIOD_HEAD, sizeof *p->count);
+    p->ring = rp__malloc(RP_PERIOD_RING * sizeof *p->ring);
+    p->head = rp__calloc(RP_PERIOD_HEAD, sizeof *p->head);
+    p->count = rp__calloc(RP_PERIOD_HEAD, sizeof *p->count);
     if (!p->ring || !p->head || !p->count) {
         rp__period_fini(p);
         return -1;

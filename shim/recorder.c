@@ -106,7 +106,7 @@ static void read_layout(const struct rp__driver *D, layout *L, const void *f, in
 static layout *layout_of(rp_ctxstate *cs, const void *f, int kernel)
 {
     if (!cs->layouts) {
-        cs->layouts = calloc(LAYOUT_SLOTS, sizeof(layout));
+        cs->layouts = rp__calloc(LAYOUT_SLOTS, sizeof(layout));
         if (!cs->layouts) {
             rp__bound_hit(cs, RP_BOUND_MEMORY);
             return NULL;
@@ -272,7 +272,7 @@ int rp__rec_kernel(rp_ctxstate *cs, rp_op *op, CUfunction f, const unsigned int 
     }
     CUlaunchAttribute *kept = NULL;
     if (nattrs) {
-        kept = malloc((size_t)nattrs * sizeof *kept);
+        kept = rp__malloc((size_t)nattrs * sizeof *kept);
         if (!kept) {
             rp__params_free(params, L->p.total);
             *why = RP_EAGER_BOUND;

@@ -36,7 +36,7 @@ int rp__def_reserve(rp_stream *st, size_t want)
     size_t cap = st->capdef ? 2 * st->capdef : 16;
     while (cap < want)
         cap *= 2;
-    rp_op *n = realloc(st->def, cap * sizeof *n);
+    rp_op *n = rp__realloc(st->def, cap * sizeof *n);
     if (!n)
         return -1;
     st->def = n;
@@ -82,7 +82,7 @@ static void write_down(rp_stream *st)
 static int defer_push(rp_stream *st, rp_op *op)
 {
     if (rp__op_staged(op) && op->bytes) {
-        op->data = malloc(op->bytes);
+        op->data = rp__malloc(op->bytes);
         if (!op->data)
             return -1;
         memcpy(op->data, op->host, op->bytes);
@@ -343,7 +343,7 @@ static int upd_room(rp_stream *st, size_t n)
 {
     if (n <= st->capupd)
         return 0;
-    size_t *u = realloc(st->upd, n * sizeof *u);
+    size_t *u = rp__realloc(st->upd, n * sizeof *u);
     if (!u)
         return -1;
     st->upd = u;
@@ -495,41 +495,51 @@ static CUresult fj_ready(rp_stream *st, const rp_seq *s, CUstream target, uint64
 }
 
 /* After it: the other streams' later work waits for the graph, and the
- * program's events it recorded are recorded again after it, so that a
- * query, synchronize or wait sees them complete only once their work is
- * (later than eager, never earlier). If the other streams cannot be made
- * to wait, the host waits for the graph. `gen`: what rp__issued will be
- * once this resolution is over if nothing else is issued meanwhile (the
- * streams and events are then clean for the next replay, fj_ready).
- * Returns the first error. */
+ * program's events and streams are left as the step left them eagerly. The
+ * graph's own events are private, so the sequence's event ops are issued
+ * again without its work (rp_seq.shadow): each side stream first waits for
+ * the graph (cs->fj.post, recorded on `target` right after it), then every
+ * record and wait comes again on its own stream, in the step's order. So an
+ * event completes no earlier than eagerly, in the order of its last record
+ * (an event recorded twice in the step stands where its second record
+ * stood); once an event is complete, every stream whose last op of the step
+ * came before it is idle, as eagerly (its last op is its last event op of
+ * the step, or its wait for the graph); and a later wait waits for the
+ * graph. If that cannot be done, the host waits for the graph. `gen`: what
+ * rp__issued will be once this resolution is over if nothing else is
+ * issued meanwhile (the streams, and the events recorded on `target`, are
+ * then clean for the next replay: fj_ready). Returns the first error. */
 static CUresult fj_after(rp_stream *st, const rp_seq *s, CUstream target, uint64_t gen)
 {
     rp_ctxstate *cs = st->cs;
     const struct rp__driver *D = cs->drv;
-    CUresult first = CUDA_SUCCESS;
-    int clean = 1;
-    /* The events first: a side stream's later work, and a synchronize of a
-     * side stream, then come after them (an event recorded on a side
-     * stream is complete, eagerly, once that stream is synchronized). */
-    for (size_t i = 0; i < s->nrec; i++) {
-        CUresult rc = D->cuEventRecord(s->recs[i], target);
-        if (rc == CUDA_SUCCESS)
-            rp__ev_rerecorded(s->recs[i], gen, target);
-        else if (first == CUDA_SUCCESS)
-            first = rc;
-    }
+    CUresult rc = CUDA_SUCCESS;
     if (s->nside) {
-        CUresult rc = D->cuEventRecord(cs->fj.post, target);
+        rc = D->cuEventRecord(cs->fj.post, target);
         for (unsigned int i = 0; i < s->nside && rc == CUDA_SUCCESS; i++)
             rc = D->cuStreamWaitEvent(s->side[i], cs->fj.post, 0);
-        if (rc != CUDA_SUCCESS) {
-            CUresult src = D->cuStreamSynchronize(target);
-            if (first == CUDA_SUCCESS)
-                first = src;
-            clean = 0;
-        }
     }
-    if (clean && s->nside) {
+    size_t k = 0;
+    for (; k < s->nshadow && rc == CUDA_SUCCESS; k++) {
+        const struct rp_fj_shadow *o = &s->shadow[k];
+        rc = o->record ? D->cuEventRecord(o->ev, o->stream) : D->cuStreamWaitEvent(o->stream, o->ev, 0);
+    }
+    if (rc != CUDA_SUCCESS) {
+        /* The host waits for the graph; the events not recorded again yet
+         * are recorded on `target`, complete once it is (none may complete
+         * before its step's work). */
+        CUresult src = D->cuStreamSynchronize(target);
+        for (size_t j = k; j < s->nshadow; j++)
+            if (s->shadow[j].record)
+                D->cuEventRecord(s->shadow[j].ev, target);
+        (void)src;
+        return rc;
+    }
+    /* Events recorded again on `target` come before the next replay there. */
+    for (size_t j = 0; j < s->nshadow; j++)
+        if (s->shadow[j].record && s->shadow[j].stream == target)
+            rp__ev_rerecorded(s->shadow[j].ev, gen, target);
+    if (s->nside) {
         st->fj_after_gen = gen;
         st->fj_after_home = target;
         st->fj_tail_ev = NULL; /* its work ends with a graph of ours */
@@ -538,11 +548,10 @@ static CUresult fj_after(rp_stream *st, const rp_seq *s, CUstream target, uint64
             if (x) {
                 x->fj_after_gen = gen;
                 x->fj_after_home = target;
-                x->fj_after_post = 1;
             }
         }
     }
-    return first;
+    return CUDA_SUCCESS;
 }
 
 static CUresult replay(rp_stream *st, rp_seq *s, CUstream target, enum replay_step *what,
@@ -784,7 +793,6 @@ void rp__match_resolve(rp_stream *st, CUstream target, struct rp_resolved *out)
             if (x) {
                 x->fj_after_gen = gen + 2;
                 x->fj_after_home = st->handle;
-                x->fj_after_post = 0;
             }
         }
         /* The home stream's flushed work ending with a record: a sequence
@@ -911,7 +919,7 @@ static int arena_room(rp_stream *st, const rp_seq *s)
 {
     if (st->varena_cap >= s->ptotal)
         return 0;
-    uint8_t *a = realloc(st->varena, s->ptotal);
+    uint8_t *a = rp__realloc(st->varena, s->ptotal);
     if (!a)
         return -1;
     st->varena = a;

@@ -137,29 +137,75 @@ static int is_foreign(const rp_stream *st)
     return st->handle == CU_STREAM_PER_THREAD && !pthread_equal(st->tid, pthread_self());
 }
 
+/* Per-thread streams whose owner must wait for work another thread
+ * resolved for them (must_wait set), all contexts: while there are any, a
+ * call that goes straight to the driver (the engine steps aside for the
+ * program's capture) first lets its thread's stream wait (rp__aside_rejoin). */
+_Atomic int rp__rejoins;
+
+static void set_must_wait(rp_stream *st, int v)
+{
+    if (st->must_wait != v)
+        atomic_fetch_add(&rp__rejoins, v ? 1 : -1);
+    st->must_wait = v;
+}
+
 /* The owner of a per-thread stream is back: if another thread resolved its
  * deferred work, its stream first waits for that work. */
 static CUresult rejoin(rp_stream *st)
 {
     if (!st->must_wait || is_foreign(st))
         return CUDA_SUCCESS;
-    st->must_wait = 0;
+    set_must_wait(st, 0);
     CUresult rc = D->cuStreamWaitEvent(st->handle, st->handoff_ev, 0);
     if (rc != CUDA_SUCCESS)
         rc = D->cuEventSynchronize(st->handoff_ev);
     return rc;
 }
 
-/* After resolving: clears the pending rejoin of another thread's per-thread
- * stream with a host wait (for a program capture's begin, after which the
- * owner's calls go straight to the driver and cannot wait). */
+/* For a program capture's begin: a pending rejoin of another thread's
+ * per-thread stream whose hand-off is complete needs nothing more. One that
+ * is not stays pending, and is never waited for on the host here: that work
+ * may sit behind the owner's cuStreamWaitValue32, which the capturing
+ * thread releases only after its capture (a review found the hang). The
+ * owner's stream waits on the device at its next call instead, also while
+ * the engine steps aside (rp__aside_rejoin). */
 static void settle(rp_stream *st)
 {
     if (!st->used || !st->must_wait || !is_foreign(st))
         return;
-    if (D->cuEventSynchronize(st->handoff_ev) != CUDA_SUCCESS && st->cs->priv)
-        D->cuStreamSynchronize(st->cs->priv);
-    st->must_wait = 0;
+    if (D->cuEventQuery(st->handoff_ev) == CUDA_SUCCESS)
+        set_must_wait(st, 0);
+}
+
+void rp__aside_rejoin(void)
+{
+    static RP_TLS int inside; /* the calls below must not come back here */
+    if (inside)
+        return;
+    inside = 1;
+    rp_ctxstate *cs = rp__ctx_current();
+    if (cs) {
+        lock(cs);
+        pthread_t self = pthread_self();
+        for (size_t i = 0; i < cs->nstreams; i++) {
+            rp_stream *st = &cs->streams[i];
+            if (!st->used || !st->must_wait || st->handle != CU_STREAM_PER_THREAD ||
+                !pthread_equal(st->tid, self))
+                continue;
+            /* Not into the program's own capture of this stream: a wait on
+             * an event recorded outside it would invalidate it (905), and
+             * captured work runs only when its graph is launched, after
+             * this work anyway. The next call after the capture waits. */
+            CUstreamCaptureStatus cap = CU_STREAM_CAPTURE_STATUS_NONE;
+            if (D->cuStreamIsCapturing &&
+                D->cuStreamIsCapturing(CU_STREAM_PER_THREAD, &cap) == CUDA_SUCCESS &&
+                cap == CU_STREAM_CAPTURE_STATUS_NONE)
+                rejoin(st);
+        }
+        unlock(cs);
+    }
+    inside = 0;
 }
 
 /* At the start of a deferral on a per-thread stream, mark the point another
@@ -208,7 +254,7 @@ static CUstream resolve_target(rp_stream *st)
 static void hand_off(rp_stream *st, CUstream target)
 {
     if (D->cuEventRecord(st->handoff_ev, target) == CUDA_SUCCESS) {
-        st->must_wait = 1;
+        set_must_wait(st, 1);
         if (D->cuStreamWaitEvent(CU_STREAM_LEGACY, st->handoff_ev, 0) != CUDA_SUCCESS)
             D->cuEventSynchronize(st->handoff_ev);
     } else {
@@ -295,6 +341,7 @@ static void release_members(rp_stream *st)
  * abandoned with its context). */
 static void stream_free(rp_stream *st)
 {
+    set_must_wait(st, 0);
     rp__seg_clear(st);
     rp__learn_stream_free(st);
     release_members(st);

@@ -10,6 +10,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include <cuda.h>
 
@@ -162,6 +164,46 @@ static inline void app_phase_wait(int n)
     while (p->now < n)
         pthread_cond_wait(&p->cv, &p->mu);
     pthread_mutex_unlock(&p->mu);
+}
+
+/* A watchdog for a program that a wrong shim would hang (one that makes the
+ * host wait for work only the program's later calls release): after
+ * `seconds` it prints `error: hung: <what> ...` on stdout and exits 3 at
+ * once, running no exit handlers (a shim's would wait too), so that the
+ * test fails in seconds instead of at its timeout. `seconds` is far longer
+ * than the program runs. Returns only if the thread could be started. */
+struct app_watch {
+    const char *what;
+    int seconds;
+};
+
+static inline struct app_watch *app_watch(void)
+{
+    static struct app_watch w;
+    return &w;
+}
+
+static inline void *app_watchdog_main(void *unused)
+{
+    (void)unused;
+    struct app_watch *w = app_watch();
+    struct timespec t = {w->seconds, 0};
+    while (nanosleep(&t, &t) != 0)
+        ;
+    printf("error: hung: %s did not finish in %d s\n", w->what, w->seconds);
+    fflush(stdout);
+    _exit(3);
+    return NULL;
+}
+
+static inline void app_watchdog(const char *what, int seconds)
+{
+    pthread_t t;
+    app_watch()->what = what;
+    app_watch()->seconds = seconds;
+    if (pthread_create(&t, NULL, app_watchdog_main, NULL) != 0)
+        app_die("pthread_create failed (watchdog)");
+    pthread_detach(t);
 }
 
 /* Blocks for n elements at TK_BLOCK threads, capped (kernels grid-stride). */
