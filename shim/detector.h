@@ -39,6 +39,8 @@ typedef struct rp_det_entry {
      * which knows kernel layouts; an occurrence that differed where no mask
      * can say is left out). */
     uint64_t *differs;
+    uint64_t stamp;      /* the caller's (0 in a new entry; the engine: 1 + how many
+                            frees the program had made when the entry was made) */
 } rp_det_entry;
 
 typedef enum rp_det_verdict {

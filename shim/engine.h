@@ -491,6 +491,13 @@ static inline void rp__note_issue(void)
 {
     atomic_fetch_add_explicit(&rp__issued, 1, memory_order_relaxed);
 }
+/* Bumped by every call that gives memory back (a free, an unregister, an
+ * unmap): a segment learnt before one may name freed addresses. */
+extern _Atomic uint64_t rp__frees;
+static inline void rp__note_free(void)
+{
+    atomic_fetch_add_explicit(&rp__frees, 1, memory_order_relaxed);
+}
 /* Deferred event records and waits, all contexts: while there are any, a
  * stream boundary is global (a call may name the event without the engine
  * knowing, as a graph's event node does: a record the wait must not see,

@@ -84,6 +84,20 @@ static int global_entry_issues(enum rp__entry e)
     return e != RP_E_cuEventQuery && e != RP_E_cuEventSynchronize;
 }
 
+/* Whether an entry gives memory back (addresses recorded before it may name
+ * freed memory afterwards: learn.c captures from a later occurrence then). */
+static int global_entry_frees(enum rp__entry e)
+{
+    switch (e) {
+    case RP_E_cuMemFree: case RP_E_cuMemFree_v2: case RP_E_cuMemFreeHost:
+    case RP_E_cuMemFreeAsync: case RP_E_cuMemFreeAsync_ptsz: case RP_E_cuMemHostUnregister:
+    case RP_E_cuMemRelease: case RP_E_cuMemUnmap: case RP_E_cuMemPoolTrimTo:
+        return 1;
+    default:
+        return 0;
+    }
+}
+
 /* A stream-scoped boundary on `s`: that stream's segment and those of the
  * streams ordered with it end. */
 static CUresult boundary_stream(CUstream s, int ptsz)
@@ -915,6 +929,8 @@ static CUresult teardown_pre(int ctx_dies, size_t *held)
     {                                                                                           \
         if (rp__aside())                                                               \
             return R->name args;                                                                \
+        if (global_entry_frees(RP_E_##name))                                                    \
+            rp__note_free();                                                                    \
         AFTER_ISSUING(boundary_global(), R->name args, global_entry_issues(RP_E_##name));       \
     }
 #define HOOK_STREAM(name, params, args, s, ptsz)                                                \

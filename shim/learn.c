@@ -523,6 +523,8 @@ static int learn_volatile(rp_stream *st)
     rp_ctxstate *cs = st->cs;
     rp_det_entry *e = NULL;
     rp_det_verdict v = rp__det_observe(&cs->sdet, st->seg, st->nseg, &e);
+    if (e && !e->stamp) /* a new entry: it keeps this occurrence */
+        e->stamp = atomic_load_explicit(&rp__frees, memory_order_relaxed) + 1;
     if (!e || !e->differs || e->n != st->nseg)
         return 0;
     uint64_t *mask = rp__calloc(e->n, sizeof *mask);
@@ -545,9 +547,11 @@ static int learn_volatile(rp_stream *st)
             rp__bound_hit(cs, RP_BOUND_UPDATES);
         rp__det_capture_failed(&cs->sdet, e);
     } else if (ok && v == RP_DET_CAPTURE) {
-        /* Captured from this occurrence: the first one's addresses may have
-         * been freed since (every field that differed stays volatile). */
-        rp__det_refresh(e, st->seg, st->nseg);
+        /* When the program has freed memory since the first occurrence,
+         * its addresses may name freed memory: captured from this one
+         * (every field that differed stays volatile). */
+        if (e->stamp != atomic_load_explicit(&rp__frees, memory_order_relaxed) + 1)
+            rp__det_refresh(e, st->seg, st->nseg);
         capture_segment(cs, &cs->sdet, e, e->differs, st->seg_cut_by_period, st->handle);
         served = 1;
     } else if (ok && v == RP_DET_HAS_GRAPH) {

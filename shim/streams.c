@@ -321,6 +321,7 @@ static int ordered(const rp_stream *a, const rp_stream *b)
 }
 
 _Atomic long rp__ev_deferred;
+_Atomic uint64_t rp__frees;
 _Atomic uint64_t rp__issued;
 
 /* The streams that joined the trace of `st` leave it. */
