@@ -19,13 +19,16 @@ mkdir -p "$out" || exit 1
 while read -r name app args; do
     [ -n "$name" ] || continue
     # shellcheck disable=SC2086
+    # The CPU driver's graph order is fixed: a random one would move counts
+    # that depend on which node runs first.
     env LD_LIBRARY_PATH="$drv" LD_PRELOAD="$build/lib/libreprise.so" REPRISE=1 \
+        CPUCUDA_GRAPH_ORDER=creation CPUCUDA_GRAPH_WORKERS=1 \
         REPRISE_DRIVER="$drv/libcuda.so.1" REPRISE_STATS="$out/$name.shim.json" \
         CPUCUDA_STATS="$out/$name.drv.json" "$build/apps/$app" "$mod" $args \
         >"$out/$name.out" 2>"$out/$name.err"
     for k in shim drv; do
         awk -f "$paths" "$out/$name.$k.json" |
-            grep -Ev '^(pid|host|rank|rank_from|driver\.path|reprise_version)	|_ns	|_us	|time|elapsed' \
+            grep -Ev '^(pid|host|rank|rank_from|driver\.path|reprise_version|graph_order|graph_workers)	|_ns	|_us	|costs_ns|cost_samples|time|elapsed' \
             >"$out/$name.$k.txt"
         rm -f "$out/$name.$k.json"
     done
