@@ -1,4 +1,4 @@
-/* test_events.c - the table of the program's events (shim/events.c): what
+/* test_events.c - the table of the program's events (shim/engine/rec/events.c): what
  * the engine knows of each event decides whether its records and waits can
  * be ops of a run, and which run must end before anything else names it
  * (docs/engine.md, "Fork and join"). Each test states one rule. */

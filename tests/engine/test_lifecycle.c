@@ -1,5 +1,5 @@
 /* test_lifecycle.c - one test per rule of the capture lifecycle
- * (DESIGN.md §4, shim/lifecycle.c), against a fake driver that keeps count of
+ * (DESIGN.md §4, shim/model/lifecycle.c), against a fake driver that keeps count of
  * what is live (captures, graphs, pinned blocks) and of every call made at a
  * moment the real driver would have refused or that would break a capture. */
 #include <setjmp.h>

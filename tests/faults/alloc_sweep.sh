@@ -1,7 +1,7 @@
 #!/bin/sh
 # alloc_sweep.sh - the shim's own allocations failed the SQLite way: the
 # program runs once with REPRISE_FAULT_ALLOC=0 to count the allocations the
-# shim makes (shim/alloc.c, the one seam every malloc/calloc/realloc of the
+# shim makes (shim/core/alloc.c, the one seam every malloc/calloc/realloc of the
 # shim goes through), then once per allocation N = 1, 2, ... with that one
 # failing (REPRISE_FAULT_ALLOC=N), and once with every allocation from N on
 # failing (N+). Every run must exit 0 within a timeout, print exactly what the

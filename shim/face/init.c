@@ -9,7 +9,7 @@
  * initialising thread re-enters (loading the driver runs its constructors,
  * which may call dlsym or a cu* symbol), and a recursive pthread_once call
  * deadlocks; a thread-local flag lets that thread through instead. */
-#include "shim.h"
+#include "core.h"
 #include "init.h"
 
 #include <errno.h>

@@ -5,7 +5,7 @@
  * calls.  The report is written with write(2) through a fixed buffer and
  * reads nothing but our own counters, because at exit the driver and stdio
  * may already be shut down. */
-#include "shim.h"
+#include "core.h"
 
 #include <fcntl.h>
 #include <limits.h>

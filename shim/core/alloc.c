@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "shim.h"
+#include "core.h"
 
 static _Atomic int armed;           /* 1: count (and maybe fail) every call */
 static _Atomic uint64_t calls, faults;

@@ -7,7 +7,7 @@
  * process already loaded is reused (RTLD_NOLOAD first), otherwise it is
  * loaded RTLD_LOCAL: only we use it, through dlsym on our handle, and making
  * its symbols global would change how libraries loaded later bind. */
-#include "shim.h"
+#include "core.h"
 
 #include <dlfcn.h>
 #include <link.h>

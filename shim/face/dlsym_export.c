@@ -10,7 +10,7 @@
  * declines, *jump* to the real dlsym with the original arguments and return
  * address intact.  Elsewhere a C fallback forwards with a call (RTLD_NEXT
  * then resolves relative to libreprise; documented). */
-#include "shim.h"
+#include "core.h"
 
 #if defined(__x86_64__)
 __asm__(".text\n"

@@ -3,7 +3,7 @@
  * Values are copied into static buffers (no allocation, and a later setenv by
  * the program cannot pull a string from under us).  An invalid value gets one
  * warning line naming the variable, the value and the default used. */
-#include "shim.h"
+#include "core.h"
 
 #include <errno.h>
 #include <fnmatch.h>

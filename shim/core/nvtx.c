@@ -2,7 +2,7 @@
  * capture windows, replays and flushes show in Nsight Systems next to the
  * program's kernels. NVTX3 is header-only (it finds the tool that collects
  * the ranges at run time); without REPRISE_NVTX nothing is called. */
-#include "shim.h"
+#include "core.h"
 
 #include <dlfcn.h>
 #include <stdarg.h>

@@ -4,7 +4,7 @@
  * cuGetProcAddress hooks put in by init.c), whether reprise is enabled,
  * whether a driver was loaded, and the calls and lookups the face counted. Data only: this file calls nothing, so every
  * part of the shim may read it without tying itself to the rest. */
-#include "shim.h"
+#include "core.h"
 
 _Atomic int rp__state = RP_INIT_NONE;
 bool rp__enabled;

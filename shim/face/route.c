@@ -8,7 +8,7 @@
  * pointer it chose into the wrapper of the exported symbol it is; guessing
  * from the name is how interposers ended up calling cuCtxCreate_v3 with the
  * v1 signature. */
-#include "shim.h"
+#include "core.h"
 
 #include <string.h>
 

@@ -14,7 +14,7 @@
  *     the handle we loaded or any object named libcuda.so*; for such a
  *     handle the driver must have the symbol, so a missing one stays missing.
  * No allocation, no logging: dlsym runs inside other libraries' init code. */
-#include "shim.h"
+#include "core.h"
 #include "init.h"
 
 #include <dlfcn.h>

@@ -11,7 +11,7 @@
  * list, and the map turns them into our wrapper of the same arity, through
  * which every later lookup then comes.  symbolStatus and the CUresult are the
  * driver's; a pointer we do not interpose is handed out untouched. */
-#include "shim.h"
+#include "core.h"
 
 
 void *rp__procaddr_map(const struct rp__route *routes, void *p)

@@ -5,7 +5,7 @@
  * and may allocate), no allocation, and a thread-local guard so that a
  * message raised while logging is dropped instead of recursing.  Formats are
  * limited to what vsnprintf handles without allocating (%s %d %zu %p ...). */
-#include "shim.h"
+#include "core.h"
 
 #include <errno.h>
 #include <stdarg.h>

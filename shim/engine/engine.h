@@ -12,7 +12,7 @@
 #ifndef REPRISE_ENGINE_H
 #define REPRISE_ENGINE_H
 
-#include "shim.h"
+#include "core.h"
 
 #include <pthread.h>
 

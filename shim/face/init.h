@@ -5,7 +5,7 @@
 #ifndef RP_INIT_H
 #define RP_INIT_H
 
-#include "shim.h"
+#include "core.h"
 
 /* Initialise once, from whichever thread calls first.  Returns with the state
  * READY, except when called again by the thread that is initialising (from a

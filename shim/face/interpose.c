@@ -10,7 +10,7 @@
  * prototype cuda.h declares for that exported name (shim.h defines
  * __CUDA_API_VERSION_INTERNAL), so a signature mismatch does not compile;
  * -Wmissing-prototypes catches a name cuda.h does not declare. */
-#include "shim.h"
+#include "core.h"
 #include "init.h"
 
 #define X(name, params, args, role)                                             \
