@@ -8,10 +8,12 @@
  * back in turn, so a group's contents come back within a step. One scalar
  * changes every step: the step counter (`iter`), in every group's
  * scale_add_scalar (the same value in each), or with `one` in group 0's
- * only. The defaults reproduce what the issue measured on CuPy (0 to 91% run
- * to run, variant starvation: each step's counter value is seen 4 times in
- * a step, becomes an exact variant of the 4-op group and replays twice);
- * `one 8` is the loop whose groups all differ. Python's host time: 5 to
+ * only. The defaults reproduce what the issue measured on CuPy (0 to 91%
+ * run to run; here 1% or 99%, 2026-12-02): when the period found is the
+ * 4-op group, each step's counter value is seen 4 times a step, becomes an
+ * exact variant and replays twice, and once 16 exist the graph with
+ * updates is never chosen. `one 8` is the loop whose groups all differ
+ * (99% today). Python's host time: 5 to
  * HOSTUS microseconds (default 40) of busy waiting before every launch,
  * from a fixed-seed generator.
  * Modes (default scalar):
