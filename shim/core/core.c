@@ -6,6 +6,14 @@
  * part of the shim may read it without tying itself to the rest. */
 #include "core.h"
 
+/* The exported name of each entry of the list (entries.h). */
+const char *const rp__entry_names[RP_DRIVER_COUNT] = {
+#define X(name, params, args, role) [RP_E_##name] = #name,
+    RP_ENTRIES(X)
+    RP_HELPERS(X)
+#undef X
+};
+
 _Atomic int rp__state = RP_INIT_NONE;
 bool rp__enabled;
 struct rp__driver rp__real;

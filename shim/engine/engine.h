@@ -1,14 +1,18 @@
-/* engine.h - internal interfaces of the capture engine (DESIGN.md §1-§5),
- * in data-path order: hooks.c (the entry points, generated from the roles in
- * entries.h) records a call (recorder.c) and offers it to the matcher
- * (replay.c); streams.c knows contexts and streams, their implicit ordering
- * and boundaries, and resolves what is deferred (replay or flush) on behalf
- * of whoever must; learn.c keeps each stream's learning segment, asks the
- * detector (detector.c) and captures (capture.c, under the lifecycle rules
- * of lifecycle.c); engstats.c keeps the report lines. Every module reaches
- * the driver only through the table the engine was installed with (cs->drv),
- * never through a global table or dlsym, so unit tests hand it fakes. State
- * is per context, under that context's lock. */
+/* engine.h - the capture engine's shared records (DESIGN.md §1-§5), as
+ * SQLite's sqliteInt.h is its own: the settings, the counters, the records
+ * of sequences, streams and contexts, and the one engine instance that
+ * holds every piece of state (rp__eng) with a reset for tests. Each layer
+ * above owns its fields as a sub-structure of the records (st->learn,
+ * st->match, s->ex, s->fj ...) and has a header of its own, top to bottom:
+ * coord.h (the coordinator: hooks, contexts and streams, ordering, the
+ * per-thread hand-off, the program's captures, the idle watch), learn.h
+ * and match.h (learning what repeats; matching and replaying), seq.h
+ * (sequences, capture windows, executables and updates, fork/join), rec.h
+ * (op records from calls, the program's events); calls go one way, down
+ * (docs/ARCHITECTURE.md; scripts/layers.sh checks it). Every module reaches
+ * the driver only through the table the engine was installed with
+ * (rp__eng.drv), never through a global table or dlsym, so unit tests hand
+ * it fakes. State is per context, under that context's lock. */
 #ifndef REPRISE_ENGINE_H
 #define REPRISE_ENGINE_H
 
@@ -16,6 +20,7 @@
 
 #include <pthread.h>
 
+#include "cost.h"
 #include "detector.h"
 #include "explain.h"
 #include "lifecycle.h"
@@ -26,7 +31,6 @@
 struct rp__engine_config {
     unsigned int warmup;   /* REPRISE_WARMUP */
     unsigned int max_variants; /* REPRISE_MAX_VARIANTS */
-    size_t max_updates;    /* REPRISE_MAX_UPDATES */
     size_t min_ops;        /* REPRISE_MIN_OPS */
     size_t max_ops;        /* REPRISE_MAX_OPS */
     size_t max_held;       /* REPRISE_MAX_HELD: chunk length of a step found by its period */
@@ -36,21 +40,16 @@ struct rp__engine_config {
     uint64_t max_staging;  /* REPRISE_MAX_STAGING: live staging bytes per context */
     uint64_t max_seq_bytes;/* REPRISE_MAX_SEQ_BYTES: parameter bytes per sequence */
     size_t table_size;     /* detector slots */
-    int cost_model;        /* REPRISE_COSTS not off: past max_updates, measured costs decide */
-    int costs_pinned;      /* REPRISE_COSTS=E,U,L: these costs, not measured ones */
-    uint64_t cost_ns[3];   /* ... in ns, by enum rp_cost_kind */
+    rp_cost_cfg cost;      /* REPRISE_MAX_UPDATES, REPRISE_COSTS (model/cost.h) */
 };
-
-extern struct rp__engine_config rp__eng_cfg;
-
-/* What the cost model measures (cost.c). */
-enum rp_cost_kind { RP_COST_EAGER, RP_COST_UPDATE, RP_COST_LAUNCH, RP_COST_KINDS };
 
 /* The bounds (enum rp__bound) are in explain.h, with what each means. */
 /* Count a bound hit in `cs` (NULL: no context, counted for the process)
- * and say so once per bound (stats.c). */
+ * and say so once per bound (counters.c). */
 struct rp_ctxstate;
 void rp__bound_hit(struct rp_ctxstate *cs, enum rp__bound b);
+/* Bounds hit with no context to count them in (the context table was full). */
+uint64_t rp__bound_hits_without_context(enum rp__bound b);
 
 /* Why an op ran eagerly (stats). */
 enum rp__eager_reason {
@@ -74,29 +73,7 @@ extern const char *const rp__eager_reason_names[RP_EAGER_REASON_COUNT];
 
 /* A sequence: a segment with an executable graph. */
 struct rp_ctxstate;
-
-/* A sequence's kernel op as the matcher's fast path compares a launch
- * with it (match.h), made once at capture: what a launch must name, and
- * its arguments' values when every one is 4 or 8 bytes (at most
- * RP_FAST_PARAMS of them); otherwise the layout is walked
- * (rp__op_is_launch). `f` NULL: not a kernel the fast path can
- * match (no layout, launch attributes). */
-#define RP_FAST_PARAMS 32
-typedef struct rp_fast {
-    CUfunction f;
-    CUstream stream;
-    uint32_t tag;           /* rp__fast_tag(entry, ptsz) of the call recorded */
-    uint32_t nparams;
-    unsigned int geometry[7]; /* grid, block, shared memory bytes */
-    uint32_t words;         /* 1: every parameter is a word, valued in `vals` */
-    uint32_t size4;         /* bit i: parameter i is 4 bytes (else 8) */
-    const uint64_t *vals;   /* the parameters' values */
-} rp_fast;
-
-static inline uint32_t rp__fast_tag(unsigned int entry, int ptsz)
-{
-    return entry | (uint32_t)!!ptsz << 16;
-}
+struct rp_fast;
 
 typedef struct rp_seq {
     rp_det_entry *det;      /* the detector's entry: holds the recorded ops */
@@ -151,6 +128,9 @@ typedef struct rp_seq {
     } ex;
     /* The matcher's images of its kernels (match/). */
     struct rp_seq_match {
+        void *block;        /* the one allocation holding what follows (NULL: not
+                               made yet, or memory ran out) */
+        int tried;          /* made, or tried: not again */
         struct rp_fast *fast; /* per op, for the fast path (NULL: none) */
         uint64_t *fvals;    /* the values rp_fast.vals point to */
         uint32_t *poff;     /* with vmask: per op, where a matched launch's
@@ -160,6 +140,8 @@ typedef struct rp_seq {
     int first_unique;       /* no other sequence of its home begins with its first
                                op's kernel: the fast path may begin a match
                                (reckoned by the sequence table, seq/) */
+    unsigned int pins;      /* streams whose candidates or complete match it is
+                               (the matcher's count): while any, it stays */
     /* Fork/join (a sequence with event ops or ops of other streams; seq/forkjoin.c). */
     struct rp_seq_fj {
         int multi;          /* it has event ops or other streams' ops */
@@ -244,14 +226,15 @@ typedef struct rp_stream {
         rp_seq *borrowed_seq;
         size_t borrowed_from;
         uint64_t borrowed_opno;
-        rp_seq *hint;       /* the sequence replayed last here (cleared when it goes) */
+        rp_seq *hint;       /* the sequence replayed last here, while hint_gone is
+                               its context's seqs_gone (no sequence went since) */
+        uint64_t hint_gone;
         /* The fast path's launches with volatile fields are deferred with
          * their parameters here (the ops borrow them: a flush copies them),
          * at the sequence's offsets (rp_seq.match.poff): every op so deferred
          * is of the one candidate, so nothing points in here when it grows. */
         uint8_t *arena;
         size_t arena_cap;
-        size_t *upd, capupd; /* a replay's nodes to update */
     } match;
     /* The per-thread stream of another thread cannot be named from here:
      * its deferred work, resolved by another thread, goes to the context's
@@ -339,13 +322,6 @@ struct rp__engine_stats {
 #define RP_MAX_STREAMS 128  /* per context */
 #define RP_FUNC_CACHE 64    /* functions whose layout is cached per context (a power of two) */
 
-/* Measured costs, per context (cost.c): the mean of each kind in ns. */
-typedef struct rp_costs {
-    uint64_t avg[RP_COST_KINDS];
-    uint32_t n[RP_COST_KINDS]; /* samples taken, up to 16 (then a moving mean) */
-    uint32_t tick;             /* eager launches seen, to time one in 32 */
-} rp_costs;
-
 /* A context's lock: one futex word (0 free, 1 held, 2 held with waiters).
  * Every call on a context takes it; uncontended it costs a compare-exchange
  * and an exchange, a fifth of a glibc mutex's instructions. */
@@ -385,6 +361,8 @@ typedef struct rp_ctxstate {
     rp_stream *last_stream; /* the slot rp__stream_of found last (checked before use) */
     rp_seq **seqs;          /* sequences with a graph */
     size_t nseqs, capseqs;
+    uint64_t seqs_gone;     /* sequences dropped so far: a stream's hint of a
+                               sequence is good while this has not moved */
     size_t nalts;           /* their executables beside their own (rp_seq.alt) */
     rp_detector det;        /* by content: exact repeats, one graph each */
     rp_detector sdet;       /* by structure: repeats whose arguments change */
@@ -395,8 +373,8 @@ typedef struct rp_ctxstate {
         void *layout;       /* its slot in `layouts` (NULL: none) */
         int is_kernel;      /* the handle is a CUkernel */
     } fcache[RP_FUNC_CACHE];
-    const struct rp__driver *drv; /* the table the engine was installed with */
-    rp_costs costs;
+    rp_costs costs;         /* measured (model/cost.h) */
+    size_t *upd, capupd;    /* a replay's nodes to update (seq/exec.c) */
     uint64_t trace_clock;      /* the last trace name given (rp_stream.trace.epoch) */
     /* What captures and replays of fork/join sequences use, created at the
      * first capture that needs them: private side streams and events
@@ -409,8 +387,6 @@ typedef struct rp_ctxstate {
         CUevent fork, join[RP_FJ_STREAMS], post;
     } fj;
 } rp_ctxstate;
-
-/* ---- hooks.c: the entry points --------------------------------------------- */
 
 /* A launch as the program made it: through cuLaunchKernel (cfg NULL) or
  * cuLaunchKernelEx (cfg), plain or _ptsz. */
@@ -426,405 +402,7 @@ _Static_assert(offsetof(rp_launch, block) == offsetof(rp_launch, grid) + 3 * siz
                    offsetof(rp_launch, shmem) == offsetof(rp_launch, block) + 3 * sizeof(unsigned int),
                "a launch's geometry is seven consecutive unsigned ints, as in a record");
 
-/* Install the engine into `core`, calling the driver through `drv` (which
- * must outlive the engine), configured by `cfg`: every interposed entry
- * gets the hook its role in entries.h names. Returns 0, or -1 (one line
- * logged, `core` left forwarding) when `drv` lacks an entry point the
- * engine needs. */
-int rp__engine_install(struct rp__driver *core, const struct rp__driver *drv,
-                       const struct rp__engine_config *cfg);
-
-/* ---- streams.c: contexts, streams, boundaries, resolution ------------------ */
-
-/* The driver table every context of the engine calls through. */
-void rp__streams_setup(const struct rp__driver *drv);
-
-/* The state of context `ctx`, created on first use; NULL when MAX contexts
- * are tracked or memory runs out (a bound hit: that work runs eagerly). */
-rp_ctxstate *rp__ctx_of(CUcontext ctx);
-/* The context whose work stream `s` (as named in an entry point; `ptsz`:
- * a _ptsz/_ptds one) carries; NULL if the driver cannot say. */
-rp_ctxstate *rp__ctx_of_stream_slow(CUstream s, int ptsz);
-/* Each thread caches the last created stream it named and its context's
- * state; a destroyed stream bumps the generation (its handle may come back
- * for another context). */
-/* A stream the program created (not the legacy or the per-thread stream,
- * named through the current context): the only kind the per-thread and
- * per-context caches below hold. */
-static inline int rp__stream_is_created(CUstream s)
-{
-    return s && s != CU_STREAM_LEGACY && s != CU_STREAM_PER_THREAD;
-}
-extern _Atomic unsigned int rp__stream_gen;
-extern RP_TLS CUstream rp__tl_stream;
-extern RP_TLS unsigned int rp__tl_gen;
-extern RP_TLS struct rp_ctxstate *rp__tl_cs;
-static inline rp_ctxstate *rp__ctx_of_stream(CUstream s, int ptsz)
-{
-    if (RP_LIKELY(s == rp__tl_stream && rp__tl_cs && rp__stream_is_created(s) &&
-                  rp__tl_gen == atomic_load_explicit(&rp__stream_gen, memory_order_acquire)))
-        return rp__tl_cs;
-    return rp__ctx_of_stream_slow(s, ptsz);
-}
-/* The current context's state, or NULL. */
-rp_ctxstate *rp__ctx_current(void);
-/* Context number `i` in the order the engine met them, NULL past the last. */
-rp_ctxstate *rp__ctx_at(size_t i);
-/* The engine's record of stream `s` of `cs` (cs locked); NULL when the
- * table is full or the stream's flags cannot be read (the call then runs
- * eagerly). The per-thread stream is one per thread; its owner coming back
- * first waits for work another thread resolved for it. */
-rp_stream *rp__stream_of(rp_ctxstate *cs, CUstream s, int ptsz);
-/* The same, first trying the stream found last (a created stream's record
- * with no wait pending; cs locked). */
-static inline rp_stream *rp__stream_fast(rp_ctxstate *cs, CUstream s, int ptsz)
-{
-    rp_stream *st = cs->last_stream;
-    if (RP_LIKELY(st && rp__stream_is_created(s) && st->handle == s && st->used &&
-                  !st->handoff.must_wait))
-        return st;
-    return rp__stream_of(cs, s, ptsz);
-}
-/* Resolve and end the segments of every stream implicitly ordered with `st`
- * (itself included when `self`). Returns the first flush error. */
-CUresult rp__end_ordered(rp_stream *st, int self);
-/* The same for the streams ordered with `st`, itself left out, at the cost
- * of one test when it is the context's only stream (every capturable op
- * does this). */
-static inline __attribute__((always_inline)) CUresult rp__end_ordered_others(rp_stream *st)
-{
-    return st->cs->nstreams > 1 ? rp__end_ordered(st, 0) : CUDA_SUCCESS;
-}
-/* The stream whose trace `st`'s ops join (itself, or the stream it joined). */
-static inline rp_stream *rp__home(rp_stream *st)
-{
-    return st->trace.owner ? st->trace.owner : st;
-}
-/* A host boundary on the trace of `home` (cs locked): what it holds is
- * resolved, its segment ends, the streams that joined it leave. */
-CUresult rp__end_trace(rp_stream *home);
-/* `st` joins the trace of `home` (cs locked): what it holds of its own, or
- * of the trace it was in, is resolved and ends first. Returns the first
- * flush error. */
-CUresult rp__join_trace(rp_stream *st, rp_stream *home);
-/* Bumped whenever work may reach a stream (a call issued eagerly, a
- * boundary, a flush or replay, the end of a program's capture): a
- * fork/join replay's side stream whose fj.after_gen still matches has had
- * nothing issued on it since that replay's own wait. */
-extern _Atomic uint64_t rp__issued;
-static inline void rp__note_issue(void)
-{
-    atomic_fetch_add_explicit(&rp__issued, 1, memory_order_relaxed);
-}
-/* Bumped by every call that gives memory back (a free, an unregister, an
- * unmap): a segment learnt before one may name freed addresses. */
-extern _Atomic uint64_t rp__frees;
-static inline void rp__note_free(void)
-{
-    atomic_fetch_add_explicit(&rp__frees, 1, memory_order_relaxed);
-}
-/* Deferred event records and waits, all contexts: while there are any, a
- * stream boundary is global (a call may name the event without the engine
- * knowing, as a graph's event node does: a record the wait must not see,
- * or the wait a record must come before). */
-extern _Atomic long rp__ev_deferred;
-/* Resolve and end every stream's segment of `cs` (cs locked). */
-CUresult rp__resolve_ctx(rp_ctxstate *cs);
-/* Resolve what `st` holds deferred (replay or flush), on its own stream or,
- * for another thread's per-thread stream, on the private stream with every
- * ordering the driver would have given it; the learner gets what ran. */
-CUresult rp__resolve_stream(rp_stream *st);
-/* Offer a recorded capturable op to the matcher of `st` (cs locked),
- * resolving what is pending first where it cannot take the op, and at once
- * when the op completes a sequence. Returns 1 when the op was deferred (the
- * record moved into the stream), 0 when the caller must issue it eagerly
- * now (what was pending has been resolved). *err: a flush's first error. */
-int rp__defer(rp_stream *st, rp_op *op, CUresult *err);
-/* A global boundary: every context resolved, each under its lock, then
- * `then(cs, arg)` if given. Returns the first error. */
-CUresult rp__resolve_every_ctx(void (*then)(rp_ctxstate *, int), int arg);
-/* Every context's capture gate held for reading (no capture window opens
- * until rp__gates_release); returns how many were taken. */
-size_t rp__gates_hold(void);
-void rp__gates_release(size_t n);
-/* Forget every graph and stream of `cs` (a teardown); with `ctx_dies`, the
- * private stream goes too. */
-void rp__forget_ctx(rp_ctxstate *cs, int ctx_dies);
-/* The created stream `h` of `cs` is being destroyed (cs locked): its
- * deferred work and that of the streams ordered with it are resolved, and
- * its record goes. Returns the first flush error. */
-CUresult rp__stream_destroyed_locked(rp_ctxstate *cs, CUstream h);
-/* Drop every context's record of the created stream `h`, destroyed while
- * the engine stepped aside (nothing of it is deferred). */
-void rp__forget_stream(CUstream h);
-/* A stream handle may now name another stream (empties every thread's
- * stream-to-context cache). */
-void rp__streams_changed(void);
-/* The program's own captures (DESIGN.md §2.5): while one is open the engine
- * steps aside; from the start of a begin nothing new is deferred. */
-extern _Atomic int rp__prog_captures, rp__prog_pending;
-static inline int rp__stepping_aside(void)
-{
-    return atomic_load_explicit(&rp__prog_captures, memory_order_acquire) > 0;
-}
-static inline int rp__program_capture_pending(void)
-{
-    return atomic_load(&rp__prog_pending) != 0;
-}
-/* A call about to go straight to the driver while the engine steps aside:
- * the calling thread's per-thread stream first waits for work another
- * thread resolved for it, if any (rp__rejoins: how many such waits are
- * pending; see streams.c, settle). Nothing locked on entry. */
-extern _Atomic int rp__rejoins;
-void rp__aside_rejoin(void);
-static inline int rp__aside(void)
-{
-    if (RP_LIKELY(!rp__stepping_aside()))
-        return 0;
-    if (RP_UNLIKELY(atomic_load_explicit(&rp__rejoins, memory_order_relaxed) > 0))
-        rp__aside_rejoin();
-    return 1;
-}
-CUresult rp__program_capture_prepare(void);
-void rp__program_capture_begun(CUresult rc);
-void rp__program_capture_ended(CUresult rc);
-uint64_t rp__engine_program_captures(void);
-/* Resolve deferred work everywhere and end every segment (exit). */
-CUresult rp__engine_resolve_all(void);
-/* At the first capture: make sure deferred work reaches the driver at exit. */
-void rp__arm_exit_hook(void);
-/* ---- idle.c --------------------------------------------------------------------- */
-/* A deferral began: the idle watch (REPRISE_IDLE_US) makes sure it does not
- * wait on the host's idle time. */
-void rp__idle_watch(void);
-/* In a child of fork(): the parent's deferred work and report are the
- * parent's; the child resolves nothing. */
-void rp__engine_forked(void);
-bool rp__engine_in_forked_child(void);
-/* From the exit hook on: nothing may call the driver any more. */
-bool rp__engine_exiting(void);
-/* A copy of context number `i`'s counters, taken under its lock if that can
- * be had within a moment (at exit another thread may hold it for ever).
- * Returns 0 past the last context. */
-int rp__engine_stats_snapshot(size_t i, struct rp__engine_stats *out, uint64_t *evictions);
-/* Copy up to `max` report lines of sequences (dropped ones first). */
-struct rp__seq_info;
-size_t rp__engine_seq_snapshot(struct rp__seq_info *out, size_t max);
-
-/* ---- learn.c: segments, detection, capture policy, the sequence table ------ */
-
-/* Append an eagerly executed op to the stream's segment (the record moves
- * into it; `op` is zeroed). `pending` is the reason it counts under if the
- * segment is never captured. */
-void rp__seg_append(rp_stream *st, rp_op *op, enum rp__eager_reason pending);
-/* The segment of `st` ends: count it, and capture it if the detector asks. */
-void rp__seg_end(rp_stream *st);
-/* Forget the segment of `st` without counting it (its stream goes). */
-void rp__seg_clear(rp_stream *st);
-/* The next capturable op of `st` gets its position; if the stream's period
- * says a step or chunk starts at it, what is deferred is resolved and the
- * segment learnt so far ends first. Returns the first error of a flush. */
-CUresult rp__learn_next(rp_stream *st, rp_op *op);
-/* A replay on `st`: its learning paid off (it does not rest). */
-static inline void rp__learn_paid(rp_stream *st)
-{
-    st->learn.paid_opno = st->opno;
-    st->learn.rest_level = 0;
-}
-/* 1 while `st` rests from learning: its eager ops are not recorded. */
-static inline int rp__learn_resting(const rp_stream *st)
-{
-    return st->learn.rest_until > st->opno;
-}
-/* 1 when rp__learn_next would cut before the stream's next op (no effect). */
-int rp__learn_cuts_next(const rp_stream *st);
-/* Whether the `n` ops at `ops`, taken from op `start` on (and round), are a
- * rooted fork/join step (rp_seq.rooted): ops on another stream than `home`,
- * the first event record on `home`, and every other stream's first op a
- * wait on an event recorded before it in the step. Used where a sequence is
- * captured (capture.c) and to choose where a period's steps start. */
-int rp__ops_rooted(const rp_op *ops, size_t n, size_t start, CUstream home);
-/* Release what learning keeps for a stream (its period detector). */
-void rp__learn_stream_free(rp_stream *st);
-/* What a resolution of `st` did, for learning: a replay ends the segment
- * before it (the ops around a graph launch are not contiguous), and the
- * flushed ops (left in st->match.def[0..nflushed)) join the segment. */
-struct rp_resolved;
-void rp__learn_resolved(rp_stream *st, const struct rp_resolved *r);
-/* Add a sequence to its context's list, which owns it from then on.
- * Returns 0, or -1 when the list cannot grow: `s` is destroyed (its caller
- * must not touch it) and its ops stay eager. */
-int rp__seqs_add(rp_ctxstate *cs, rp_seq *s);
-/* Destroy every sequence of the context (their report lines are kept). */
-void rp__seqs_drop_all(rp_ctxstate *cs);
-/* Drop sequences whose launch or update failed, once no stream matches
- * against them; their segments back off. */
-void rp__sweep_broken(rp_ctxstate *cs);
-
-/* ---- replay.c: the matcher -------------------------------------------------- */
-
-enum rp_offer {
-    RP_OFFER_EAGER,    /* no sequence can start with it: issue it now */
-    RP_OFFER_MATCHES,  /* candidates can take it: rp__match_defer it */
-    RP_OFFER_RESOLVE,  /* what is pending cannot take it: resolve, then offer again */
-    RP_OFFER_DEFERRED, /* (rp__match_defer) deferred: the record belongs to the stream */
-    RP_OFFER_COMPLETE, /* (rp__match_defer) deferred, and a sequence matched in full */
-};
-/* Offer a recorded capturable op to the matcher of `st`: narrows the
- * candidates (or, with nothing pending, finds them). */
-enum rp_offer rp__match_offer(rp_stream *st, const rp_op *op);
-/* Defer `op` after rp__match_offer said MATCHES: DEFERRED, COMPLETE (resolve
- * now), or RESOLVE when it cannot be kept (memory; the op is left to the
- * caller, to issue eagerly after resolving). */
-enum rp_offer rp__match_defer(rp_stream *st, rp_op *op);
-/* The matcher's fast path: match.h (rp__match_launch, inline in the
- * launch hook); what it calls out of line: */
-/* Room for `want` deferred records; 0, or -1 if memory runs out. */
-int rp__def_reserve(rp_stream *st, size_t want);
-/* Op k of `s`, a sequence with volatile fields there, stands for launch
- * `l`: equal outside them; its values are kept in the stream's arena
- * (rp_stream.match.arena). 1, or 0 (nothing done). */
-int rp__match_masked(rp_stream *st, const rp_seq *s, size_t k, const rp_launch *l);
-/* The fast path for the first op of a match (match.h): the sequence last
- * replayed on the stream, when no other of its home begins with its first
- * op's kernel (rp_seq.first_unique: rp__match_offer would find it alone).
- * Not on a per-thread stream: a match there begins by recording where
- * (streams.c, mark_start). */
-enum rp_offer rp__match_first(rp_stream *st, CUstream h, const rp_launch *l,
-                              enum rp__entry entry);
-
-/* Forget the candidates rp__match_offer found (nothing deferred yet). */
-void rp__match_cancel(rp_stream *st);
-/* What rp__match_resolve did. */
-struct rp_resolved {
-    rp_seq *replayed;   /* the sequence launched in place of the first ops, or NULL */
-    size_t nflushed;    /* ops issued eagerly after it, left in st->match.def[0..nflushed) */
-    CUresult err;       /* the first error of a flushed call */
-};
-/* Resolve what is deferred on `st`, issuing on `target` (its own stream, or
- * the private stream for another thread's per-thread stream): launch the
- * longest complete match, issue the rest eagerly in order. Afterwards
- * nothing is deferred and the flushed records wait in st->match.def for the
- * caller to hand them to learning (rp__learn_resolved). */
-void rp__match_resolve(rp_stream *st, CUstream target, struct rp_resolved *out);
-
-/* ---- capture.c: capture windows and staging --------------------------------- */
-/* Capture detector entry `e` into a new sequence (with volatile fields
- * `vmask`, or NULL for an exact-content one). Returns it, or NULL (the
- * reason counted and logged once). `reuse`, when not NULL, is a sequence
- * whose executable may be updated to the new graph (cuGraphExecUpdate_v2)
- * instead of instantiating a new one; on success its executable moves to
- * the new sequence (reuse->exec becomes NULL), with the graph it was
- * instantiated from and that graph's node handles (see `origin`), and the
- * caller drops `reuse`. `home` is the stream whose trace `e` was learnt
- * on: the sequence is replayed there; its ops on other streams and its
- * event ops make it a fork/join sequence, captured with private side
- * streams and events (never taking an executable over, nor taken over). */
-rp_seq *rp__capture(rp_ctxstate *cs, rp_det_entry *e, const uint64_t *vmask, rp_seq *reuse,
-                    CUstream home);
-/* Destroy the context's fork/join streams and events (its teardown). */
-void rp__fj_release(rp_ctxstate *cs);
-void rp__seq_destroy(rp_seq *s);
-/* Another executable of sequence `s`'s graph (s->sealed.graph, whose nodes
- * s->ex.nodes name: not for a sequence whose executable was taken over),
- * uploaded, and in *held the values it holds. NULL (logged once) if the
- * driver or memory refuses. */
-CUgraphExec rp__seq_alt_exec(rp_seq *s, rp_op **held);
-/* The context's private stream, created on first use (NULL if it cannot be). */
-CUstream rp__private_stream(rp_ctxstate *cs);
-/* The lifecycle's view of a driver table. */
-void rp__lc_driver_from(rp_lc_driver *lc, const struct rp__driver *drv);
-
-/* ---- recorder.c ------------------------------------------------------------- */
-/* Remember that `k` is a CUkernel (from cuLibraryGetKernel). */
-void rp__rec_note_kernel(CUkernel k);
-/* Fill `op` for a kernel launch (`cfg`: cuLaunchKernelEx's, for its
- * attributes; NULL for cuLaunchKernel); the parameter bytes go to `op->params`
- * (the caller owns the record). Returns 0, or -1 with *why set when the
- * launch cannot be recorded (op untouched). */
-int rp__rec_kernel(rp_ctxstate *cs, rp_op *op, CUfunction f, const unsigned int grid[3],
-                   const unsigned int block[3], unsigned int shmem, void **kernelParams,
-                   void **extra, const CUlaunchConfig *cfg, enum rp__eager_reason *why);
-/* The kernelParams array of a kernel record: ptrs[i] points at parameter i
- * in its packed bytes; *kp is ptrs, or NULL for a kernel without parameters.
- * Returns 0, or -1 if the kernel's layout is unknown. */
-int rp__rec_param_ptrs(rp_ctxstate *cs, const rp_op *op, void **ptrs, void ***kp);
-/* Re-issue a record exactly as the program issued it: the same entry
- * point (sync or async form, _ptsz/_ptds variant), on its own stream. */
-CUresult rp__rec_issue_as_called(rp_ctxstate *cs, const rp_op *op);
-/* Issue a copy or memset record through the entry the program called
- * (op->entry) on op->stream, with `drv`. */
-CUresult rp__rec_issue_entry(const struct rp__driver *drv, const rp_op *op);
-/* Re-issue a record on `stream` (async form); a staged host-to-device copy
- * reads `staged`. */
-CUresult rp__rec_issue(rp_ctxstate *cs, const rp_op *op, CUstream stream, const void *staged);
-/* The parameter layout of a kernel record (NULL for other kinds, or if it
- * cannot be read). Valid until rp__rec_reset of the context. */
-const rp_param_layout *rp__rec_layout(rp_ctxstate *cs, const rp_op *op);
-/* The kernel name of a record ("" if unknown); for stats. */
-const char *rp__rec_kernel_name(rp_ctxstate *cs, const rp_op *op);
-/* Is `host` pinned (page-locked, registered) memory the driver knows? */
-int rp__rec_is_pinned(const struct rp__driver *drv, const void *host);
-void rp__rec_reset(rp_ctxstate *cs);
-
-/* ---- events.c: the program's events --------------------------------------- */
-/* What the engine knows of an event: its flags and context at creation, and
- * the trace that last recorded or waited on it (live while that trace's
- * stream has the same trace.epoch; check under that context's lock). */
-typedef struct rp_evinfo {
-    unsigned int flags;
-    CUcontext ctx;
-    rp_ctxstate *live_cs;
-    rp_stream *live_home;
-    uint64_t live_epoch;
-    uint64_t after_gen;     /* its last record was a replay's, on after_home, if */
-    CUstream after_home;    /* rp__issued is still after_gen (see rp_stream) */
-} rp_evinfo;
-void rp__ev_created(CUevent e, unsigned int flags, CUcontext ctx);
-void rp__ev_destroyed(CUevent e);
-/* 1 and *out when the event is known (created through the engine). */
-int rp__ev_get(CUevent e, rp_evinfo *out);
-/* The trace of `home` (in `cs`, locked) records or waits on `e` now: 1, or
- * 0 (nothing changed) when the event is held by another context's trace,
- * which must be settled first (from outside this context's lock). */
-int rp__ev_touched(CUevent e, rp_ctxstate *cs, rp_stream *home);
-/* The trace `i` names has ended (or was never live): the event is held by
- * none, unless another trace took it meanwhile. */
-void rp__ev_settled(CUevent e, const rp_evinfo *i);
-/* A fork/join replay on `home` recorded `e` again after its graph. */
-void rp__ev_rerecorded(CUevent e, uint64_t gen, CUstream home);
-/* 1 when `i` names a live trace of `cs` (cs locked). */
-static inline int rp__ev_live_in(const rp_evinfo *i, const rp_ctxstate *cs)
-{
-    return i->live_cs == cs && i->live_home && i->live_home->used &&
-           i->live_home->trace.epoch == i->live_epoch;
-}
-
-/* ---- cost.c: the cost model ---------------------------------------------------- */
-uint64_t rp__cost_now(void);
-/* `count` calls of `kind` took `ns` in all. */
-void rp__cost_sample(rp_ctxstate *cs, enum rp_cost_kind kind, uint64_t ns, uint64_t count);
-/* 1 when a replay of `n` ops with `k` node updates may run: k within
- * REPRISE_MAX_UPDATES, or, past it, k updates and a graph launch expected
- * to cost less than n eager launches (measured costs; REPRISE_COSTS). */
-int rp__cost_updates_pay(const rp_ctxstate *cs, size_t n, size_t k);
-/* Read REPRISE_COSTS ("measure", "off" or "E,U,L" ns) into cfg; -1 (said
- * once, measuring) when malformed. */
-int rp__cost_parse(const char *s, struct rp__engine_config *cfg);
-/* Whether this eager launch is one the cost model times (one in 32). */
-static inline int rp__cost_time_this(rp_ctxstate *cs)
-{
-    return rp__eng_cfg.cost_model && !rp__eng_cfg.costs_pinned && !(++cs->costs.tick & 31);
-}
-
-/* ---- engstats.c: settings, counting and the report lines -------------------- */
-extern struct rp__engine_config rp__eng_cfg;
-static inline void rp__count_eager(rp_ctxstate *cs, enum rp__eager_reason why, uint64_t n)
-{
-    cs->counters.ops_eager[why] += n;
-}
-/* Bounds hit with no context to count them in (the context table was full). */
-uint64_t rp__bound_hits_without_context(enum rp__bound b);
+/* A sequence's report line (the stats' `sequences`; seq/seqs.c fills it). */
 struct rp__seq_info {
     unsigned int id;
     size_t ops;
@@ -840,16 +418,168 @@ struct rp__seq_info {
     char volatile_fields[256]; /* "kernel#param op:field ..." ("" if exact) */
     int by_period;          /* found by the stream's period, not delimited by boundaries */
 };
-/* The report line of sequence `s` (cs locked). */
-void rp__seq_info(const rp_seq *s, struct rp__seq_info *o);
-/* Keep the report line of a sequence whose graph is being dropped. */
-void rp__seq_retire(const rp_seq *s);
+
+/* ---- the engine instance ------------------------------------------------------ */
+
+#define RP_MAX_CTX 16       /* contexts the engine tracks */
+#define RP_EV_SLOTS 4096    /* the event table's slots (a power of two; 3/4 usable) */
+#define RP_KERNEL_SLOTS 1024 /* CUkernel handles remembered (half usable) */
+#define RP_MAX_RETIRED 64   /* report lines of dropped sequences kept */
+
+/* What the engine knows of an event: its flags and context at creation, and
+ * the trace that last recorded or waited on it (live while that trace's
+ * stream has the same trace.epoch; check under that context's lock). */
+typedef struct rp_evinfo {
+    unsigned int flags;
+    CUcontext ctx;
+    struct rp_ctxstate *live_cs;
+    rp_stream *live_home;
+    uint64_t live_epoch;
+    uint64_t after_gen;     /* its last record was a replay's, on after_home, if */
+    CUstream after_home;    /* rp__issued is still after_gen (see rp_stream) */
+} rp_evinfo;
+
+/* All of the engine's state: the driver table and settings it was installed
+ * with, the contexts, the process-wide tables (events, CUkernel handles),
+ * the counters that order work across contexts, the program's captures,
+ * and the report lines of dropped sequences. One instance, rp__eng;
+ * rp__engine_reset (coord.h) gives a test a fresh one. The per-thread
+ * caches of coord/ are emptied by the stream generation it bumps. */
+struct rp_engine {
+    const struct rp__driver *drv; /* the table the engine was installed with */
+    rp_lc_driver lc_drv;          /* the lifecycle's view of it */
+    struct rp__engine_config cfg;
+    rp_ctxstate ctxs[RP_MAX_CTX]; /* append-only, published by nctxs (release) */
+    _Atomic size_t nctxs;
+    pthread_mutex_t ctxs_lock;    /* contexts are created under it */
+    _Atomic unsigned int stream_gen; /* bumped when a stream handle may name another */
+    _Atomic uint64_t issued;      /* rp__note_issue */
+    _Atomic uint64_t frees;       /* rp__note_free */
+    _Atomic long ev_deferred;     /* event records and waits deferred, all contexts */
+    _Atomic int rejoins;          /* per-thread streams whose owner must wait (coord) */
+    _Atomic int prog_captures;    /* the program's captures open: the engine steps aside */
+    _Atomic int prog_pending;     /* ... and being begun: nothing new is deferred */
+    _Atomic uint64_t prog_captures_total;
+    _Atomic int forked_child;     /* in a child of fork(): touch nothing */
+    _Atomic int exiting;          /* from the exit hook on: call no driver */
+    _Atomic int exit_armed;
+    _Atomic uint64_t hits_without_context[RP_BOUND_COUNT];
+    /* Report lines of sequences whose graph was dropped. */
+    struct rp__seq_info retired[RP_MAX_RETIRED];
+    size_t nretired;
+    pthread_mutex_t retired_lock;
+    /* The program's events (rec/events.c): open addressing, a destroyed
+     * event's slot a tombstone until the table is rebuilt. */
+    struct rp_ev_slot {
+        CUevent e;
+        rp_evinfo info;
+    } ev_slots[RP_EV_SLOTS];
+    size_t ev_used;               /* live entries and tombstones */
+    pthread_mutex_t ev_lock;
+    /* CUkernel handles the program obtained (rec/recorder.c): written under
+     * kernels_lock, read without (slots only go from empty to a handle). */
+    _Atomic(const void *) kernels[RP_KERNEL_SLOTS];
+    size_t nkernels;
+    pthread_mutex_t kernels_lock;
+    /* The idle watch (coord/idle.c): a thread, started at the first deferral. */
+    struct rp_idle {
+        pthread_mutex_t mu;
+        pthread_cond_t cv;
+        int started, wanted;
+        _Atomic int looking;      /* the watch is awake and will look again */
+    } idle;
+};
+extern struct rp_engine rp__eng;
+
+/* Context number `i` in the order the engine met them, NULL past the last. */
+static inline rp_ctxstate *rp__ctx_at(size_t i)
+{
+    return i < atomic_load_explicit(&rp__eng.nctxs, memory_order_acquire) ? &rp__eng.ctxs[i]
+                                                                          : NULL;
+}
+/* The engine's record of stream `h` (normalised: the legacy stream, this
+ * thread's per-thread stream, or a created handle) in `cs`, locked; NULL if
+ * it has none. Makes none and calls nothing (coord's rp__stream_of does). */
+rp_stream *rp__stream_find(rp_ctxstate *cs, CUstream h);
+/* A stream the program created (not the legacy or the per-thread stream,
+ * named through the current context). */
+static inline int rp__stream_is_created(CUstream s)
+{
+    return s && s != CU_STREAM_LEGACY && s != CU_STREAM_PER_THREAD;
+}
+
+/* Bumped whenever work may reach a stream (a call issued eagerly, a
+ * boundary, a flush or replay, the end of a program's capture): a
+ * fork/join replay's side stream whose fj.after_gen still matches has had
+ * nothing issued on it since that replay's own wait. */
+static inline void rp__note_issue(void)
+{
+    atomic_fetch_add_explicit(&rp__eng.issued, 1, memory_order_relaxed);
+}
+static inline uint64_t rp__issued(void)
+{
+    return atomic_load_explicit(&rp__eng.issued, memory_order_relaxed);
+}
+/* Bumped by every call that gives memory back (a free, an unregister, an
+ * unmap): a segment learnt before one may name freed addresses. */
+static inline void rp__note_free(void)
+{
+    atomic_fetch_add_explicit(&rp__eng.frees, 1, memory_order_relaxed);
+}
+static inline uint64_t rp__frees(void)
+{
+    return atomic_load_explicit(&rp__eng.frees, memory_order_relaxed);
+}
+/* Deferred event records and waits, all contexts: while there are any, a
+ * stream boundary is global (a call may name the event without the engine
+ * knowing, as a graph's event node does: a record the wait must not see,
+ * or the wait a record must come before). */
+static inline void rp__ev_deferred_add(long n)
+{
+    atomic_fetch_add(&rp__eng.ev_deferred, n);
+}
+static inline int rp__ev_any_deferred(void)
+{
+    return atomic_load_explicit(&rp__eng.ev_deferred, memory_order_relaxed) > 0;
+}
+/* The program's own captures (DESIGN.md §2.5): while one is open the engine
+ * steps aside; from the start of a begin nothing new is deferred. */
+static inline int rp__stepping_aside(void)
+{
+    return atomic_load_explicit(&rp__eng.prog_captures, memory_order_acquire) > 0;
+}
+static inline int rp__program_capture_pending(void)
+{
+    return atomic_load(&rp__eng.prog_pending) != 0;
+}
+/* In a child of fork(): the parent's deferred work and report are the
+ * parent's; the child resolves nothing. From the exit hook on, nothing may
+ * call the driver any more. */
+static inline bool rp__engine_exiting(void)
+{
+    return atomic_load(&rp__eng.exiting) != 0;
+}
+
+/* ---- counters.c: counting, locks, eager reasons ------------------------------ */
+
+static inline void rp__count_eager(rp_ctxstate *cs, enum rp__eager_reason why, uint64_t n)
+{
+    cs->counters.ops_eager[why] += n;
+}
+/* Whether a replay of `n` ops with `k` node updates may run in `cs`
+ * (model/cost.h, with the engine's settings). */
+static inline int rp__updates_pay(const rp_ctxstate *cs, size_t n, size_t k)
+{
+    return rp__cost_updates_pay(&cs->costs, &rp__eng.cfg.cost, n, k);
+}
+/* Count `count` calls of `kind` that took `ns`, for the model and the report. */
+void rp__cost_note(rp_ctxstate *cs, enum rp_cost_kind kind, uint64_t ns, uint64_t count);
 /* Lock `m` if that can be had within a moment (at exit a thread may have
  * died holding it): 1 if locked; 0, and the caller reads as it is. */
 int rp__lock_for_report(pthread_mutex_t *m);
 /* The same for a context's lock. */
 int rp__ctx_lock_for_report(rp_ctxstate *cs);
-/* Copy up to `max` retired lines into `out`; returns how many. */
+/* Copy up to `max` retired report lines into `out`; returns how many. */
 size_t rp__retired_snapshot(struct rp__seq_info *out, size_t max);
 
 #endif

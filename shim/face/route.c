@@ -12,13 +12,6 @@
 
 #include <string.h>
 
-const char *const rp__entry_names[RP_DRIVER_COUNT] = {
-#define X(name, params, args, role) [RP_E_##name] = #name,
-    RP_ENTRIES(X)
-    RP_HELPERS(X)
-#undef X
-};
-
 struct rp__route rp__routes;
 
 RP_NO_SANITIZE int rp__entry_by_name(const char *name)

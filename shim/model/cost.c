@@ -4,8 +4,10 @@
  * applies, the graph launches it replays), and the choice made with them
  * (DESIGN.md §5, docs/engine.md "What a replay with updates must beat"):
  * whether replaying n ops with k node updates costs less than issuing the
- * n ops eagerly. Runs under the context's lock. */
-#include "engine.h"
+ * n ops eagerly. Pure: the caller keeps the state, under its lock. */
+#include "cost.h"
+
+#include "core.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,14 +29,11 @@ uint64_t rp__cost_now(void)
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-void rp__cost_sample(rp_ctxstate *cs, enum rp_cost_kind kind, uint64_t ns, uint64_t count)
+void rp__cost_sample(rp_costs *c, enum rp_cost_kind kind, uint64_t ns, uint64_t count)
 {
     if (!count)
         return;
-    rp_costs *c = &cs->costs;
     uint64_t per = ns / count;
-    cs->counters.cost_samples[kind] += count;
-    cs->counters.cost_ns[kind] += ns;
     /* A running mean over the first samples, then an exponentially
      * weighted one (1/16): the machine's state may change (clocks, load). */
     if (c->n[kind] < 16) {
@@ -47,14 +46,13 @@ void rp__cost_sample(rp_ctxstate *cs, enum rp_cost_kind kind, uint64_t ns, uint6
 
 /* The cost of one `kind`, in ns: pinned (REPRISE_COSTS), measured, or the
  * prior. */
-static uint64_t cost_of(const rp_ctxstate *cs, enum rp_cost_kind kind)
+static uint64_t cost_of(const rp_costs *c, const rp_cost_cfg *cfg, enum rp_cost_kind kind)
 {
-    if (rp__eng_cfg.costs_pinned)
-        return rp__eng_cfg.cost_ns[kind];
-    if (cs->costs.n[kind] >= TRUSTED)
-        return cs->costs.avg[kind];
-    uint64_t eager = cs->costs.n[RP_COST_EAGER] >= TRUSTED ? cs->costs.avg[RP_COST_EAGER]
-                                                           : PRIOR_EAGER_NS;
+    if (cfg->pinned)
+        return cfg->ns[kind];
+    if (c->n[kind] >= TRUSTED)
+        return c->avg[kind];
+    uint64_t eager = c->n[RP_COST_EAGER] >= TRUSTED ? c->avg[RP_COST_EAGER] : PRIOR_EAGER_NS;
     switch (kind) {
     case RP_COST_UPDATE:
         return eager * 7 / 35; /* 0.7 us against 3.5 */
@@ -65,24 +63,25 @@ static uint64_t cost_of(const rp_ctxstate *cs, enum rp_cost_kind kind)
     }
 }
 
-int rp__cost_updates_pay(const rp_ctxstate *cs, size_t n, size_t k)
+int rp__cost_updates_pay(const rp_costs *c, const rp_cost_cfg *cfg, size_t n, size_t k)
 {
-    if (k <= rp__eng_cfg.max_updates)
+    if (k <= cfg->max_updates)
         return 1;
-    if (!rp__eng_cfg.cost_model)
+    if (!cfg->model)
         return 0;
-    uint64_t replay = (uint64_t)k * cost_of(cs, RP_COST_UPDATE) + cost_of(cs, RP_COST_LAUNCH);
-    return replay < (uint64_t)n * cost_of(cs, RP_COST_EAGER);
+    uint64_t replay =
+        (uint64_t)k * cost_of(c, cfg, RP_COST_UPDATE) + cost_of(c, cfg, RP_COST_LAUNCH);
+    return replay < (uint64_t)n * cost_of(c, cfg, RP_COST_EAGER);
 }
 
-int rp__cost_parse(const char *s, struct rp__engine_config *cfg)
+int rp__cost_parse(const char *s, rp_cost_cfg *cfg)
 {
-    cfg->cost_model = 1;
-    cfg->costs_pinned = 0;
+    cfg->model = 1;
+    cfg->pinned = 0;
     if (!s || !s[0] || !strcmp(s, "measure"))
         return 0;
     if (!strcmp(s, "off")) {
-        cfg->cost_model = 0;
+        cfg->model = 0;
         return 0;
     }
     unsigned long long e, u, l;
@@ -92,9 +91,9 @@ int rp__cost_parse(const char *s, struct rp__engine_config *cfg)
                   "(EAGER > 0); measuring instead", s);
         return -1;
     }
-    cfg->costs_pinned = 1;
-    cfg->cost_ns[RP_COST_EAGER] = e;
-    cfg->cost_ns[RP_COST_UPDATE] = u;
-    cfg->cost_ns[RP_COST_LAUNCH] = l;
+    cfg->pinned = 1;
+    cfg->ns[RP_COST_EAGER] = e;
+    cfg->ns[RP_COST_UPDATE] = u;
+    cfg->ns[RP_COST_LAUNCH] = l;
     return 0;
 }

@@ -13,7 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "engine.h"
+#include "coord.h"
 #include "explain.h"
 #include "names.h"
 #include "reprise.h"
@@ -33,11 +33,11 @@ void rp__stats_reset(void)
 static uint64_t bound_limit(int b)
 {
     switch (b) {
-    case RP_BOUND_OPS: return rp__eng_cfg.max_ops;
-    case RP_BOUND_GRAPHS: return rp__eng_cfg.max_graphs;
-    case RP_BOUND_STAGING: return rp__eng_cfg.max_staging;
-    case RP_BOUND_SEQ_BYTES: return rp__eng_cfg.max_seq_bytes;
-    case RP_BOUND_UPDATES: return rp__eng_cfg.max_updates;
+    case RP_BOUND_OPS: return rp__eng.cfg.max_ops;
+    case RP_BOUND_GRAPHS: return rp__eng.cfg.max_graphs;
+    case RP_BOUND_STAGING: return rp__eng.cfg.max_staging;
+    case RP_BOUND_SEQ_BYTES: return rp__eng.cfg.max_seq_bytes;
+    case RP_BOUND_UPDATES: return rp__eng.cfg.cost.max_updates;
     default: return 0;
     }
 }

@@ -1,6 +1,6 @@
 /* idle.c - the idle watch: work held back for a graph must not wait on the
  * host's idle time (docs/engine.md, "Held work and the host's idle time"). */
-#include "engine.h"
+#include "coord.h"
 
 #include <time.h>
 
@@ -13,10 +13,12 @@
  * quiet; its work is resolved (replayed if complete, else issued), and its
  * segment ends there, so that the quiet spot splits the step in two graphs
  * from then on (each launched as soon as its last op comes). */
-static pthread_mutex_t idle_mu = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t idle_cv = PTHREAD_COND_INITIALIZER;
-static int idle_started, idle_wanted;
-static _Atomic int looking; /* the watch is awake and will look again */
+/* Its state is the engine instance's (rp__eng.idle). */
+#define idle_mu (rp__eng.idle.mu)
+#define idle_cv (rp__eng.idle.cv)
+#define idle_started (rp__eng.idle.started)
+#define idle_wanted (rp__eng.idle.wanted)
+#define looking (rp__eng.idle.looking)
 
 /* One look at every context; returns 1 while anything is still held. */
 static int idle_look(void)
@@ -45,14 +47,14 @@ static int idle_look(void)
              * the next look, resolves it): issued with no context current,
              * a legacy or per-thread stream's work would be lost. */
             CUcontext popped;
-            if (cs->drv->cuCtxPushCurrent_v2(cs->ctx) != CUDA_SUCCESS) {
+            if (rp__eng.drv->cuCtxPushCurrent_v2(cs->ctx) != CUDA_SUCCESS) {
                 held = 1;
                 continue;
             }
             cs->counters.idle_flushes++;
             rp__resolve_stream(st);
             rp__seg_end(st); /* the quiet spot ends the segment */
-            cs->drv->cuCtxPopCurrent_v2(&popped);
+            rp__eng.drv->cuCtxPopCurrent_v2(&popped);
         }
         rp__unlock(&cs->lock);
     }
@@ -70,7 +72,7 @@ static void *idle_main(void *unused)
         pthread_mutex_unlock(&idle_mu);
         int held = 1;
         while (held && !rp__engine_in_forked_child()) {
-            struct timespec ts = {0, (long)rp__eng_cfg.idle_us * 1000};
+            struct timespec ts = {0, (long)rp__eng.cfg.idle_us * 1000};
             nanosleep(&ts, NULL);
             held = idle_look();
             if (!held) {
@@ -93,7 +95,7 @@ void rp__idle_watch(void)
 {
     /* While the watch is looking anyway (a loop that replays steadily), a
      * deferral costs one load here, not a lock and a signal. */
-    if (!rp__eng_cfg.idle_us || atomic_load(&looking))
+    if (!rp__eng.cfg.idle_us || atomic_load(&looking))
         return;
     pthread_mutex_lock(&idle_mu);
     atomic_store(&looking, 1);

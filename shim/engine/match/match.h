@@ -1,10 +1,96 @@
-/* match.h - the matcher's fast path (replay.c is the rest of the matcher),
- * inline in the launch hook: it runs for every launch of a loop's steady
- * state, and a call with its frame weighed on each. */
+/* match.h - the matcher layer of the engine (DESIGN.md §1, §2): once
+ * sequences have graphs, a stream's ops that match a sequence's from its
+ * first on are deferred op by op; a complete match is replayed (seq/), a
+ * divergence flushes the deferred ops eagerly, in order. It says what it
+ * did (rp_resolved); the coordinator decides what follows. Its fast path
+ * is here, inline in the launch hooks: it runs for every launch of a
+ * loop's steady state, and a call with its frame weighed on each (the rest
+ * is match.c, the images it compares with fast.c). */
 #ifndef REPRISE_MATCH_H
 #define REPRISE_MATCH_H
 
-#include "engine.h"
+#include "seq.h"
+
+/* A sequence's kernel op as the matcher's fast path compares a launch
+ * with it (match.h), made once the matcher first meets the sequence (fast.c): what a launch must name, and
+ * its arguments' values when every one is 4 or 8 bytes (at most
+ * RP_FAST_PARAMS of them); otherwise the layout is walked
+ * (rp__op_is_launch). `f` NULL: not a kernel the fast path can
+ * match (no layout, launch attributes). */
+#define RP_FAST_PARAMS 32
+typedef struct rp_fast {
+    CUfunction f;
+    CUstream stream;
+    uint32_t tag;           /* rp__fast_tag(entry, ptsz) of the call recorded */
+    uint32_t nparams;
+    unsigned int geometry[7]; /* grid, block, shared memory bytes */
+    uint32_t words;         /* 1: every parameter is a word, valued in `vals` */
+    uint32_t size4;         /* bit i: parameter i is 4 bytes (else 8) */
+    const uint64_t *vals;   /* the parameters' values */
+} rp_fast;
+
+static inline uint32_t rp__fast_tag(unsigned int entry, int ptsz)
+{
+    return entry | (uint32_t)!!ptsz << 16;
+}
+
+
+enum rp_offer {
+    RP_OFFER_EAGER,    /* no sequence can start with it: issue it now */
+    RP_OFFER_MATCHES,  /* candidates can take it: rp__match_defer it */
+    RP_OFFER_RESOLVE,  /* what is pending cannot take it: resolve, then offer again */
+    RP_OFFER_DEFERRED, /* (rp__match_defer) deferred: the record belongs to the stream */
+    RP_OFFER_COMPLETE, /* (rp__match_defer) deferred, and a sequence matched in full */
+};
+/* Offer a recorded capturable op to the matcher of `st`: narrows the
+ * candidates (or, with nothing pending, finds them). */
+enum rp_offer rp__match_offer(rp_stream *st, const rp_op *op);
+/* Defer `op` after rp__match_offer said MATCHES: DEFERRED, COMPLETE (resolve
+ * now), or RESOLVE when it cannot be kept (memory; the op is left to the
+ * caller, to issue eagerly after resolving). */
+enum rp_offer rp__match_defer(rp_stream *st, rp_op *op);
+/* The matcher's fast path (rp__match_launch, below, inline in the launch
+ * hook) calls these out of line: */
+/* Room for `want` deferred records; 0, or -1 if memory runs out. */
+int rp__def_reserve(rp_stream *st, size_t want);
+/* Op k of `s`, a sequence with volatile fields there, stands for launch
+ * `l`: equal outside them; its values are kept in the stream's arena
+ * (rp_stream.match.arena). 1, or 0 (nothing done). */
+int rp__match_masked(rp_stream *st, const rp_seq *s, size_t k, const rp_launch *l);
+/* The fast path for the first op of a match (match.h): the sequence last
+ * replayed on the stream, when no other of its home begins with its first
+ * op's kernel (rp_seq.first_unique: rp__match_offer would find it alone).
+ * Not on a per-thread stream: a match there begins by recording where
+ * (coord/handoff.c, mark_start). */
+enum rp_offer rp__match_first(rp_stream *st, CUstream h, const rp_launch *l,
+                              enum rp__entry entry);
+
+/* Forget the candidates rp__match_offer found (nothing deferred yet). */
+void rp__match_cancel(rp_stream *st);
+/* The stream's record goes (or its context's teardown forgets it): the
+ * sequences it matched against are its no longer (rp_seq.pins). Frees
+ * what the matcher keeps for it. */
+void rp__match_stream_free(rp_stream *st);
+/* What rp__match_resolve did. */
+struct rp_resolved {
+    rp_seq *replayed;   /* the sequence launched in place of the first ops, or NULL */
+    rp_op *flushed;     /* the ops issued eagerly after it, whose records the
+                           caller takes (until the stream's next op) ... */
+    size_t nflushed;    /* ... and how many */
+    CUresult err;       /* the first error of a flushed call */
+};
+/* Resolve what is deferred on `st`, issuing on `target` (its own stream, or
+ * the private stream for another thread's per-thread stream): launch the
+ * longest complete match, issue the rest eagerly in order. Afterwards
+ * nothing is deferred and the flushed records wait (out->flushed) for the
+ * caller to hand them to learning (rp__learn_resolved). The bookkeeping of
+ * a replay for learning is the caller's too (rp__learn_replayed). */
+void rp__match_resolve(rp_stream *st, CUstream target, struct rp_resolved *out);
+/* ---- fast.c -------------------------------------------------------------------- */
+/* Make the fast path's images of `s`'s kernels, once (at its first offer):
+ * without memory, none, and every launch of it takes the general path. */
+void rp__match_adopt(rp_seq *s);
+
 
 /* 1 when the launch's geometry and arguments are those of the image. The
  * launch is taken by value, and its fields read one by one, so that it
@@ -68,15 +154,15 @@ rp__match_at(rp_stream *st, rp_seq *s, size_t k, CUstream h, rp_launch l, enum r
         st->match.borrowed_from = k;
         st->match.borrowed_opno = st->opno;
     }
-    if (!k) { /* as rp__match_offer and rp__defer begin a match */
+    if (!k) { /* as rp__match_offer begins a match (nothing was held) */
         st->match.cand[0] = s;
         st->match.ncand = 1;
         st->match.complete = NULL;
-        rp__idle_watch();
+        s->pins++;
     }
     st->opno++;
     /* Complete after op k: `s`, the only candidate, is the longest
-     * (replay.c, note_complete). */
+     * (match.c, note_complete). */
     if ((st->match.ndef = k + 1) < n)
         return RP_OFFER_DEFERRED;
     st->match.complete = s;

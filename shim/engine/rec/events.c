@@ -6,23 +6,21 @@
  * that names it resolves that trace first. One table for the process,
  * under its own lock (events are process-wide handles; the trace it names
  * is checked under its context's lock). Open addressing; a destroyed
- * event's slot is a tombstone until the table is rebuilt. */
-#include "engine.h"
+ * event's slot is a tombstone until the table is rebuilt. The table lives
+ * in the engine instance (rp__eng), so that a test's reset empties it. */
+#include "rec.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-#define EV_SLOTS 4096 /* a power of two; at most 3/4 of it in use */
+#define EV_SLOTS RP_EV_SLOTS /* a power of two; at most 3/4 of it in use */
 #define TOMB ((CUevent)(uintptr_t)1)
 
-typedef struct ev_slot {
-    CUevent e;
-    rp_evinfo info;
-} ev_slot;
-
-static ev_slot slots[EV_SLOTS];
-static size_t used; /* live entries and tombstones */
-static pthread_mutex_t ev_lock = PTHREAD_MUTEX_INITIALIZER;
+/* The table is the engine instance's (engine.h). */
+typedef struct rp_ev_slot ev_slot;
+#define slots (rp__eng.ev_slots)
+#define used (rp__eng.ev_used)
+#define ev_lock (rp__eng.ev_lock)
 
 static size_t hash(CUevent e)
 {
@@ -150,5 +148,13 @@ void rp__ev_rerecorded(CUevent e, uint64_t gen, CUstream home)
         s->info.after_gen = gen;
         s->info.after_home = home;
     }
+    pthread_mutex_unlock(&ev_lock);
+}
+
+void rp__ev_forget_all(void)
+{
+    pthread_mutex_lock(&ev_lock);
+    memset(slots, 0, sizeof slots);
+    used = 0;
     pthread_mutex_unlock(&ev_lock);
 }

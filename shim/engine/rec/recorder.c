@@ -7,14 +7,14 @@
  * Layouts are cached per context, under that context's lock; the set of
  * CUkernel handles is process-wide: written under its own mutex, read
  * without a lock (slots only ever go from empty to a handle). */
-#include "engine.h"
+#include "rec.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #define LAYOUT_SLOTS 1024 /* a power of two */
-#define KERNEL_SLOTS 1024
+#define KERNEL_SLOTS RP_KERNEL_SLOTS
 
 typedef struct layout {
     const void *handle;   /* NULL: free slot */
@@ -24,9 +24,10 @@ typedef struct layout {
     char name[256];         /* C++ names are long: room for most mangled ones */
 } layout;
 
-static _Atomic(const void *) kernels[KERNEL_SLOTS];
-static size_t nkernels;
-static pthread_mutex_t kernels_lock = PTHREAD_MUTEX_INITIALIZER;
+/* The set of CUkernel handles is the engine instance's (engine.h). */
+#define kernels (rp__eng.kernels)
+#define nkernels (rp__eng.nkernels)
+#define kernels_lock (rp__eng.kernels_lock)
 
 static size_t slot_of(const void *p, size_t mask)
 {
@@ -68,8 +69,9 @@ static int is_kernel_handle(const void *f)
 /* Read a function's layout by walking parameter indices until the driver
  * says INVALID_VALUE (there is no count call). Anything else, or more than
  * RP_MAX_PARAMS parameters, leaves the layout unreadable. */
-static void read_layout(const struct rp__driver *D, layout *L, const void *f, int kernel)
+static void read_layout(layout *L, const void *f, int kernel)
 {
+    const struct rp__driver *D = rp__eng.drv;
     memset(L, 0, sizeof *L);
     L->handle = f;
     CUresult (*info)(const void *, size_t, size_t *, size_t *) =
@@ -119,7 +121,7 @@ static layout *layout_of(rp_ctxstate *cs, const void *f, int kernel)
         if (L->handle == f)
             return L;
         if (!L->handle) {
-            read_layout(cs->drv, L, f, kernel);
+            read_layout(L, f, kernel);
             if (!L->ok) {
                 const char *n = L->name[0] ? L->name : "?";
                 rp__info("kernel %p (%s): parameter layout unreadable; its launches run eagerly", f, n);
@@ -348,7 +350,7 @@ static void launch_config(const rp_op *op, CUstream stream, CUlaunchConfig *c)
  * buffer, when the copy runs, as the program's own call would have. */
 CUresult rp__rec_issue(rp_ctxstate *cs, const rp_op *op, CUstream stream, const void *staged)
 {
-    const struct rp__driver *D = cs->drv;
+    const struct rp__driver *D = rp__eng.drv;
     switch (op->kind) {
     case RP_OP_KERNEL: {
         void *ptrs[RP_MAX_PARAMS], **kp;
@@ -384,8 +386,9 @@ CUresult rp__rec_issue(rp_ctxstate *cs, const rp_op *op, CUstream stream, const 
     return CUDA_ERROR_INVALID_VALUE; /* NEVER */
 }
 
-CUresult rp__rec_issue_entry(const struct rp__driver *D, const rp_op *op)
+CUresult rp__rec_issue_entry(const rp_op *op)
 {
+    const struct rp__driver *D = rp__eng.drv;
     CUstream s = op->stream;
     const void *src = rp__op_staged(op) ? op->data : op->host;
     switch ((enum rp__entry)op->entry) {
@@ -450,7 +453,7 @@ CUresult rp__rec_issue_entry(const struct rp__driver *D, const rp_op *op)
 
 CUresult rp__rec_issue_as_called(rp_ctxstate *cs, const rp_op *op)
 {
-    const struct rp__driver *D = cs->drv;
+    const struct rp__driver *D = rp__eng.drv;
     switch ((enum rp__entry)op->entry) {
     case RP_E_cuLaunchKernel:
     case RP_E_cuLaunchKernel_ptsz:
@@ -469,12 +472,13 @@ CUresult rp__rec_issue_as_called(rp_ctxstate *cs, const rp_op *op)
             &c, op->func, kp, NULL);
     }
     default:
-        return rp__rec_issue_entry(D, op);
+        return rp__rec_issue_entry(op);
     }
 }
 
-int rp__rec_is_pinned(const struct rp__driver *D, const void *host)
+int rp__rec_is_pinned(const void *host)
 {
+    const struct rp__driver *D = rp__eng.drv;
     unsigned int type = 0;
     if (!host)
         return 0;
@@ -492,4 +496,13 @@ void rp__rec_reset(rp_ctxstate *cs)
     free(cs->layouts);
     cs->layouts = NULL;
     memset(cs->fcache, 0, sizeof cs->fcache);
+}
+
+void rp__rec_forget_kernels(void)
+{
+    pthread_mutex_lock(&kernels_lock);
+    for (size_t i = 0; i < KERNEL_SLOTS; i++)
+        atomic_store(&kernels[i], NULL);
+    nkernels = 0;
+    pthread_mutex_unlock(&kernels_lock);
 }
