@@ -39,8 +39,8 @@ void rp__bound_hit(rp_ctxstate *cs, enum rp__bound b)
 {
     static _Atomic unsigned char logged[RP_BOUND_COUNT];
     if (cs) {
-        cs->st.bound_hits++;
-        cs->st.bound_hits_by[b]++;
+        cs->counters.bound_hits++;
+        cs->counters.bound_hits_by[b]++;
     } else {
         atomic_fetch_add_explicit(&hits_without_context[b], 1, memory_order_relaxed);
     }
@@ -111,7 +111,7 @@ void rp__seq_info(const rp_seq *s, struct rp__seq_info *o)
     o->occurrences = s->det->seen + s->replays;
     o->replays = s->replays;
     o->divergences = s->divergences;
-    o->updates = s->updates;
+    o->updates = s->ex.updates;
     o->captured_at = s->captured_at;
     o->by_period = s->by_period;
     o->first_kernels[0] = '\0';

@@ -102,11 +102,12 @@ typedef struct rp_seq {
     rp_det_entry *det;      /* the detector's entry: holds the recorded ops */
     struct rp_ctxstate *cs;
     CUcontext ctx;
+    CUstream home;          /* the stream whose trace it is: replayed only there */
     CUgraphExec exec;
     rp_lc_sealed sealed;    /* graph + staging, released together */
     CUgraph origin;         /* when exec was taken over by an exec update: the
                                graph it was instantiated from, whose nodes name
-                               its nodes (`nodes`); destroyed after exec */
+                               its nodes (`ex.nodes`); destroyed after exec */
     size_t *stage_of;       /* per op: staging index (HtoD ops), else SIZE_MAX */
     CUevent done;           /* recorded after each launch that reads staging */
     int done_pending;
@@ -118,69 +119,82 @@ typedef struct rp_seq {
     int by_period;          /* its segment was delimited by the stream's period, not a boundary */
     size_t div_op;          /* the last divergence: index of the op that differed */
     const char *div_why;    /* ... and why (NULL: none yet) */
+    uint64_t captured_at;   /* the occurrence at which it was captured */
     /* Sequences with volatile fields (NULL vmask: an exact-content one). */
     uint64_t *vmask;        /* per op: the fields updated before a replay */
-    CUgraphNode *nodes;     /* per op: the node that names it in exec, one of
-                               the graph exec was instantiated from (`origin`
-                               if set, else sealed.graph); NULL if unknown */
-    rp_op *held;            /* per op: the values the executable holds now */
-    /* Executables beside `exec` for contents that come back (buffers in
-     * rotation): instantiated from sealed.graph, each holding its own values
-     * (replay.c, choose_exec). A replay runs the one that holds its content,
-     * with no update; the others wait. */
-#define RP_SEQ_ALTS 15
-    unsigned int nalt;
-    CUgraphExec alt[RP_SEQ_ALTS];
-    rp_op *alt_held[RP_SEQ_ALTS];
-    uint64_t alt_hash[RP_SEQ_ALTS];
-    uint64_t held_hash;     /* the hash of what exec holds (0: not known) */
-    uint64_t hashed_widened; /* `widened` when the hashes were taken */
-#define RP_SEQ_RECENT 16
-    uint64_t recent[RP_SEQ_RECENT]; /* the contents of its last replays, hashed */
-    unsigned int recent_at;
-    uint64_t updates;       /* node updates applied */
-    uint64_t widened;       /* fields found volatile after the capture */
-    unsigned int too_many;  /* replays skipped in a row for too many updates */
-    uint64_t captured_at;   /* the occurrence at which it was captured */
     const rp_param_layout **lay; /* per op: a kernel's layout (else NULL), for
                                matching a launch without recording it first;
                                NULL if it could not be allocated */
-    rp_fast *fast;          /* per op, for the matcher's fast path (NULL: none) */
-    int first_unique;       /* no other sequence of its home begins with its first op's
-                               kernel: the fast path may begin a match (learn.c) */
-    uint64_t *fvals;        /* the values rp_fast.vals point to */
-    uint32_t *poff;         /* with vmask: per op, where a matched launch's
-                               parameters go in the stream's arena (rp_stream) */
-    size_t ptotal;          /* ... and the arena's size for this sequence */
-    /* Fork/join (a sequence with event ops or ops of other streams). */
-    CUstream home;          /* the stream whose trace it is: replayed only there */
-    int multi;              /* it has event ops or other streams' ops */
-    int rooted;             /* its first event record is on its home, and each other
+    /* Its executables and what they hold (seq/exec.c). */
+    struct rp_seq_exec {
+        CUgraphNode *nodes; /* per op: the node that names it in exec, one of
+                               the graph exec was instantiated from (`origin`
+                               if set, else sealed.graph); NULL if unknown */
+        rp_op *held;        /* per op: the values the executable holds now */
+        /* Executables beside `exec` for contents that come back (buffers in
+         * rotation): instantiated from sealed.graph, each holding its own
+         * values. A replay runs the one that holds its content, with no
+         * update; the others wait. */
+#define RP_SEQ_ALTS 15
+        unsigned int nalt;
+        CUgraphExec alt[RP_SEQ_ALTS];
+        rp_op *alt_held[RP_SEQ_ALTS];
+        uint64_t alt_hash[RP_SEQ_ALTS];
+        uint64_t held_hash; /* the hash of what exec holds (0: not known) */
+        uint64_t hashed_widened; /* `widened` when the hashes were taken */
+#define RP_SEQ_RECENT 16
+        uint64_t recent[RP_SEQ_RECENT]; /* the contents of its last replays, hashed */
+        unsigned int recent_at;
+        uint64_t updates;   /* node updates applied */
+        uint64_t widened;   /* fields found volatile after the capture */
+        unsigned int too_many; /* replays skipped in a row for too many updates */
+    } ex;
+    /* The matcher's images of its kernels (match/). */
+    struct rp_seq_match {
+        struct rp_fast *fast; /* per op, for the fast path (NULL: none) */
+        uint64_t *fvals;    /* the values rp_fast.vals point to */
+        uint32_t *poff;     /* with vmask: per op, where a matched launch's
+                               parameters go in the stream's arena */
+        size_t ptotal;      /* ... and the arena's size for this sequence */
+    } match;
+    int first_unique;       /* no other sequence of its home begins with its first
+                               op's kernel: the fast path may begin a match
+                               (reckoned by the sequence table, seq/) */
+    /* Fork/join (a sequence with event ops or ops of other streams; seq/forkjoin.c). */
+    struct rp_seq_fj {
+        int multi;          /* it has event ops or other streams' ops */
+        int rooted;         /* its first event record is on its home, and each other
                                stream's first op waits on an event recorded in it:
                                all its work comes after the home stream's earlier work */
-    unsigned int nside;     /* the other streams it runs ops on ... */
-    CUstream side[RP_FJ_STREAMS]; /* ...: idle before a replay, waiting after */
-    CUevent side_first[RP_FJ_STREAMS]; /* the event each one's first op waits on (or NULL) */
-    size_t next;            /* the events it waits on recorded outside it: */
-    CUevent *exts;          /* complete (or known to be) before a replay */
-    /* After a replay, its event ops again, in its order, without its work
-     * (replay.c, fj_after): every record, and every wait on an event
-     * recorded earlier in it by another stream. The program's streams and
-     * events then stand as they would have after the step eagerly: each
-     * event last recorded where the step last recorded it, after what came
-     * before it there, each stream's last op its last event op. */
-    struct rp_fj_shadow {
-        CUstream stream;
-        CUevent ev;
-        int record;         /* 1: a record, 0: a wait */
-    } *shadow;
-    size_t nshadow;
+        unsigned int nside; /* the other streams it runs ops on ... */
+        CUstream side[RP_FJ_STREAMS]; /* ...: idle before a replay, waiting after */
+        CUevent side_first[RP_FJ_STREAMS]; /* the event each one's first op waits on (or NULL) */
+        size_t nexts;       /* the events it waits on recorded outside it: */
+        CUevent *exts;      /* complete (or known to be) before a replay */
+        /* After a replay, its event ops again, in its order, without its
+         * work (fj_after): every record, and every wait on an event recorded
+         * earlier in it by another stream. The program's streams and events
+         * then stand as they would have after the step eagerly: each event
+         * last recorded where the step last recorded it, after what came
+         * before it there, each stream's last op its last event op. */
+        struct rp_fj_shadow {
+            CUstream stream;
+            CUevent ev;
+            int record;     /* 1: a record, 0: a wait */
+        } *shadow;
+        size_t nshadow;
+    } fj;
 } rp_seq;
 
 
 #define RP_MAX_CANDIDATES 8
 
-/* One stream as the engine sees it. */
+#define RP_ARENA_GEOMETRY 32 /* an op's place in the matcher's arena: its geometry
+                              * (28 bytes), then its parameters, a multiple of 8 bytes */
+
+/* One stream as the engine sees it. Each layer's fields are its own
+ * sub-structure: a grep for `->learn.`, `->match.`, `->fj.` shows who reaches
+ * into whose state. */
 typedef struct rp_stream {
     int used;
     struct rp_ctxstate *cs;
@@ -188,75 +202,86 @@ typedef struct rp_stream {
     pthread_t tid;          /* the owning thread, for the per-thread stream */
     CUcontext ctx;
     int legacy, blocking;
-    /* the segment being learnt: eager ops since the last boundary */
-    rp_op *seg;
-    size_t nseg, capseg;
-    int seg_overflow;
-    size_t seg_diverged;    /* ops of the segment that were flushed after a divergence */
-    /* the matcher: ops deferred while they match candidate sequences */
-    rp_op *def;
-    size_t ndef, capdef;
-    rp_seq *cand[RP_MAX_CANDIDATES];
-    size_t ncand;
-    rp_seq *complete;       /* longest candidate fully matched so far */
-    /* The matcher's fast path defers matched launches without writing them
-     * down: when `vseq` is set, def[vfrom..ndef) are its ops, borrowed, at
-     * positions vopno, vopno + 1, ... (written out before anything else
-     * reads st->def; room for the whole sequence is made beforehand). */
-    rp_seq *vseq;
-    size_t vfrom;
-    uint64_t vopno;
-    rp_seq *hint;           /* the sequence replayed last here (cleared when it goes) */
-    /* The fast path's launches with volatile fields are deferred with their
-     * parameters here (the ops borrow them: a flush copies them), at the
-     * sequence's offsets (rp_seq.poff): every op so deferred is of the one
-     * candidate, so nothing points in here when it grows. */
-    uint8_t *varena;
-    size_t varena_cap;
-    size_t *upd, capupd;    /* a replay's nodes to update (replay.c) */
-#define RP_ARENA_GEOMETRY 32 /* an op's place: its geometry (28 bytes), then its
-                              * parameters, a multiple of 8 bytes */
-    unsigned int churn;     /* back-off level: warmup x 2^churn for new captures */
-    /* Finding the step without boundaries: every capturable op gets a
-     * position; once a segment outgrows REPRISE_MAX_HELD the stream's op
-     * shapes feed a period detector (allocated then), whose cuts end
-     * segments where a step (or a chunk of it) starts. */
-    uint64_t opno;
-    uint64_t boundary_opno; /* opno at the stream's last host boundary */
-    /* Learning that does not pay stops costing (learn.c): with no replay
-     * for a while, the stream rests until rest_until (nothing recorded,
-     * nothing learnt), for longer each time it rests again in vain. */
-    uint64_t paid_opno;     /* opno at its last replay, or when its last rest ended */
-    uint64_t rest_until;
-    unsigned int rest_level;
-    size_t longest_seg;     /* its longest segment so far */
-    uint64_t idle_seen;     /* opno when the idle watch last looked (streams.c) */
-    rp_period *per;
-    int seg_cut_by_period;  /* the segment being learnt began at a period cut */
-    int per_align;          /* a period was just accepted on a fork/join run: where
+    uint64_t opno;          /* the position its next capturable op gets */
+    uint64_t idle_seen;     /* opno when the idle watch last looked (coord/idle.c) */
+    /* Learning (learn/): the segment being learnt, eager ops since the last
+     * boundary; its period; and when learning stops paying. */
+    struct rp_stream_learn {
+        rp_op *seg;
+        size_t nseg, capseg;
+        int overflow;       /* records were dropped: it outgrew REPRISE_MAX_OPS or memory */
+        size_t diverged;    /* ops of the segment that were flushed after a divergence */
+        unsigned int churn; /* back-off level: warmup x 2^churn for new captures */
+        uint64_t boundary_opno; /* opno at the stream's last host boundary */
+        /* With no replay for a while, the stream rests until rest_until
+         * (nothing recorded, nothing learnt), for longer each time it rests
+         * again in vain. */
+        uint64_t paid_opno; /* opno at its last replay, or when its last rest ended */
+        uint64_t rest_until;
+        unsigned int rest_level;
+        size_t longest_seg; /* its longest segment so far */
+        /* Finding the step without boundaries: once a segment outgrows
+         * REPRISE_MAX_HELD the stream's op shapes feed a period detector
+         * (allocated then), whose cuts end segments where a step (or a
+         * chunk of it) starts. */
+        rp_period *per;
+        int cut_by_period;  /* the segment being learnt began at a period cut */
+        int per_align;      /* a period was just accepted on a fork/join run: where
                                its steps start is chosen once a period is learnt */
+    } learn;
+    /* The matcher (match/): ops deferred while they match candidate sequences. */
+    struct rp_stream_match {
+        rp_op *def;
+        size_t ndef, capdef;
+        rp_seq *cand[RP_MAX_CANDIDATES];
+        size_t ncand;
+        rp_seq *complete;   /* longest candidate fully matched so far */
+        /* The fast path defers matched launches without writing them down:
+         * when `borrowed_seq` is set, def[borrowed_from..ndef) are its ops,
+         * borrowed, at positions borrowed_opno, borrowed_opno + 1, ...
+         * (written out before anything else reads def; room for the whole
+         * sequence is made beforehand). */
+        rp_seq *borrowed_seq;
+        size_t borrowed_from;
+        uint64_t borrowed_opno;
+        rp_seq *hint;       /* the sequence replayed last here (cleared when it goes) */
+        /* The fast path's launches with volatile fields are deferred with
+         * their parameters here (the ops borrow them: a flush copies them),
+         * at the sequence's offsets (rp_seq.match.poff): every op so deferred
+         * is of the one candidate, so nothing points in here when it grows. */
+        uint8_t *arena;
+        size_t arena_cap;
+        size_t *upd, capupd; /* a replay's nodes to update */
+    } match;
     /* The per-thread stream of another thread cannot be named from here:
      * its deferred work, resolved by another thread, goes to the context's
      * private stream after `start_ev` (recorded on the owner's stream when
-     * the deferral began), and the owner's stream then waits for
-     * `handoff_ev` before its next operation. */
-    CUevent start_ev, handoff_ev;
-    int start_recorded, must_wait;
-    /* Fork/join: a created stream that waited on an event recorded (or
-     * waited on) in another stream's trace since that stream's last host
+     * the deferral began), and the owner's stream then waits for `done_ev`
+     * before its next operation (coord/handoff.c). */
+    struct rp_stream_handoff {
+        CUevent start_ev, done_ev;
+        int start_recorded, must_wait;
+    } handoff;
+    /* Its trace (coord/): a created stream that waited on an event recorded
+     * (or waited on) in another stream's trace since that stream's last host
      * boundary joins it: its ops go into that trace (`owner`'s segment and
-     * deferred list) until then. `fj_epoch` names the trace: a new value,
+     * deferred list) until then. `epoch` names the trace: a new value,
      * unique in the context, at each host boundary of the stream. */
-    struct rp_stream *owner;
-    unsigned int nmembers;  /* streams that joined this one's trace */
-    uint64_t fj_epoch;
-    /* Set after a fork/join replay made this stream wait for its graph on
-     * `fj_after_home`: the value rp__issued will have if nothing else
-     * reaches any stream meanwhile. While it does, this stream's last work
-     * is that wait, which the home stream is ordered after already. */
-    uint64_t fj_after_gen;
-    CUstream fj_after_home;
-    CUevent fj_tail_ev;     /* the home stream after a flush: its last op recorded this */
+    struct rp_stream_trace {
+        struct rp_stream *owner;
+        unsigned int nmembers; /* streams that joined this one's trace */
+        uint64_t epoch;
+    } trace;
+    /* Fork/join replays (seq/forkjoin.c). */
+    struct rp_stream_fj {
+        /* Set after a fork/join replay made this stream wait for its graph
+         * on `after_home`: the value rp__issued will have if nothing else
+         * reaches any stream meanwhile. While it does, this stream's last
+         * work is that replay's, which the home stream is ordered after. */
+        uint64_t after_gen;
+        CUstream after_home;
+        CUevent tail_ev;    /* the home stream after a flush: its last op recorded this */
+    } fj;
 } rp_stream;
 
 #define RP_ATTR_IDS 17 /* launch attribute ids counted in the stats (CUDA 13: 0-16) */
@@ -363,7 +388,7 @@ typedef struct rp_ctxstate {
     size_t nalts;           /* their executables beside their own (rp_seq.alt) */
     rp_detector det;        /* by content: exact repeats, one graph each */
     rp_detector sdet;       /* by structure: repeats whose arguments change */
-    struct rp__engine_stats st;
+    struct rp__engine_stats counters;
     void *layouts;          /* recorder.c's parameter-layout cache */
     struct rp_func_cache {  /* ... and a direct-mapped cache in front of it */
         const void *func;
@@ -372,7 +397,7 @@ typedef struct rp_ctxstate {
     } fcache[RP_FUNC_CACHE];
     const struct rp__driver *drv; /* the table the engine was installed with */
     rp_costs costs;
-    uint64_t fj_clock;      /* the last trace name given (rp_stream.fj_epoch) */
+    uint64_t trace_clock;      /* the last trace name given (rp_stream.trace.epoch) */
     /* What captures and replays of fork/join sequences use, created at the
      * first capture that needs them: private side streams and events
      * standing for the program's in the capture, and the events that fork
@@ -456,7 +481,7 @@ static inline rp_stream *rp__stream_fast(rp_ctxstate *cs, CUstream s, int ptsz)
 {
     rp_stream *st = cs->last_stream;
     if (RP_LIKELY(st && rp__stream_is_created(s) && st->handle == s && st->used &&
-                  !st->must_wait))
+                  !st->handoff.must_wait))
         return st;
     return rp__stream_of(cs, s, ptsz);
 }
@@ -473,7 +498,7 @@ static inline __attribute__((always_inline)) CUresult rp__end_ordered_others(rp_
 /* The stream whose trace `st`'s ops join (itself, or the stream it joined). */
 static inline rp_stream *rp__home(rp_stream *st)
 {
-    return st->owner ? st->owner : st;
+    return st->trace.owner ? st->trace.owner : st;
 }
 /* A host boundary on the trace of `home` (cs locked): what it holds is
  * resolved, its segment ends, the streams that joined it leave. */
@@ -484,7 +509,7 @@ CUresult rp__end_trace(rp_stream *home);
 CUresult rp__join_trace(rp_stream *st, rp_stream *home);
 /* Bumped whenever work may reach a stream (a call issued eagerly, a
  * boundary, a flush or replay, the end of a program's capture): a
- * fork/join replay's side stream whose fj_after_gen still matches has had
+ * fork/join replay's side stream whose fj.after_gen still matches has had
  * nothing issued on it since that replay's own wait. */
 extern _Atomic uint64_t rp__issued;
 static inline void rp__note_issue(void)
@@ -603,13 +628,13 @@ CUresult rp__learn_next(rp_stream *st, rp_op *op);
 /* A replay on `st`: its learning paid off (it does not rest). */
 static inline void rp__learn_paid(rp_stream *st)
 {
-    st->paid_opno = st->opno;
-    st->rest_level = 0;
+    st->learn.paid_opno = st->opno;
+    st->learn.rest_level = 0;
 }
 /* 1 while `st` rests from learning: its eager ops are not recorded. */
 static inline int rp__learn_resting(const rp_stream *st)
 {
-    return st->rest_until > st->opno;
+    return st->learn.rest_until > st->opno;
 }
 /* 1 when rp__learn_next would cut before the stream's next op (no effect). */
 int rp__learn_cuts_next(const rp_stream *st);
@@ -623,7 +648,7 @@ int rp__ops_rooted(const rp_op *ops, size_t n, size_t start, CUstream home);
 void rp__learn_stream_free(rp_stream *st);
 /* What a resolution of `st` did, for learning: a replay ends the segment
  * before it (the ops around a graph launch are not contiguous), and the
- * flushed ops (left in st->def[0..nflushed)) join the segment. */
+ * flushed ops (left in st->match.def[0..nflushed)) join the segment. */
 struct rp_resolved;
 void rp__learn_resolved(rp_stream *st, const struct rp_resolved *r);
 /* Add a sequence to its context's list, which owns it from then on.
@@ -658,7 +683,7 @@ enum rp_offer rp__match_defer(rp_stream *st, rp_op *op);
 int rp__def_reserve(rp_stream *st, size_t want);
 /* Op k of `s`, a sequence with volatile fields there, stands for launch
  * `l`: equal outside them; its values are kept in the stream's arena
- * (rp_stream.varena). 1, or 0 (nothing done). */
+ * (rp_stream.match.arena). 1, or 0 (nothing done). */
 int rp__match_masked(rp_stream *st, const rp_seq *s, size_t k, const rp_launch *l);
 /* The fast path for the first op of a match (match.h): the sequence last
  * replayed on the stream, when no other of its home begins with its first
@@ -673,13 +698,13 @@ void rp__match_cancel(rp_stream *st);
 /* What rp__match_resolve did. */
 struct rp_resolved {
     rp_seq *replayed;   /* the sequence launched in place of the first ops, or NULL */
-    size_t nflushed;    /* ops issued eagerly after it, left in st->def[0..nflushed) */
+    size_t nflushed;    /* ops issued eagerly after it, left in st->match.def[0..nflushed) */
     CUresult err;       /* the first error of a flushed call */
 };
 /* Resolve what is deferred on `st`, issuing on `target` (its own stream, or
  * the private stream for another thread's per-thread stream): launch the
  * longest complete match, issue the rest eagerly in order. Afterwards
- * nothing is deferred and the flushed records wait in st->def for the
+ * nothing is deferred and the flushed records wait in st->match.def for the
  * caller to hand them to learning (rp__learn_resolved). */
 void rp__match_resolve(rp_stream *st, CUstream target, struct rp_resolved *out);
 
@@ -701,7 +726,7 @@ rp_seq *rp__capture(rp_ctxstate *cs, rp_det_entry *e, const uint64_t *vmask, rp_
 void rp__fj_release(rp_ctxstate *cs);
 void rp__seq_destroy(rp_seq *s);
 /* Another executable of sequence `s`'s graph (s->sealed.graph, whose nodes
- * s->nodes name: not for a sequence whose executable was taken over),
+ * s->ex.nodes name: not for a sequence whose executable was taken over),
  * uploaded, and in *held the values it holds. NULL (logged once) if the
  * driver or memory refuses. */
 CUgraphExec rp__seq_alt_exec(rp_seq *s, rp_op **held);
@@ -745,7 +770,7 @@ void rp__rec_reset(rp_ctxstate *cs);
 /* ---- events.c: the program's events --------------------------------------- */
 /* What the engine knows of an event: its flags and context at creation, and
  * the trace that last recorded or waited on it (live while that trace's
- * stream has the same fj_epoch; check under that context's lock). */
+ * stream has the same trace.epoch; check under that context's lock). */
 typedef struct rp_evinfo {
     unsigned int flags;
     CUcontext ctx;
@@ -772,7 +797,7 @@ void rp__ev_rerecorded(CUevent e, uint64_t gen, CUstream home);
 static inline int rp__ev_live_in(const rp_evinfo *i, const rp_ctxstate *cs)
 {
     return i->live_cs == cs && i->live_home && i->live_home->used &&
-           i->live_home->fj_epoch == i->live_epoch;
+           i->live_home->trace.epoch == i->live_epoch;
 }
 
 /* ---- cost.c: the cost model ---------------------------------------------------- */
@@ -796,7 +821,7 @@ static inline int rp__cost_time_this(rp_ctxstate *cs)
 extern struct rp__engine_config rp__eng_cfg;
 static inline void rp__count_eager(rp_ctxstate *cs, enum rp__eager_reason why, uint64_t n)
 {
-    cs->st.ops_eager[why] += n;
+    cs->counters.ops_eager[why] += n;
 }
 /* Bounds hit with no context to count them in (the context table was full). */
 uint64_t rp__bound_hits_without_context(enum rp__bound b);

@@ -33,8 +33,8 @@ void rp__cost_sample(rp_ctxstate *cs, enum rp_cost_kind kind, uint64_t ns, uint6
         return;
     rp_costs *c = &cs->costs;
     uint64_t per = ns / count;
-    cs->st.cost_samples[kind] += count;
-    cs->st.cost_ns[kind] += ns;
+    cs->counters.cost_samples[kind] += count;
+    cs->counters.cost_ns[kind] += ns;
     /* A running mean over the first samples, then an exponentially
      * weighted one (1/16): the machine's state may change (clocks, load). */
     if (c->n[kind] < 16) {

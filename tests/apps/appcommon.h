@@ -206,6 +206,36 @@ static inline void app_watchdog(const char *what, int seconds)
     pthread_detach(t);
 }
 
+/* A fixed-seed generator (splitmix64): the same sequence on every run, so
+ * that what a program draws from it (which buffers, which host gaps) is the
+ * same with and without a shim. */
+static inline uint64_t app_rand(uint64_t *state)
+{
+    *state += 0x9E3779B97F4A7C15ull;
+    return tk_mix64(*state);
+}
+
+/* A number drawn uniformly (up to the modulo's bias) from [lo, hi]. */
+static inline long app_rand_in(uint64_t *state, long lo, long hi)
+{
+    return lo + (long)(app_rand(state) % (uint64_t)(hi - lo + 1));
+}
+
+/* Host time without a driver call: spins on the monotonic clock for `us`
+ * microseconds, as an interpreter's or a framework's host code between two
+ * launches does. What the device does meanwhile never changes a result; only
+ * a shim that waits for the host's next call would notice the time. */
+static inline void app_spin_us(long us)
+{
+    struct timespec t0, t;
+    if (us <= 0)
+        return;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    do {
+        clock_gettime(CLOCK_MONOTONIC, &t);
+    } while ((t.tv_sec - t0.tv_sec) * 1000000L + (t.tv_nsec - t0.tv_nsec) / 1000L < us);
+}
+
 /* Blocks for n elements at TK_BLOCK threads, capped (kernels grid-stride). */
 static inline unsigned int app_blocks(long n)
 {

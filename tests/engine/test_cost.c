@@ -103,8 +103,8 @@ static void the_mean_moves_a_sixteenth_after_sixteen_samples(void **state)
     assert_int_equal(cs.costs.avg[RP_COST_UPDATE], 180);
     rp__cost_sample(&cs, RP_COST_UPDATE, 800, 4); /* 4 calls in 800 ns: 200 each */
     assert_int_equal(cs.costs.avg[RP_COST_UPDATE], 181);
-    assert_int_equal(cs.st.cost_samples[RP_COST_UPDATE], 21);
-    assert_int_equal(cs.st.cost_ns[RP_COST_UPDATE], 160 * 16 + 480 + 800);
+    assert_int_equal(cs.counters.cost_samples[RP_COST_UPDATE], 21);
+    assert_int_equal(cs.counters.cost_ns[RP_COST_UPDATE], 160 * 16 + 480 + 800);
 }
 
 static void reprise_costs_values(void **state)

@@ -49,7 +49,7 @@ static void test_a_reused_handle_starts_afresh(void **state)
     memset(&cs, 0, sizeof cs);
     memset(&home, 0, sizeof home);
     home.used = 1;
-    home.fj_epoch = 5;
+    home.trace.epoch = 5;
     rp__ev_created(ev(2), CU_EVENT_DISABLE_TIMING, NULL);
     assert_int_equal(rp__ev_touched(ev(2), &cs, &home), 1);
     rp__ev_destroyed(ev(2));
@@ -73,16 +73,16 @@ static void test_an_event_is_live_in_a_run_until_its_boundary(void **state)
     memset(&other, 0, sizeof other);
     memset(&home, 0, sizeof home);
     home.used = 1;
-    home.fj_epoch = 9;
+    home.trace.epoch = 9;
     rp__ev_created(ev(3), CU_EVENT_DISABLE_TIMING, NULL);
     assert_int_equal(rp__ev_touched(ev(3), &cs, &home), 1);
     rp_evinfo i;
     assert_int_equal(rp__ev_get(ev(3), &i), 1);
     assert_true(rp__ev_live_in(&i, &cs));
     assert_false(rp__ev_live_in(&i, &other));
-    home.fj_epoch = 10; /* the stream's host boundary */
+    home.trace.epoch = 10; /* the stream's host boundary */
     assert_false(rp__ev_live_in(&i, &cs));
-    home.fj_epoch = 9;
+    home.trace.epoch = 9;
     home.used = 0; /* the stream went */
     assert_false(rp__ev_live_in(&i, &cs));
     rp__ev_destroyed(ev(3));
@@ -102,8 +102,8 @@ static void test_another_contexts_run_must_settle_it_first(void **state)
     memset(&ha, 0, sizeof ha);
     memset(&hb, 0, sizeof hb);
     ha.used = hb.used = 1;
-    ha.fj_epoch = 1;
-    hb.fj_epoch = 2;
+    ha.trace.epoch = 1;
+    hb.trace.epoch = 2;
     rp__ev_created(ev(4), CU_EVENT_DISABLE_TIMING, NULL);
     assert_int_equal(rp__ev_touched(ev(4), &a, &ha), 1);
     assert_int_equal(rp__ev_touched(ev(4), &b, &hb), 0);

@@ -132,7 +132,7 @@ static void aside_op(CUstream s, int ptsz, rp_op_kind kind)
     rp_ctxstate *cs = lock_ctx_of_stream(s, ptsz);
     if (!cs)
         return;
-    cs->st.ops_seen[kind]++;
+    cs->counters.ops_seen[kind]++;
     rp__count_eager(cs, RP_EAGER_PROGRAM_CAPTURE, 1);
     unlock(cs);
 }
@@ -142,7 +142,7 @@ static void aside_op(CUstream s, int ptsz, rp_op_kind kind)
 static CUresult not_capturable_locked(rp_ctxstate *cs, CUstream s, int ptsz,
                                       enum rp__eager_reason why)
 {
-    cs->st.ops_seen[0]++;
+    cs->counters.ops_seen[0]++;
     rp__count_eager(cs, why, 1);
     rp_stream *st = rp__stream_of(cs, s, ptsz);
     /* As boundary_stream, for the context: a launch's event attribute may
@@ -180,7 +180,7 @@ static int capturable_locked(rp_ctxstate *cs, CUstream s, int ptsz, rp_op *op,
     /* A stream that joined another's trace (fork/join) learns and defers
      * there; the ordering with other streams is its own. */
     rp_stream *home = rp__home(st);
-    cs->st.ops_seen[op->kind]++;
+    cs->counters.ops_seen[op->kind]++;
     op->ctx = cs->ctx;
     op->stream = st->handle;
     if (ptsz)
@@ -201,7 +201,7 @@ static int capturable_locked(rp_ctxstate *cs, CUstream s, int ptsz, rp_op *op,
     *pst = home;
     if (rp__defer(home, op, &err)) {
         rp__trace("%s on stream %p: deferred (%zu deferred now)", rp__op_kind_name(kind),
-                  (void *)st->handle, home->ndef);
+                  (void *)st->handle, home->match.ndef);
         unlock(cs);
         *out = first_error(pre, err);
         return 1;
@@ -277,13 +277,13 @@ static inline __attribute__((always_inline)) int
 launch_matched_in(rp_ctxstate *cs, rp_stream *own, rp_stream *st, rp_launch l,
                   enum rp__entry entry, CUresult *out)
 {
-    if ((!st->ndef && !st->hint) || rp__program_capture_pending() ||
-        (st->per && rp__period_cuts(st->per) && rp__learn_cuts_next(st)))
+    if ((!st->match.ndef && !st->match.hint) || rp__program_capture_pending() ||
+        (st->learn.per && rp__period_cuts(st->learn.per) && rp__learn_cuts_next(st)))
         return 0;
     enum rp_offer v = rp__match_launch(st, own->handle, l, entry);
     if (v == RP_OFFER_EAGER)
         return 0;
-    cs->st.ops_seen[RP_OP_KERNEL]++;
+    cs->counters.ops_seen[RP_OP_KERNEL]++;
     CUresult pre = rp__end_ordered_others(own);
     if (v == RP_OFFER_COMPLETE)
         pre = first_error(pre, rp__resolve_stream(st));
@@ -298,7 +298,7 @@ static __attribute__((noinline)) int launch_matched_joined(rp_ctxstate *cs, rp_s
                                                            const rp_launch *l,
                                                            enum rp__entry entry, CUresult *out)
 {
-    return launch_matched_in(cs, own, own->owner, *l, entry, out);
+    return launch_matched_in(cs, own, own->trace.owner, *l, entry, out);
 }
 
 static inline __attribute__((always_inline)) int launch_matched(rp_ctxstate *cs, rp_launch l,
@@ -308,7 +308,7 @@ static inline __attribute__((always_inline)) int launch_matched(rp_ctxstate *cs,
     rp_stream *st = rp__stream_fast(cs, l.s, l.ptsz);
     if (!st)
         return 0;
-    if (RP_UNLIKELY(st->owner)) {
+    if (RP_UNLIKELY(st->trace.owner)) {
         rp_launch copy = l; /* in memory here only */
         return launch_matched_joined(cs, st, &copy, entry, out);
     }
@@ -325,9 +325,9 @@ static __attribute__((noinline)) CUresult launch_recorded(rp_ctxstate *cs, const
      * against issues its launches unexamined: what capturable_locked and
      * eager_done would do for an eager op, less the record. */
     rp_stream *st = rp__stream_fast(cs, l->s, l->ptsz);
-    if (st && !st->owner && !st->nmembers && rp__learn_resting(st) && !cs->nseqs && !st->ndef &&
+    if (st && !st->trace.owner && !st->trace.nmembers && rp__learn_resting(st) && !cs->nseqs && !st->match.ndef &&
         !rp__program_capture_pending()) {
-        cs->st.ops_seen[RP_OP_KERNEL]++;
+        cs->counters.ops_seen[RP_OP_KERNEL]++;
         CUresult pre = rp__end_ordered_others(st);
         st->opno++;
         rp__note_issue();
@@ -636,7 +636,7 @@ static CUresult settle_event(CUevent e, const rp_evinfo *i, const char *why)
     lock(cs);
     CUresult rc = CUDA_SUCCESS;
     if (rp__ev_live_in(i, cs)) {
-        cs->st.event_settles++;
+        cs->counters.event_settles++;
         static _Atomic unsigned int logged;
         if (atomic_fetch_add(&logged, 1) < 4)
             rp__info("an event recorded or waited on in stream %p's run of ops is %s: that run "
@@ -705,7 +705,7 @@ static CUresult event_op(rp_op_kind kind, CUevent e, CUstream s, unsigned int fl
              * event's trace ends (its record issued), as for a record
              * elsewhere. */
             rp_stream *h = rp__home(st);
-            if (kind == RP_OP_EVWAIT && !st->owner && !h->nmembers && !h->nseg && !h->ndef)
+            if (kind == RP_OP_EVWAIT && !st->trace.owner && !h->trace.nmembers && !h->learn.nseg && !h->match.ndef)
                 pre = first_error(pre, rp__join_trace(st, info.live_home));
             else
                 pre = first_error(pre, rp__end_trace(info.live_home));
@@ -717,7 +717,7 @@ static CUresult event_op(rp_op_kind kind, CUevent e, CUstream s, unsigned int fl
     if (st && kind == RP_OP_EVWAIT && info.ctx != cs->ctx) {
         /* Its record and this wait cannot be one graph: a capture spans one
          * context. The wait is an op of this stream's run all the same. */
-        cs->st.cross_context_waits++;
+        cs->counters.cross_context_waits++;
         static _Atomic unsigned int logged;
         if (atomic_fetch_add(&logged, 1) < 4)
             rp__info("stream %p waits on an event of another context: the work on both sides "

@@ -31,7 +31,7 @@ static int idle_look(void)
         }
         for (size_t i = 0; i < cs->nstreams; i++) {
             rp_stream *st = &cs->streams[i];
-            if (!st->used || !st->ndef) {
+            if (!st->used || !st->match.ndef) {
                 continue;
             }
             if (st->idle_seen != st->opno || rp__stepping_aside()) {
@@ -49,7 +49,7 @@ static int idle_look(void)
                 held = 1;
                 continue;
             }
-            cs->st.idle_flushes++;
+            cs->counters.idle_flushes++;
             rp__resolve_stream(st);
             rp__seg_end(st); /* the quiet spot ends the segment */
             cs->drv->cuCtxPopCurrent_v2(&popped);

@@ -145,21 +145,21 @@ _Atomic int rp__rejoins;
 
 static void set_must_wait(rp_stream *st, int v)
 {
-    if (st->must_wait != v)
+    if (st->handoff.must_wait != v)
         atomic_fetch_add(&rp__rejoins, v ? 1 : -1);
-    st->must_wait = v;
+    st->handoff.must_wait = v;
 }
 
 /* The owner of a per-thread stream is back: if another thread resolved its
  * deferred work, its stream first waits for that work. */
 static CUresult rejoin(rp_stream *st)
 {
-    if (!st->must_wait || is_foreign(st))
+    if (!st->handoff.must_wait || is_foreign(st))
         return CUDA_SUCCESS;
     set_must_wait(st, 0);
-    CUresult rc = D->cuStreamWaitEvent(st->handle, st->handoff_ev, 0);
+    CUresult rc = D->cuStreamWaitEvent(st->handle, st->handoff.done_ev, 0);
     if (rc != CUDA_SUCCESS)
-        rc = D->cuEventSynchronize(st->handoff_ev);
+        rc = D->cuEventSynchronize(st->handoff.done_ev);
     return rc;
 }
 
@@ -172,9 +172,9 @@ static CUresult rejoin(rp_stream *st)
  * the engine steps aside (rp__aside_rejoin). */
 static void settle(rp_stream *st)
 {
-    if (!st->used || !st->must_wait || !is_foreign(st))
+    if (!st->used || !st->handoff.must_wait || !is_foreign(st))
         return;
-    if (D->cuEventQuery(st->handoff_ev) == CUDA_SUCCESS)
+    if (D->cuEventQuery(st->handoff.done_ev) == CUDA_SUCCESS)
         set_must_wait(st, 0);
 }
 
@@ -190,7 +190,7 @@ void rp__aside_rejoin(void)
         pthread_t self = pthread_self();
         for (size_t i = 0; i < cs->nstreams; i++) {
             rp_stream *st = &cs->streams[i];
-            if (!st->used || !st->must_wait || st->handle != CU_STREAM_PER_THREAD ||
+            if (!st->used || !st->handoff.must_wait || st->handle != CU_STREAM_PER_THREAD ||
                 !pthread_equal(st->tid, self))
                 continue;
             /* Not into the program's own capture of this stream: a wait on
@@ -216,14 +216,14 @@ static int mark_start(rp_stream *st)
 {
     if (st->handle != CU_STREAM_PER_THREAD)
         return 0;
-    st->start_recorded = 0;
-    if (!st->start_ev && D->cuEventCreate(&st->start_ev, CU_EVENT_DISABLE_TIMING) != CUDA_SUCCESS)
-        st->start_ev = NULL;
-    if (!st->handoff_ev && D->cuEventCreate(&st->handoff_ev, CU_EVENT_DISABLE_TIMING) != CUDA_SUCCESS)
-        st->handoff_ev = NULL;
-    if (st->start_ev && st->handoff_ev && D->cuEventRecord(st->start_ev, st->handle) == CUDA_SUCCESS)
-        st->start_recorded = 1;
-    return st->start_recorded ? 0 : -1;
+    st->handoff.start_recorded = 0;
+    if (!st->handoff.start_ev && D->cuEventCreate(&st->handoff.start_ev, CU_EVENT_DISABLE_TIMING) != CUDA_SUCCESS)
+        st->handoff.start_ev = NULL;
+    if (!st->handoff.done_ev && D->cuEventCreate(&st->handoff.done_ev, CU_EVENT_DISABLE_TIMING) != CUDA_SUCCESS)
+        st->handoff.done_ev = NULL;
+    if (st->handoff.start_ev && st->handoff.done_ev && D->cuEventRecord(st->handoff.start_ev, st->handle) == CUDA_SUCCESS)
+        st->handoff.start_recorded = 1;
+    return st->handoff.start_recorded ? 0 : -1;
 }
 
 /* Where this thread can issue `st`'s deferred work: its own stream, or for
@@ -235,12 +235,12 @@ static CUstream resolve_target(rp_stream *st)
     if (!is_foreign(st))
         return st->handle;
     CUstream p = rp__private_stream(st->cs);
-    if (!p || !st->start_recorded)
+    if (!p || !st->handoff.start_recorded)
         return NULL; /* NEVER: a per-thread stream defers only after mark_start */
     /* If the device-side wait cannot be set up, the host waits instead:
      * slower, same order. */
-    if (D->cuStreamWaitEvent(p, st->start_ev, 0) != CUDA_SUCCESS)
-        D->cuEventSynchronize(st->start_ev);
+    if (D->cuStreamWaitEvent(p, st->handoff.start_ev, 0) != CUDA_SUCCESS)
+        D->cuEventSynchronize(st->handoff.start_ev);
     return p;
 }
 
@@ -253,10 +253,10 @@ static CUstream resolve_target(rp_stream *st)
  * be made, the host waits for the work now. */
 static void hand_off(rp_stream *st, CUstream target)
 {
-    if (D->cuEventRecord(st->handoff_ev, target) == CUDA_SUCCESS) {
+    if (D->cuEventRecord(st->handoff.done_ev, target) == CUDA_SUCCESS) {
         set_must_wait(st, 1);
-        if (D->cuStreamWaitEvent(CU_STREAM_LEGACY, st->handoff_ev, 0) != CUDA_SUCCESS)
-            D->cuEventSynchronize(st->handoff_ev);
+        if (D->cuStreamWaitEvent(CU_STREAM_LEGACY, st->handoff.done_ev, 0) != CUDA_SUCCESS)
+            D->cuEventSynchronize(st->handoff.done_ev);
     } else {
         D->cuStreamSynchronize(target);
     }
@@ -271,7 +271,7 @@ rp_stream *rp__stream_of(rp_ctxstate *cs, CUstream s, int ptsz)
     pthread_t self = pthread_self();
     rp_stream *last = cs->last_stream;
     if (last && last->used && last->handle == h && (!perthread || pthread_equal(last->tid, self))) {
-        if (last->must_wait)
+        if (last->handoff.must_wait)
             rejoin(last);
         return last;
     }
@@ -284,7 +284,7 @@ rp_stream *rp__stream_of(rp_ctxstate *cs, CUstream s, int ptsz)
             continue;
         }
         if (st->handle == h && (!perthread || pthread_equal(st->tid, self))) {
-            if (st->must_wait)
+            if (st->handoff.must_wait)
                 rejoin(st);
             cs->last_stream = st;
             return st;
@@ -307,7 +307,7 @@ rp_stream *rp__stream_of(rp_ctxstate *cs, CUstream s, int ptsz)
     free_slot->ctx = cs->ctx;
     free_slot->legacy = legacy;
     free_slot->blocking = legacy || perthread || !(flags & CU_STREAM_NON_BLOCKING);
-    free_slot->fj_epoch = ++cs->fj_clock;
+    free_slot->trace.epoch = ++cs->trace_clock;
     return free_slot;
 }
 
@@ -328,14 +328,14 @@ _Atomic uint64_t rp__issued;
 static void release_members(rp_stream *st)
 {
     rp_ctxstate *cs = st->cs;
-    for (size_t i = 0; st->nmembers && i < cs->nstreams; i++) {
+    for (size_t i = 0; st->trace.nmembers && i < cs->nstreams; i++) {
         rp_stream *o = &cs->streams[i];
-        if (o->used && o->owner == st) {
-            o->owner = NULL;
-            st->nmembers--;
+        if (o->used && o->trace.owner == st) {
+            o->trace.owner = NULL;
+            st->trace.nmembers--;
         }
     }
-    st->nmembers = 0;
+    st->trace.nmembers = 0;
 }
 
 /* Release a stream's state (its deferred work was resolved or is being
@@ -346,21 +346,21 @@ static void stream_free(rp_stream *st)
     rp__seg_clear(st);
     rp__learn_stream_free(st);
     release_members(st);
-    if (st->owner && st->owner->used && st->owner->nmembers)
-        st->owner->nmembers--;
-    for (size_t i = 0; i < (st->vseq ? st->vfrom : st->ndef); i++) {
-        if (rp__op_is_event(st->def[i].kind))
+    if (st->trace.owner && st->trace.owner->used && st->trace.owner->trace.nmembers)
+        st->trace.owner->trace.nmembers--;
+    for (size_t i = 0; i < (st->match.borrowed_seq ? st->match.borrowed_from : st->match.ndef); i++) {
+        if (rp__op_is_event(st->match.def[i].kind))
             atomic_fetch_sub(&rp__ev_deferred, 1);
-        rp__op_free(&st->def[i]); /* the fast path's unwritten ones own nothing */
+        rp__op_free(&st->match.def[i]); /* the fast path's unwritten ones own nothing */
     }
-    free(st->seg);
-    free(st->def);
-    free(st->varena);
-    free(st->upd);
-    if (st->start_ev)
-        D->cuEventDestroy_v2(st->start_ev);
-    if (st->handoff_ev)
-        D->cuEventDestroy_v2(st->handoff_ev);
+    free(st->learn.seg);
+    free(st->match.def);
+    free(st->match.arena);
+    free(st->match.upd);
+    if (st->handoff.start_ev)
+        D->cuEventDestroy_v2(st->handoff.start_ev);
+    if (st->handoff.done_ev)
+        D->cuEventDestroy_v2(st->handoff.done_ev);
     memset(st, 0, sizeof *st);
 }
 
@@ -368,7 +368,7 @@ static void stream_free(rp_stream *st)
 
 CUresult rp__resolve_stream(rp_stream *st)
 {
-    if (st->ndef == 0)
+    if (st->match.ndef == 0)
         return CUDA_SUCCESS;
     rp_ctxstate *cs = st->cs;
     CUstream target = resolve_target(st);
@@ -401,13 +401,13 @@ int rp__defer(rp_stream *st, rp_op *op, CUresult *err)
         *err = rp__resolve_stream(st);
         v = rp__match_offer(st, op);
     }
-    if (v == RP_OFFER_MATCHES && st->ndef == 0 && mark_start(st) != 0) {
+    if (v == RP_OFFER_MATCHES && st->match.ndef == 0 && mark_start(st) != 0) {
         rp__match_cancel(st); /* eagerly: see mark_start */
         v = RP_OFFER_EAGER;
     }
     if (v != RP_OFFER_MATCHES)
         return 0;
-    if (st->ndef == 0)
+    if (st->match.ndef == 0)
         rp__idle_watch();
     v = rp__match_defer(st, op);
     if (v == RP_OFFER_RESOLVE) { /* it could not be kept: eagerly, after what is pending */
@@ -430,13 +430,13 @@ int rp__defer(rp_stream *st, rp_op *op, CUresult *err)
  * events it recorded or waited on are no longer live in it. */
 static CUresult end_segment(rp_stream *st)
 {
-    if (st->owner)
-        st = st->owner;
-    st->boundary_opno = st->opno;
-    st->fj_epoch = ++st->cs->fj_clock;
-    if (st->nmembers)
+    if (st->trace.owner)
+        st = st->trace.owner;
+    st->learn.boundary_opno = st->opno;
+    st->trace.epoch = ++st->cs->trace_clock;
+    if (st->trace.nmembers)
         release_members(st);
-    if (!st->nseg && !st->ndef)
+    if (!st->learn.nseg && !st->match.ndef)
         return CUDA_SUCCESS;
     CUresult rc = rp__resolve_stream(st);
     rp__seg_end(st);
@@ -451,9 +451,9 @@ CUresult rp__end_trace(rp_stream *home)
 CUresult rp__join_trace(rp_stream *st, rp_stream *home)
 {
     CUresult rc = end_segment(st);
-    st->owner = home;
-    home->nmembers++;
-    st->cs->st.stream_joins++;
+    st->trace.owner = home;
+    home->trace.nmembers++;
+    st->cs->counters.stream_joins++;
     return rc;
 }
 
@@ -476,7 +476,7 @@ CUresult rp__resolve_ctx(rp_ctxstate *cs)
 {
     CUresult first = CUDA_SUCCESS;
     for (size_t i = 0; i < cs->nstreams; i++)
-        if (cs->streams[i].used && cs->streams[i].must_wait)
+        if (cs->streams[i].used && cs->streams[i].handoff.must_wait)
             rejoin(&cs->streams[i]); /* only the owner's own */
     for (size_t i = 0; i < cs->nstreams; i++) {
         rp_stream *o = &cs->streams[i];
@@ -539,7 +539,7 @@ void rp__forget_ctx(rp_ctxstate *cs, int ctx_dies)
     size_t kept = 0;
     for (size_t i = 0; i < cs->nstreams; i++) {
         rp_stream *st = &cs->streams[i];
-        if (st->used && st->must_wait && is_foreign(st)) {
+        if (st->used && st->handoff.must_wait && is_foreign(st)) {
             rp__seg_clear(st);
             if (kept != i) {
                 cs->streams[kept] = *st;
@@ -699,7 +699,7 @@ int rp__engine_stats_snapshot(size_t i, struct rp__engine_stats *out, uint64_t *
     if (!cs)
         return 0;
     int locked = rp__ctx_lock_for_report(cs);
-    *out = cs->st;
+    *out = cs->counters;
     *evictions = cs->det.evictions;
     if (locked)
         unlock(cs);

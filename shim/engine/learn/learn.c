@@ -12,18 +12,18 @@
 
 void rp__seg_clear(rp_stream *st)
 {
-    for (size_t i = 0; i < st->nseg; i++)
-        rp__op_free(&st->seg[i]);
-    st->nseg = 0;
-    st->seg_overflow = 0;
-    st->seg_diverged = 0;
+    for (size_t i = 0; i < st->learn.nseg; i++)
+        rp__op_free(&st->learn.seg[i]);
+    st->learn.nseg = 0;
+    st->learn.overflow = 0;
+    st->learn.diverged = 0;
 }
 
 /* Why the ops of a segment that outgrew REPRISE_MAX_OPS ran eagerly: no
  * period was found on a stream that is looking for one, or the bound. */
 static enum rp__eager_reason overflow_reason(const rp_stream *st)
 {
-    return st->per && !rp__period_cuts(st->per) ? RP_EAGER_NO_PERIOD : RP_EAGER_BOUND;
+    return st->learn.per && !rp__period_cuts(st->learn.per) ? RP_EAGER_NO_PERIOD : RP_EAGER_BOUND;
 }
 
 /* A segment this long with no boundary in sight: the stream starts looking
@@ -33,36 +33,36 @@ static enum rp__eager_reason overflow_reason(const rp_stream *st)
 
 static void watch_period(rp_stream *st, const rp_op *op)
 {
-    if (!st->per && st->nseg >= WATCH_AFTER) {
+    if (!st->learn.per && st->learn.nseg >= WATCH_AFTER) {
         unsigned int repeats = rp__eng_cfg.warmup > 1 ? rp__eng_cfg.warmup - 1 : 1;
-        st->per = rp__malloc(sizeof *st->per);
-        if (st->per && rp__period_init(st->per, repeats, rp__eng_cfg.min_ops) != 0) {
-            free(st->per);
-            st->per = NULL;
+        st->learn.per = rp__malloc(sizeof *st->learn.per);
+        if (st->learn.per && rp__period_init(st->learn.per, repeats, rp__eng_cfg.min_ops) != 0) {
+            free(st->learn.per);
+            st->learn.per = NULL;
         }
-        if (!st->per)
+        if (!st->learn.per)
             rp__bound_hit(st->cs, RP_BOUND_MEMORY);
     }
-    if (st->per) {
-        uint64_t landmarks = st->per->lfound;
-        int changed = rp__period_feed(st->per, op->opno, op->skey);
-        if (st->per->lfound != landmarks) {
-            st->cs->st.landmarks_found++;
+    if (st->learn.per) {
+        uint64_t landmarks = st->learn.per->lfound;
+        int changed = rp__period_feed(st->learn.per, op->opno, op->skey);
+        if (st->learn.per->lfound != landmarks) {
+            st->cs->counters.landmarks_found++;
             static _Atomic unsigned int lm_logged;
             if (atomic_fetch_add(&lm_logged, 1) < 8)
                 rp__info("stream %p has no single period, but a run of ops that comes back "
                          "every %llu to %llu ops with no boundary: its steps are cut after it",
-                         (void *)st->handle, (unsigned long long)st->per->lgmin,
-                         (unsigned long long)st->per->lgap);
+                         (void *)st->handle, (unsigned long long)st->learn.per->lgmin,
+                         (unsigned long long)st->learn.per->lgap);
         }
-        if (changed && st->per->d) {
-            st->cs->st.periods_found++;
-            st->per_align = st->nmembers > 0;
+        if (changed && st->learn.per->d) {
+            st->cs->counters.periods_found++;
+            st->learn.per_align = st->trace.nmembers > 0;
             static _Atomic unsigned int logged;
             if (atomic_fetch_add(&logged, 1) < 8)
                 rp__info("stream %p repeats every %llu ops with no boundary: its steps are "
                          "captured from there, in chunks of at most %zu ops",
-                         (void *)st->handle, (unsigned long long)st->per->d, rp__eng_cfg.max_held);
+                         (void *)st->handle, (unsigned long long)st->learn.per->d, rp__eng_cfg.max_held);
         }
     }
 }
@@ -73,27 +73,27 @@ static void watch_period(rp_stream *st, const rp_op *op)
  * warmup at once instead of being learnt again. */
 static void seg_end_at_cuts(rp_stream *st)
 {
-    if (st->seg_overflow) { /* records were dropped: it cannot be cut up */
+    if (st->learn.overflow) { /* records were dropped: it cannot be cut up */
         rp__seg_end(st);
         return;
     }
-    rp_op *all = st->seg;
-    size_t n = st->nseg, start = 0, diverged = st->seg_diverged;
+    rp_op *all = st->learn.seg;
+    size_t n = st->learn.nseg, start = 0, diverged = st->learn.diverged;
     for (size_t i = 1; i <= n; i++) {
-        if (i < n && !rp__period_cut_before(st->per, all[i].opno, rp__eng_cfg.max_held))
+        if (i < n && !rp__period_cut_before(st->learn.per, all[i].opno, rp__eng_cfg.max_held))
             continue;
-        st->seg = all + start;
-        st->nseg = i - start;
+        st->learn.seg = all + start;
+        st->learn.nseg = i - start;
         /* Flushed ops are not told apart within a segment: counted first. */
-        st->seg_diverged = diverged < st->nseg ? diverged : st->nseg;
-        diverged -= st->seg_diverged;
+        st->learn.diverged = diverged < st->learn.nseg ? diverged : st->learn.nseg;
+        diverged -= st->learn.diverged;
         rp__seg_end(st); /* frees the piece's records */
-        st->seg_cut_by_period = 1;
+        st->learn.cut_by_period = 1;
         start = i;
     }
-    st->seg = all;
-    st->nseg = 0;
-    st->seg_diverged = 0;
+    st->learn.seg = all;
+    st->learn.nseg = 0;
+    st->learn.diverged = 0;
 }
 
 int rp__learn_cuts_next(const rp_stream *st)
@@ -102,13 +102,13 @@ int rp__learn_cuts_next(const rp_stream *st)
      * REPRISE_MAX_HELD ops (and every other period), delimit the steps as
      * they are: the period cuts only a stream that has gone longer than
      * that without one. */
-    if (!st->per || !rp__period_cuts(st->per))
+    if (!st->learn.per || !rp__period_cuts(st->learn.per))
         return 0;
-    uint64_t quiet = 2 * rp__period_step(st->per);
+    uint64_t quiet = 2 * rp__period_step(st->learn.per);
     if (quiet < rp__eng_cfg.max_held)
         quiet = rp__eng_cfg.max_held;
-    return st->opno - st->boundary_opno >= quiet &&
-           rp__period_cut_due(st->per, st->opno, rp__eng_cfg.max_held);
+    return st->opno - st->learn.boundary_opno >= quiet &&
+           rp__period_cut_due(st->learn.per, st->opno, rp__eng_cfg.max_held);
 }
 
 CUresult rp__learn_next(rp_stream *st, rp_op *op)
@@ -117,24 +117,24 @@ CUresult rp__learn_next(rp_stream *st, rp_op *op)
     op->opno = st->opno++;
     if (!cut)
         return CUDA_SUCCESS;
-    rp__period_cut_taken(st->per);
+    rp__period_cut_taken(st->learn.per);
     /* What is deferred began before the cut: it cannot be this step's
      * graph. It is resolved (replayed if complete, else flushed) first. */
-    CUresult rc = st->ndef ? rp__resolve_stream(st) : CUDA_SUCCESS;
-    if (st->nseg) {
-        st->cs->st.period_cuts++;
+    CUresult rc = st->match.ndef ? rp__resolve_stream(st) : CUDA_SUCCESS;
+    if (st->learn.nseg) {
+        st->cs->counters.period_cuts++;
         seg_end_at_cuts(st);
     }
-    st->seg_cut_by_period = 1; /* the next segment begins at a step or chunk */
+    st->learn.cut_by_period = 1; /* the next segment begins at a step or chunk */
     return rc;
 }
 
 void rp__learn_stream_free(rp_stream *st)
 {
-    if (st->per) {
-        rp__period_fini(st->per);
-        free(st->per);
-        st->per = NULL;
+    if (st->learn.per) {
+        rp__period_fini(st->learn.per);
+        free(st->learn.per);
+        st->learn.per = NULL;
     }
 }
 
@@ -144,8 +144,8 @@ void rp__learn_stream_free(rp_stream *st)
  * occurrences later). */
 static uint64_t patience_of(const rp_stream *st)
 {
-    uint64_t steps = ((uint64_t)rp__eng_cfg.warmup << st->churn) + 3;
-    uint64_t own = steps * st->longest_seg;
+    uint64_t steps = ((uint64_t)rp__eng_cfg.warmup << st->learn.churn) + 3;
+    uint64_t own = steps * st->learn.longest_seg;
     return own > rp__eng_cfg.patience ? own : rp__eng_cfg.patience;
 }
 
@@ -156,14 +156,14 @@ static uint64_t patience_of(const rp_stream *st)
  * Then it learns again from scratch. Returns 1 if it rests from now on. */
 static int maybe_rest(rp_stream *st)
 {
-    if (!rp__eng_cfg.patience || st->opno - st->paid_opno < patience_of(st))
+    if (!rp__eng_cfg.patience || st->opno - st->learn.paid_opno < patience_of(st))
         return 0;
-    uint64_t span = patience_of(st) << st->rest_level;
-    if (st->rest_level < 3)
-        st->rest_level++;
-    st->rest_until = st->opno + span;
-    st->paid_opno = st->rest_until;
-    st->cs->st.rests++;
+    uint64_t span = patience_of(st) << st->learn.rest_level;
+    if (st->learn.rest_level < 3)
+        st->learn.rest_level++;
+    st->learn.rest_until = st->opno + span;
+    st->learn.paid_opno = st->learn.rest_until;
+    st->cs->counters.rests++;
     static _Atomic unsigned int logged;
     if (atomic_fetch_add(&logged, 1) < 4)
         rp__info("stream %p: no replay in its last %llu ops; it stops learning for %llu ops "
@@ -215,16 +215,16 @@ int rp__ops_rooted(const rp_op *ops, size_t n, size_t start, CUstream home)
  * period's ops recorded in a row; tried again with each op until then. */
 static void align_fork_join(rp_stream *st)
 {
-    uint64_t d = st->per->d;
-    if (!d || d > st->nseg)
+    uint64_t d = st->learn.per->d;
+    if (!d || d > st->learn.nseg)
         return;
-    const rp_op *ops = &st->seg[st->nseg - d];
+    const rp_op *ops = &st->learn.seg[st->learn.nseg - d];
     if (ops[d - 1].opno - ops[0].opno != d - 1)
         return;
-    st->per_align = 0;
+    st->learn.per_align = 0;
     for (size_t j = 0; j < d; j++) {
         if (ops[j].stream == st->handle && rp__ops_rooted(ops, d, j, st->handle)) {
-            rp__period_align(st->per, ops[j].opno);
+            rp__period_align(st->learn.per, ops[j].opno);
             return;
         }
     }
@@ -242,30 +242,30 @@ void rp__seg_append(rp_stream *st, rp_op *op, enum rp__eager_reason pending)
     rp__op_keys(op);
     watch_period(st, op);
     if (pending == RP_EAGER_DIVERGED)
-        st->seg_diverged++;
-    if (st->seg_overflow || (rp__eng_cfg.max_ops && st->nseg >= rp__eng_cfg.max_ops)) {
-        st->seg_overflow = 1;
+        st->learn.diverged++;
+    if (st->learn.overflow || (rp__eng_cfg.max_ops && st->learn.nseg >= rp__eng_cfg.max_ops)) {
+        st->learn.overflow = 1;
         rp__count_eager(st->cs, pending == RP_EAGER_DIVERGED ? pending : overflow_reason(st), 1);
         if (pending == RP_EAGER_DIVERGED)
-            st->seg_diverged--;
+            st->learn.diverged--;
         rp__op_free(op);
         return;
     }
-    if (st->nseg == st->capseg) {
-        size_t cap = st->capseg ? 2 * st->capseg : 32;
-        rp_op *n = rp__realloc(st->seg, cap * sizeof *n);
+    if (st->learn.nseg == st->learn.capseg) {
+        size_t cap = st->learn.capseg ? 2 * st->learn.capseg : 32;
+        rp_op *n = rp__realloc(st->learn.seg, cap * sizeof *n);
         if (!n) {
-            st->seg_overflow = 1;
+            st->learn.overflow = 1;
             rp__count_eager(st->cs, RP_EAGER_BOUND, 1);
             rp__op_free(op);
             return;
         }
-        st->seg = n;
-        st->capseg = cap;
+        st->learn.seg = n;
+        st->learn.capseg = cap;
     }
-    st->seg[st->nseg++] = *op;
+    st->learn.seg[st->learn.nseg++] = *op;
     memset(op, 0, sizeof *op);
-    if (st->per_align && st->per && st->per->d)
+    if (st->learn.per_align && st->learn.per && st->learn.per->d)
         align_fork_join(st);
 }
 
@@ -276,12 +276,12 @@ static int seq_in_use(const rp_ctxstate *cs, const rp_seq *s)
 {
     for (size_t k = 0; k < cs->nstreams; k++) {
         const rp_stream *st = &cs->streams[k];
-        if (!st->used || !st->ndef)
+        if (!st->used || !st->match.ndef)
             continue;
-        if (st->complete == s)
+        if (st->match.complete == s)
             return 1;
-        for (size_t c = 0; c < st->ncand; c++)
-            if (st->cand[c] == s)
+        for (size_t c = 0; c < st->match.ncand; c++)
+            if (st->match.cand[c] == s)
                 return 1;
     }
     return 0;
@@ -297,7 +297,7 @@ static void first_unique_update(rp_ctxstate *cs)
     for (size_t i = 0; i < cs->nseqs; i++) {
         rp_seq *s = cs->seqs[i];
         const rp_op *a = &s->det->ops[0];
-        int unique = s->fast && s->fast[0].f && !s->multi;
+        int unique = s->match.fast && s->match.fast[0].f && !s->fj.multi;
         for (size_t j = 0; unique && j < cs->nseqs; j++) {
             const rp_seq *t = cs->seqs[j];
             const rp_op *b = &t->det->ops[0];
@@ -312,8 +312,8 @@ static void first_unique_update(rp_ctxstate *cs)
 static void hints_forget(rp_ctxstate *cs, const rp_seq *s)
 {
     for (size_t k = 0; k < cs->nstreams; k++)
-        if (!s || cs->streams[k].hint == s)
-            cs->streams[k].hint = NULL;
+        if (!s || cs->streams[k].match.hint == s)
+            cs->streams[k].match.hint = NULL;
 }
 
 /* Drop sequence number `i` of the context (its report line is kept). With
@@ -329,16 +329,16 @@ static void drop_seq(rp_ctxstate *cs, size_t i, int wasted)
     if (wasted && s->replays < 2) {
         for (size_t k = 0; k < cs->nstreams; k++) {
             rp_stream *st = &cs->streams[k];
-            if (st->used && st->handle == s->home && st->churn < 10) {
-                st->churn++;
-                cs->st.backoffs++;
+            if (st->used && st->handle == s->home && st->learn.churn < 10) {
+                st->learn.churn++;
+                cs->counters.backoffs++;
                 break;
             }
         }
     }
     rp__det_forget_graph(&cs->det, s->det);
     rp__seq_destroy(s);
-    cs->st.graphs_dropped++;
+    cs->counters.graphs_dropped++;
 }
 
 /* Make room for one more graph in the context (its sequences' executables
@@ -356,7 +356,7 @@ static int make_room(rp_ctxstate *cs)
         }
         if (victim == SIZE_MAX)
             return -1;
-        cs->st.evictions++;
+        cs->counters.evictions++;
         drop_seq(cs, victim, 1);
     }
     return 0;
@@ -366,7 +366,7 @@ static int make_room(rp_ctxstate *cs)
  * off: its segments need warmup x 2^churn occurrences before a capture. */
 static int backing_off(const rp_stream *st, const rp_det_entry *e)
 {
-    return st->churn && e->seen < ((uint64_t)rp__eng_cfg.warmup << st->churn);
+    return st->learn.churn && e->seen < ((uint64_t)rp__eng_cfg.warmup << st->learn.churn);
 }
 
 /* An executable the new capture of `e` may take over: a sequence of the
@@ -390,7 +390,7 @@ static rp_seq *reusable(rp_ctxstate *cs, const rp_det_entry *e, const uint64_t *
     for (size_t i = 0; i < cs->nseqs; i++) {
         rp_seq *s = cs->seqs[i];
         const rp_det_entry *o = s->det;
-        if (o == e || o->n != e->n || s->home != home || s->multi || !s->exec ||
+        if (o == e || o->n != e->n || s->home != home || s->fj.multi || !s->exec ||
             s->broken || cs->det.clock - s->last_use < stale || seq_in_use(cs, s))
             continue;
         /* Kernels with launch attributes must carry the same ones: an
@@ -419,7 +419,7 @@ static int staging_over(rp_ctxstate *cs, const rp_det_entry *e)
     for (size_t i = 0; i < e->n; i++)
         if (rp__op_staged(&e->ops[i]))
             staging += e->ops[i].bytes, n++;
-    uint64_t have = cs->st.staging_live_bytes + cs->lc.pool_bytes;
+    uint64_t have = cs->counters.staging_live_bytes + cs->lc.pool_bytes;
     if (!staging || have + staging <= rp__eng_cfg.max_staging)
         return 0;
     /* Over at first sight: the pool may serve some of it. */
@@ -467,7 +467,7 @@ static int capture_segment(rp_ctxstate *cs, rp_detector *d, rp_det_entry *e, con
     }
     if (!s) {
         rp__det_capture_failed(d, e);
-        cs->st.capture_failures++;
+        cs->counters.capture_failures++;
         return 0;
     }
     s->captured_at = e->seen;
@@ -476,13 +476,13 @@ static int capture_segment(rp_ctxstate *cs, rp_detector *d, rp_det_entry *e, con
     unsigned int id = s->id;
     if (rp__seqs_add(cs, s) != 0) { /* s is gone: its ops stay eager */
         rp__det_capture_failed(d, e);
-        cs->st.capture_failures++;
+        cs->counters.capture_failures++;
         return 0;
     }
     rp__det_captured(d, e);
-    cs->st.graphs_captured++;
+    cs->counters.graphs_captured++;
     if (vmask)
-        cs->st.volatile_captures++;
+        cs->counters.volatile_captures++;
     static _Atomic unsigned int captures_logged;
     if (atomic_fetch_add(&captures_logged, 1) < 16)
         rp__info("captured sequence %u: %zu ops, first kernel %s%s", id, e->n,
@@ -522,17 +522,17 @@ static int learn_volatile(rp_stream *st)
 {
     rp_ctxstate *cs = st->cs;
     rp_det_entry *e = NULL;
-    rp_det_verdict v = rp__det_observe(&cs->sdet, st->seg, st->nseg, &e);
+    rp_det_verdict v = rp__det_observe(&cs->sdet, st->learn.seg, st->learn.nseg, &e);
     if (e && !e->stamp) /* a new entry: it keeps this occurrence */
         e->stamp = atomic_load_explicit(&rp__frees, memory_order_relaxed) + 1;
-    if (!e || !e->differs || e->n != st->nseg)
+    if (!e || !e->differs || e->n != st->learn.nseg)
         return 0;
     uint64_t *mask = rp__calloc(e->n, sizeof *mask);
     if (!mask) {
         rp__bound_hit(cs, RP_BOUND_MEMORY);
         return 0;
     }
-    int ok = volatile_fields(cs, e, st->seg, mask);
+    int ok = volatile_fields(cs, e, st->learn.seg, mask);
     size_t nvol = 0;
     for (size_t k = 0; ok && k < e->n; k++) {
         e->differs[k] |= mask[k];
@@ -551,8 +551,8 @@ static int learn_volatile(rp_stream *st)
          * its addresses may name freed memory: captured from this one
          * (every field that differed stays volatile). */
         if (e->stamp != atomic_load_explicit(&rp__frees, memory_order_relaxed) + 1)
-            rp__det_refresh(e, st->seg, st->nseg);
-        capture_segment(cs, &cs->sdet, e, e->differs, st->seg_cut_by_period, st->handle);
+            rp__det_refresh(e, st->learn.seg, st->learn.nseg);
+        capture_segment(cs, &cs->sdet, e, e->differs, st->learn.cut_by_period, st->handle);
         served = 1;
     } else if (ok && v == RP_DET_HAS_GRAPH) {
         for (size_t i = 0; i < cs->nseqs; i++) {
@@ -564,8 +564,8 @@ static int learn_volatile(rp_stream *st)
                 uint64_t add = e->differs[k] & ~s->vmask[k];
                 if (add) {
                     s->vmask[k] |= add;
-                    s->widened++;
-                    cs->st.widenings++;
+                    s->ex.widened++;
+                    cs->counters.widenings++;
                 }
                 now_volatile += s->vmask[k] != 0;
             }
@@ -603,30 +603,30 @@ void rp__sweep_broken(rp_ctxstate *cs)
 void rp__seg_end(rp_stream *st)
 {
     rp_ctxstate *cs = st->cs;
-    if (st->nseg == 0) {
+    if (st->learn.nseg == 0) {
         rp__seg_clear(st);
-        st->seg_cut_by_period = 0;
+        st->learn.cut_by_period = 0;
         return;
     }
-    cs->st.segments++;
-    if (st->nseg > st->longest_seg)
-        st->longest_seg = st->nseg;
-    uint64_t diverged = st->seg_diverged, rest = st->nseg - st->seg_diverged;
+    cs->counters.segments++;
+    if (st->learn.nseg > st->learn.longest_seg)
+        st->learn.longest_seg = st->learn.nseg;
+    uint64_t diverged = st->learn.diverged, rest = st->learn.nseg - st->learn.diverged;
     rp__count_eager(cs, RP_EAGER_DIVERGED, diverged);
     uint64_t param_bytes = 0;
-    for (size_t i = 0; i < st->nseg; i++)
-        param_bytes += st->seg[i].param_bytes;
-    if (st->seg_overflow || param_bytes > rp__eng_cfg.max_seq_bytes) {
-        rp__bound_hit(cs, st->seg_overflow ? RP_BOUND_OPS : RP_BOUND_SEQ_BYTES);
-        rp__count_eager(cs, st->seg_overflow ? overflow_reason(st) : RP_EAGER_BOUND, rest);
+    for (size_t i = 0; i < st->learn.nseg; i++)
+        param_bytes += st->learn.seg[i].param_bytes;
+    if (st->learn.overflow || param_bytes > rp__eng_cfg.max_seq_bytes) {
+        rp__bound_hit(cs, st->learn.overflow ? RP_BOUND_OPS : RP_BOUND_SEQ_BYTES);
+        rp__count_eager(cs, st->learn.overflow ? overflow_reason(st) : RP_EAGER_BOUND, rest);
         rp__seg_clear(st);
-        st->seg_cut_by_period = 0;
+        st->learn.cut_by_period = 0;
         return;
     }
     /* The records' keys were computed when they were recorded. */
     rp_det_entry *e = NULL;
     enum rp__eager_reason why = RP_EAGER_WARMING_UP;
-    rp_det_verdict verdict = rp__det_observe(&cs->det, st->seg, st->nseg, &e);
+    rp_det_verdict verdict = rp__det_observe(&cs->det, st->learn.seg, st->learn.nseg, &e);
     switch (verdict) {
     case RP_DET_TOO_SHORT:
         why = RP_EAGER_SHORT;
@@ -658,7 +658,7 @@ void rp__seg_end(rp_stream *st)
         if (backing_off(st, e))
             why = RP_EAGER_CAPTURE_FAILED;
         else if (!learn_volatile(st) &&
-                 capture_segment(cs, &cs->det, e, NULL, st->seg_cut_by_period, st->handle) != 0)
+                 capture_segment(cs, &cs->det, e, NULL, st->learn.cut_by_period, st->handle) != 0)
             why = RP_EAGER_BOUND;
         break;
     }
@@ -666,7 +666,7 @@ void rp__seg_end(rp_stream *st)
         learn_volatile(st);
     rp__count_eager(cs, why, rest);
     rp__seg_clear(st);
-    st->seg_cut_by_period = 0;
+    st->learn.cut_by_period = 0;
     rp__sweep_broken(cs);
 }
 
@@ -678,11 +678,11 @@ void rp__learn_resolved(rp_stream *st, const struct rp_resolved *r)
          * take the replayed sequence's executable over and drop it.) */
         int by_period = r->replayed->by_period;
         rp__seg_end(st); /* the ops before the graph launch end a segment */
-        st->seg_cut_by_period = by_period;
+        st->learn.cut_by_period = by_period;
     }
     for (size_t i = 0; i < r->nflushed; i++)
-        rp__seg_append(st, &st->def[i], RP_EAGER_DIVERGED);
-    st->ndef = 0;
+        rp__seg_append(st, &st->match.def[i], RP_EAGER_DIVERGED);
+    st->match.ndef = 0;
 }
 
 int rp__seqs_add(rp_ctxstate *cs, rp_seq *s)
@@ -712,7 +712,7 @@ void rp__seqs_drop_all(rp_ctxstate *cs)
     for (size_t i = 0; i < cs->nseqs; i++) {
         rp__det_forget_graph(&cs->det, cs->seqs[i]->det);
         rp__seq_destroy(cs->seqs[i]);
-        cs->st.graphs_dropped++;
+        cs->counters.graphs_dropped++;
     }
     cs->nseqs = 0;
 }

@@ -31,30 +31,30 @@ static CUresult issue_eager(const rp_stream *st, const rp_op *op, CUstream targe
  * or -1 if memory runs out (the op then runs eagerly). */
 int rp__def_reserve(rp_stream *st, size_t want)
 {
-    if (want <= st->capdef)
+    if (want <= st->match.capdef)
         return 0;
-    size_t cap = st->capdef ? 2 * st->capdef : 16;
+    size_t cap = st->match.capdef ? 2 * st->match.capdef : 16;
     while (cap < want)
         cap *= 2;
-    rp_op *n = rp__realloc(st->def, cap * sizeof *n);
+    rp_op *n = rp__realloc(st->match.def, cap * sizeof *n);
     if (!n)
         return -1;
-    st->def = n;
-    st->capdef = cap;
+    st->match.def = n;
+    st->match.capdef = cap;
     return 0;
 }
 
 static int def_room(rp_stream *st)
 {
-    return rp__def_reserve(st, st->ndef + 1);
+    return rp__def_reserve(st, st->match.ndef + 1);
 }
 
 /* Where the fast path put the geometry and the parameters of the launch
  * it deferred as op k of `s`, a sequence with volatile fields
- * (rp_stream.varena). */
+ * (rp_stream.match.arena). */
 static uint8_t *arena_of(const rp_stream *st, const rp_seq *s, size_t k)
 {
-    return st->varena + s->poff[k];
+    return st->match.arena + s->match.poff[k];
 }
 
 /* Write down the ops the fast path deferred without a record: the
@@ -62,15 +62,15 @@ static uint8_t *arena_of(const rp_stream *st, const rp_seq *s, size_t k)
  * values of the launch (in the arena, also borrowed: a flush copies them). */
 static void write_down(rp_stream *st)
 {
-    rp_seq *s = st->vseq;
+    rp_seq *s = st->match.borrowed_seq;
     if (!s)
         return;
-    st->vseq = NULL;
-    for (size_t i = st->vfrom; i < st->ndef; i++) {
-        rp_op *d = &st->def[i];
+    st->match.borrowed_seq = NULL;
+    for (size_t i = st->match.borrowed_from; i < st->match.ndef; i++) {
+        rp_op *d = &st->match.def[i];
         *d = s->det->ops[i];
         d->borrowed = 1;
-        d->opno = st->vopno + (i - st->vfrom);
+        d->opno = st->match.borrowed_opno + (i - st->match.borrowed_from);
         if (s->vmask) { /* every launch of it was kept there (match.h) */
             const uint8_t *a = arena_of(st, s, i);
             memcpy(d->grid, a, 7 * sizeof(unsigned int));
@@ -94,7 +94,7 @@ static int defer_push(rp_stream *st, rp_op *op)
     }
     if (rp__op_is_event(op->kind))
         atomic_fetch_add(&rp__ev_deferred, 1);
-    st->def[st->ndef++] = *op;
+    st->match.def[st->match.ndef++] = *op;
     memset(op, 0, sizeof *op);
     return 0;
 }
@@ -119,7 +119,7 @@ static int seq_match(const rp_seq *s, size_t k, const rp_op *op)
 
 /* Set op `k`'s node of the executable to the values of `op` (same structure,
  * volatile fields changed: arguments, addresses, values, a kernel's grid,
- * block and shared memory, a copy's size). The node is named by s->nodes[k], a node of the
+ * block and shared memory, a copy's size). The node is named by s->ex.nodes[k], a node of the
  * graph the executable was instantiated from, also when it was since updated
  * to another graph (the driver accepts no other handle: capture.c,
  * take_over). Returns the driver's answer. */
@@ -147,7 +147,7 @@ static CUresult update_kernel(rp_seq *s, size_t k, const unsigned int *g, const 
     p.blockDimX = g[3], p.blockDimY = g[4], p.blockDimZ = g[5];
     p.sharedMemBytes = g[6];
     p.kernelParams = kp;
-    return cs->drv->cuGraphExecKernelNodeSetParams_v2(s->exec, s->nodes[k], &p);
+    return cs->drv->cuGraphExecKernelNodeSetParams_v2(s->exec, s->ex.nodes[k], &p);
 }
 
 /* The same for a memset or a copy, from its deferred record. */
@@ -165,7 +165,7 @@ static CUresult update_node(rp_seq *s, size_t k, const rp_op *op)
         p.elementSize = op->elem;
         p.width = op->bytes;
         p.height = 1;
-        return cs->drv->cuGraphExecMemsetNodeSetParams(s->exec, s->nodes[k], &p, cs->ctx);
+        return cs->drv->cuGraphExecMemsetNodeSetParams(s->exec, s->ex.nodes[k], &p, cs->ctx);
     }
     default: {
         CUDA_MEMCPY3D p;
@@ -187,7 +187,7 @@ static CUresult update_node(rp_seq *s, size_t k, const rp_op *op)
             p.dstMemoryType = CU_MEMORYTYPE_DEVICE;
             p.dstDevice = op->dst;
         }
-        return cs->drv->cuGraphExecMemcpyNodeSetParams(s->exec, s->nodes[k], &p, cs->ctx);
+        return cs->drv->cuGraphExecMemcpyNodeSetParams(s->exec, s->ex.nodes[k], &p, cs->ctx);
     }
     }
 }
@@ -198,13 +198,13 @@ static CUresult update_node(rp_seq *s, size_t k, const rp_op *op)
 static inline void kernel_values(const rp_stream *st, const rp_seq *s, size_t k,
                                  const unsigned int **g, const uint8_t **p)
 {
-    if (st->vseq && k >= st->vfrom) {
+    if (st->match.borrowed_seq && k >= st->match.borrowed_from) {
         const uint8_t *a = arena_of(st, s, k);
         *g = (const unsigned int *)(const void *)a;
         *p = a + RP_ARENA_GEOMETRY;
     } else {
-        *g = st->def[k].grid;
-        *p = st->def[k].params;
+        *g = st->match.def[k].grid;
+        *p = st->match.def[k].params;
     }
 }
 
@@ -213,9 +213,9 @@ static inline void kernel_values(const rp_stream *st, const rp_seq *s, size_t k,
  * geometry and parameter bytes decide. */
 static inline int held_same(const rp_stream *st, const rp_seq *s, size_t k)
 {
-    const rp_op *h = &s->held[k];
+    const rp_op *h = &s->ex.held[k];
     if (h->kind != RP_OP_KERNEL)
-        return rp__op_same_content(h, &st->def[k]); /* never the fast path's */
+        return rp__op_same_content(h, &st->match.def[k]); /* never the fast path's */
     const unsigned int *g;
     const uint8_t *p;
     kernel_values(st, s, k, &g, &p);
@@ -259,7 +259,7 @@ static uint64_t content_hash(const rp_stream *st, const rp_seq *s, const rp_op *
             kernel_values(st, s, k, &g, &p);
             h = kernel_values_hash(h, g, p, s->det->ops[k].param_bytes);
         } else {
-            h = op_values_hash(h, &st->def[k]);
+            h = op_values_hash(h, &st->match.def[k]);
         }
     }
     h = rp__fin(h);
@@ -293,61 +293,61 @@ static int fresh_pays(const rp_seq *s)
 static uint64_t choose_exec(rp_stream *st, rp_seq *s)
 {
     rp_ctxstate *cs = st->cs;
-    if (s->hashed_widened != s->widened || !s->held_hash) {
+    if (s->ex.hashed_widened != s->ex.widened || !s->ex.held_hash) {
         /* The first time, or fields became volatile since: every hash
          * covers them now. */
-        s->hashed_widened = s->widened;
-        s->held_hash = content_hash(st, s, s->held);
-        for (unsigned int j = 0; j < s->nalt; j++)
-            s->alt_hash[j] = content_hash(st, s, s->alt_held[j]);
-        memset(s->recent, 0, sizeof s->recent);
+        s->ex.hashed_widened = s->ex.widened;
+        s->ex.held_hash = content_hash(st, s, s->ex.held);
+        for (unsigned int j = 0; j < s->ex.nalt; j++)
+            s->ex.alt_hash[j] = content_hash(st, s, s->ex.alt_held[j]);
+        memset(s->ex.recent, 0, sizeof s->ex.recent);
     }
     uint64_t h = content_hash(st, s, NULL);
     int came_back = 0;
     for (unsigned int i = 0; i < RP_SEQ_RECENT; i++)
-        came_back |= s->recent[i] == h;
-    s->recent[s->recent_at++ % RP_SEQ_RECENT] = h;
-    if (h == s->held_hash)
+        came_back |= s->ex.recent[i] == h;
+    s->ex.recent[s->ex.recent_at++ % RP_SEQ_RECENT] = h;
+    if (h == s->ex.held_hash)
         return h;
     unsigned int j = 0;
-    while (j < s->nalt && s->alt_hash[j] != h)
+    while (j < s->ex.nalt && s->ex.alt_hash[j] != h)
         j++;
-    if (j == s->nalt) {
-        if (!came_back || s->nalt == RP_SEQ_ALTS || 1 + s->nalt >= rp__eng_cfg.max_variants ||
+    if (j == s->ex.nalt) {
+        if (!came_back || s->ex.nalt == RP_SEQ_ALTS || 1 + s->ex.nalt >= rp__eng_cfg.max_variants ||
             cs->nseqs + cs->nalts >= rp__eng_cfg.max_graphs || !fresh_pays(s))
             return h; /* `exec` is updated */
         rp_op *held;
         CUgraphExec x = rp__seq_alt_exec(s, &held);
         if (!x)
             return h;
-        s->alt[j] = x;
-        s->alt_held[j] = held;
-        s->alt_hash[j] = content_hash(st, s, held);
-        s->nalt++;
+        s->ex.alt[j] = x;
+        s->ex.alt_held[j] = held;
+        s->ex.alt_hash[j] = content_hash(st, s, held);
+        s->ex.nalt++;
         cs->nalts++;
-        cs->st.variant_execs++;
+        cs->counters.variant_execs++;
     } else {
-        cs->st.variant_exec_hits++;
+        cs->counters.variant_exec_hits++;
     }
     /* Swap it in: `exec` and its values wait among the others. */
     CUgraphExec x = s->exec;
-    rp_op *held = s->held;
-    uint64_t hh = s->held_hash;
-    s->exec = s->alt[j], s->held = s->alt_held[j], s->held_hash = s->alt_hash[j];
-    s->alt[j] = x, s->alt_held[j] = held, s->alt_hash[j] = hh;
+    rp_op *held = s->ex.held;
+    uint64_t hh = s->ex.held_hash;
+    s->exec = s->ex.alt[j], s->ex.held = s->ex.alt_held[j], s->ex.held_hash = s->ex.alt_hash[j];
+    s->ex.alt[j] = x, s->ex.alt_held[j] = held, s->ex.alt_hash[j] = hh;
     return h;
 }
 
 /* Room for n indices in the stream's list of nodes to update (0, or -1). */
 static int upd_room(rp_stream *st, size_t n)
 {
-    if (n <= st->capupd)
+    if (n <= st->match.capupd)
         return 0;
-    size_t *u = rp__realloc(st->upd, n * sizeof *u);
+    size_t *u = rp__realloc(st->match.upd, n * sizeof *u);
     if (!u)
         return -1;
-    st->upd = u;
-    st->capupd = n;
+    st->match.upd = u;
+    st->match.capupd = n;
     return 0;
 }
 
@@ -364,17 +364,17 @@ static CUresult apply_updates(rp_stream *st, rp_seq *s)
         return CUDA_ERROR_OUT_OF_MEMORY;
     for (size_t k = 0; k < n; k++)
         if (s->vmask[k] && !held_same(st, s, k))
-            st->upd[need++] = k;
+            st->match.upd[need++] = k;
     if (!rp__cost_updates_pay(st->cs, n, need)) {
         rp__bound_hit(st->cs, RP_BOUND_UPDATES);
         return CUDA_ERROR_NOT_READY;
     }
     if (need > rp__eng_cfg.max_updates)
-        st->cs->st.beyond_max_updates++;
+        st->cs->counters.beyond_max_updates++;
     uint64_t t0 = need && rp__eng_cfg.cost_model ? rp__cost_now() : 0;
     for (size_t j = 0; j < need; j++) {
-        size_t k = st->upd[j];
-        rp_op *h = &s->held[k];
+        size_t k = st->match.upd[j];
+        rp_op *h = &s->ex.held[k];
         CUresult rc;
         /* The executable then holds every field of the deferred op; the
          * held record keeps its own parameter block (same size:
@@ -391,7 +391,7 @@ static CUresult apply_updates(rp_stream *st, rp_seq *s)
                     memcpy(h->params, p, h->param_bytes);
             }
         } else {
-            const rp_op *op = &st->def[k];
+            const rp_op *op = &st->match.def[k];
             rc = update_node(s, k, op);
             if (rc == CUDA_SUCCESS) {
                 uint8_t *params = h->params;
@@ -404,11 +404,11 @@ static CUresult apply_updates(rp_stream *st, rp_seq *s)
             }
         }
         if (rc != CUDA_SUCCESS) {
-            st->cs->st.update_failures++;
+            st->cs->counters.update_failures++;
             return rc;
         }
-        s->updates++;
-        st->cs->st.updates++;
+        s->ex.updates++;
+        st->cs->counters.updates++;
     }
     if (t0)
         rp__cost_sample(st->cs, RP_COST_UPDATE, rp__cost_now() - t0, need);
@@ -451,7 +451,7 @@ static const char *const step_names[] = {"graph launch", "asking about the previ
  * resolution began. */
 static int fj_clean(const rp_stream *x, uint64_t gen, CUstream target)
 {
-    return x && x->fj_after_gen == gen && x->fj_after_home == target;
+    return x && x->fj.after_gen == gen && x->fj.after_home == target;
 }
 
 static CUresult fj_ready(rp_stream *st, const rp_seq *s, CUstream target, uint64_t gen)
@@ -463,16 +463,16 @@ static CUresult fj_ready(rp_stream *st, const rp_seq *s, CUstream target, uint64
      * streams' ops eagerly too when the sequence is rooted, or when that
      * work ends with a record every side stream's first op waits on; or it
      * is a graph of ours, which needs nothing more to finish. */
-    int home_ok = !s->nside || s->rooted;
+    int home_ok = !s->fj.nside || s->fj.rooted;
     if (!home_ok && fj_clean(st, gen, target)) {
         home_ok = 1;
-        for (unsigned int i = 0; st->fj_tail_ev && i < s->nside; i++)
-            home_ok &= s->side_first[i] == st->fj_tail_ev;
+        for (unsigned int i = 0; st->fj.tail_ev && i < s->fj.nside; i++)
+            home_ok &= s->fj.side_first[i] == st->fj.tail_ev;
     }
     if (!home_ok)
         rc = D->cuStreamQuery(target);
-    for (unsigned int i = 0; i < s->nside && rc == CUDA_SUCCESS; i++) {
-        rp_stream *x = rp__stream_of(cs, s->side[i], 0);
+    for (unsigned int i = 0; i < s->fj.nside && rc == CUDA_SUCCESS; i++) {
+        rp_stream *x = rp__stream_of(cs, s->fj.side[i], 0);
         /* A side stream's ops wait, eagerly, for the legacy stream's work
          * before them when it is a blocking stream, and only then; in the
          * graph they wait as the home stream's launch does: the two must
@@ -480,16 +480,16 @@ static CUresult fj_ready(rp_stream *st, const rp_seq *s, CUstream target, uint64
         if (!x || x->blocking != st->blocking)
             rc = CUDA_ERROR_NOT_READY;
         else if (!fj_clean(x, gen, target))
-            rc = D->cuStreamQuery(s->side[i]);
+            rc = D->cuStreamQuery(s->fj.side[i]);
     }
-    for (size_t i = 0; i < s->next && rc == CUDA_SUCCESS; i++) {
+    for (size_t i = 0; i < s->fj.nexts && rc == CUDA_SUCCESS; i++) {
         rp_evinfo ei;
         /* Recorded last by the home stream (its flushed work ended with
          * this record): the home stream is after it already. */
-        if (fj_clean(st, gen, target) && st->fj_tail_ev == s->exts[i])
+        if (fj_clean(st, gen, target) && st->fj.tail_ev == s->fj.exts[i])
             continue;
-        if (!rp__ev_get(s->exts[i], &ei) || ei.after_gen != gen || ei.after_home != target)
-            rc = D->cuEventQuery(s->exts[i]);
+        if (!rp__ev_get(s->fj.exts[i], &ei) || ei.after_gen != gen || ei.after_home != target)
+            rc = D->cuEventQuery(s->fj.exts[i]);
     }
     return rc;
 }
@@ -514,14 +514,14 @@ static CUresult fj_after(rp_stream *st, const rp_seq *s, CUstream target, uint64
     rp_ctxstate *cs = st->cs;
     const struct rp__driver *D = cs->drv;
     CUresult rc = CUDA_SUCCESS;
-    if (s->nside) {
+    if (s->fj.nside) {
         rc = D->cuEventRecord(cs->fj.post, target);
-        for (unsigned int i = 0; i < s->nside && rc == CUDA_SUCCESS; i++)
-            rc = D->cuStreamWaitEvent(s->side[i], cs->fj.post, 0);
+        for (unsigned int i = 0; i < s->fj.nside && rc == CUDA_SUCCESS; i++)
+            rc = D->cuStreamWaitEvent(s->fj.side[i], cs->fj.post, 0);
     }
     size_t k = 0;
-    for (; k < s->nshadow && rc == CUDA_SUCCESS; k++) {
-        const struct rp_fj_shadow *o = &s->shadow[k];
+    for (; k < s->fj.nshadow && rc == CUDA_SUCCESS; k++) {
+        const struct rp_fj_shadow *o = &s->fj.shadow[k];
         rc = o->record ? D->cuEventRecord(o->ev, o->stream) : D->cuStreamWaitEvent(o->stream, o->ev, 0);
     }
     if (rc != CUDA_SUCCESS) {
@@ -529,25 +529,25 @@ static CUresult fj_after(rp_stream *st, const rp_seq *s, CUstream target, uint64
          * are recorded on `target`, complete once it is (none may complete
          * before its step's work). */
         CUresult src = D->cuStreamSynchronize(target);
-        for (size_t j = k; j < s->nshadow; j++)
-            if (s->shadow[j].record)
-                D->cuEventRecord(s->shadow[j].ev, target);
+        for (size_t j = k; j < s->fj.nshadow; j++)
+            if (s->fj.shadow[j].record)
+                D->cuEventRecord(s->fj.shadow[j].ev, target);
         (void)src;
         return rc;
     }
     /* Events recorded again on `target` come before the next replay there. */
-    for (size_t j = 0; j < s->nshadow; j++)
-        if (s->shadow[j].record && s->shadow[j].stream == target)
-            rp__ev_rerecorded(s->shadow[j].ev, gen, target);
-    if (s->nside) {
-        st->fj_after_gen = gen;
-        st->fj_after_home = target;
-        st->fj_tail_ev = NULL; /* its work ends with a graph of ours */
-        for (unsigned int i = 0; i < s->nside; i++) {
-            rp_stream *x = rp__stream_of(cs, s->side[i], 0);
+    for (size_t j = 0; j < s->fj.nshadow; j++)
+        if (s->fj.shadow[j].record && s->fj.shadow[j].stream == target)
+            rp__ev_rerecorded(s->fj.shadow[j].ev, gen, target);
+    if (s->fj.nside) {
+        st->fj.after_gen = gen;
+        st->fj.after_home = target;
+        st->fj.tail_ev = NULL; /* its work ends with a graph of ours */
+        for (unsigned int i = 0; i < s->fj.nside; i++) {
+            rp_stream *x = rp__stream_of(cs, s->fj.side[i], 0);
             if (x) {
-                x->fj_after_gen = gen;
-                x->fj_after_home = target;
+                x->fj.after_gen = gen;
+                x->fj.after_home = target;
             }
         }
     }
@@ -560,7 +560,7 @@ static CUresult replay(rp_stream *st, rp_seq *s, CUstream target, enum replay_st
     const struct rp__driver *D = st->cs->drv;
     *what = STEP_LAUNCH;
     size_t n = s->det->n;
-    if (s->multi) { /* first: nothing below is done for a replay not made */
+    if (s->fj.multi) { /* first: nothing below is done for a replay not made */
         CUresult rc = fj_ready(st, s, target, gen);
         if (rc != CUDA_SUCCESS) {
             *what = STEP_ORDER;
@@ -583,10 +583,10 @@ static CUresult replay(rp_stream *st, rp_seq *s, CUstream target, enum replay_st
         }
         for (size_t i = 0; i < n; i++)
             if (s->stage_of[i] != SIZE_MAX)
-                memcpy(s->sealed.staging[s->stage_of[i]].ptr, st->def[i].data, st->def[i].bytes);
+                memcpy(s->sealed.staging[s->stage_of[i]].ptr, st->match.def[i].data, st->match.def[i].bytes);
     }
     if (s->vmask) {
-        uint64_t h = rp__eng_cfg.max_variants > 1 && !s->origin && !s->multi &&
+        uint64_t h = rp__eng_cfg.max_variants > 1 && !s->origin && !s->fj.multi &&
                              !s->sealed.nstaging
                          ? choose_exec(st, s)
                          : 0;
@@ -596,7 +596,7 @@ static CUresult replay(rp_stream *st, rp_seq *s, CUstream target, enum replay_st
             return rc;
         }
         if (h)
-            s->held_hash = h; /* it holds this content now */
+            s->ex.held_hash = h; /* it holds this content now */
     }
     /* One graph launch in 8 is timed for the cost model. */
     uint64_t t0 = rp__eng_cfg.cost_model && !(s->replays & 7) ? rp__cost_now() : 0;
@@ -607,7 +607,7 @@ static CUresult replay(rp_stream *st, rp_seq *s, CUstream target, enum replay_st
         return rc;
     if (t0)
         rp__cost_sample(st->cs, RP_COST_LAUNCH, rp__cost_now() - t0, 1);
-    if (s->multi) {
+    if (s->fj.multi) {
         /* The graph ran: an error here is the program's to see, not a
          * reason to run the ops again. */
         CUresult arc = fj_after(st, s, target, gen + 1);
@@ -617,15 +617,15 @@ static CUresult replay(rp_stream *st, rp_seq *s, CUstream target, enum replay_st
     if (s->sealed.nstaging && D->cuEventRecord(s->done, target) == CUDA_SUCCESS)
         s->done_pending = 1;
     s->replays++;
-    s->too_many = 0;
+    s->ex.too_many = 0;
     rp__learn_paid(st);
     if (s->replays == 4) {
-        st->churn = 0; /* it paid off: the stream has stabilised */
+        st->learn.churn = 0; /* it paid off: the stream has stabilised */
         rp__det_paid_off(s->det); /* its entry: in the by-content or by-structure table */
     }
     s->last_use = st->cs->det.clock;
-    st->cs->st.replays++;
-    st->cs->st.ops_replayed += n;
+    st->cs->counters.replays++;
+    st->cs->counters.ops_replayed += n;
     return CUDA_SUCCESS;
 }
 
@@ -675,18 +675,18 @@ void rp__match_resolve(rp_stream *st, CUstream target, struct rp_resolved *out)
     out->replayed = NULL;
     out->nflushed = 0;
     out->err = CUDA_SUCCESS;
-    if (st->ndef == 0)
+    if (st->match.ndef == 0)
         return;
     /* Ops the fast path deferred are written down only if they are flushed
      * (they are kernels: the replay reads no record of theirs). */
-    size_t written = st->vseq ? st->vfrom : st->ndef;
+    size_t written = st->match.borrowed_seq ? st->match.borrowed_from : st->match.ndef;
     rp_ctxstate *cs = st->cs;
     uint64_t gen = atomic_load_explicit(&rp__issued, memory_order_relaxed);
     for (size_t i = 0; i < written; i++) /* every event op leaves the list below */
-        if (rp__op_is_event(st->def[i].kind))
+        if (rp__op_is_event(st->match.def[i].kind))
             atomic_fetch_sub(&rp__ev_deferred, 1);
     size_t done = 0;
-    rp_seq *c = st->complete;
+    rp_seq *c = st->match.complete;
     if (c) {
         rp__trace("replay sequence %u (%zu ops) on stream %p", c->id, c->det->n,
                   (void *)target);
@@ -701,18 +701,18 @@ void rp__match_resolve(rp_stream *st, CUstream target, struct rp_resolved *out)
             done = c->det->n;
             out->replayed = c;
             if (st->handle != CU_STREAM_PER_THREAD) /* see rp__match_first */
-                st->hint = c;
+                st->match.hint = c;
         } else if (rc == CUDA_ERROR_NOT_READY && failed == STEP_ORDER) {
             /* A fork/join sequence whose streams are busy: eagerly this
              * time, the graph stays. */
-            cs->st.fork_joins_busy++;
+            cs->counters.fork_joins_busy++;
         } else if (rc == CUDA_ERROR_NOT_READY && failed == STEP_STAGING) {
-            cs->st.staging_busy++; /* likewise */
+            cs->counters.staging_busy++; /* likewise */
         } else if (rc == CUDA_ERROR_NOT_READY) {
             /* The graph stays while next time may need fewer updates; when
              * it keeps needing too many it goes, and its shape backs off. */
-            cs->st.too_many_updates++;
-            if (++c->too_many >= 3)
+            cs->counters.too_many_updates++;
+            if (++c->ex.too_many >= 3)
                 c->broken = 1;
         } else {
             /* A replay runs every recorded op or none: the ops go eagerly
@@ -727,32 +727,32 @@ void rp__match_resolve(rp_stream *st, CUstream target, struct rp_resolved *out)
                         "dropped", step_names[failed], refused ? "refused by the driver" : "failed",
                         (int)rc);
             c->broken = 1;
-            cs->st.replay_failures++;
+            cs->counters.replay_failures++;
         }
     }
-    if (done < st->ndef) {
-        cs->st.divergences++;
+    if (done < st->match.ndef) {
+        cs->counters.divergences++;
         /* Candidates still matching when a boundary came: the program
          * stopped before their end. */
-        for (size_t i = 0; i < st->ncand; i++)
-            diverged(st->cand[i], st->ndef, "a boundary came before the sequence ended");
+        for (size_t i = 0; i < st->match.ncand; i++)
+            diverged(st->match.cand[i], st->match.ndef, "a boundary came before the sequence ended");
     }
     for (size_t i = 0; i < done && i < written; i++)
-        if (!st->def[i].borrowed) /* a borrowed one owns nothing */
-            rp__op_free(&st->def[i]);
-    if (done < st->ndef)
+        if (!st->match.def[i].borrowed) /* a borrowed one owns nothing */
+            rp__op_free(&st->match.def[i]);
+    if (done < st->match.ndef)
         write_down(st);
-    st->vseq = NULL;
-    if (done < st->ndef) {
-        rp__trace("flush %zu deferred ops on stream %p", st->ndef - done, (void *)target);
-        rp__nvtx_push("reprise: flush %zu ops", st->ndef - done);
+    st->match.borrowed_seq = NULL;
+    if (done < st->match.ndef) {
+        rp__trace("flush %zu deferred ops on stream %p", st->match.ndef - done, (void *)target);
+        rp__nvtx_push("reprise: flush %zu ops", st->match.ndef - done);
     }
     size_t kept = 0;
     struct fj_tail tails[RP_FJ_STREAMS], hometail = {NULL, NULL, 0};
     size_t ntails = 0;
     int track = target == st->handle;
-    for (size_t i = done; i < st->ndef; i++) {
-        rp_op *op = &st->def[i];
+    for (size_t i = done; i < st->match.ndef; i++) {
+        rp_op *op = &st->match.def[i];
         CUresult rc = issue_eager(st, op, target);
         if (rc != CUDA_SUCCESS) {
             if (out->err == CUDA_SUCCESS)
@@ -776,14 +776,14 @@ void rp__match_resolve(rp_stream *st, CUstream target, struct rp_resolved *out)
         }
         free(op->data); /* payload: not part of what is learnt */
         op->data = NULL;
-        st->def[kept++] = *op;
+        st->match.def[kept++] = *op;
     }
-    if (done < st->ndef)
+    if (done < st->match.ndef)
         rp__nvtx_pop();
     /* Work reached streams: once for the resolution (what fj_after expects),
      * once more for ops flushed, which may be a side stream's. */
     rp__note_issue();
-    if (done < st->ndef) {
+    if (done < st->match.ndef) {
         rp__note_issue();
         /* A side stream whose last flushed op was a record the home stream
          * then waited on has all its work ordered before the home stream's
@@ -791,80 +791,80 @@ void rp__match_resolve(rp_stream *st, CUstream target, struct rp_resolved *out)
         for (size_t i = 0; track && i < ntails; i++) {
             rp_stream *x = tails[i].joined ? rp__stream_of(cs, tails[i].h, 0) : NULL;
             if (x) {
-                x->fj_after_gen = gen + 2;
-                x->fj_after_home = st->handle;
+                x->fj.after_gen = gen + 2;
+                x->fj.after_home = st->handle;
             }
         }
         /* The home stream's flushed work ending with a record: a sequence
          * whose side streams all begin by waiting on it may be replayed
          * next (fj_ready). */
         if (track && hometail.joined && hometail.rec) {
-            st->fj_after_gen = gen + 2;
-            st->fj_after_home = st->handle;
-            st->fj_tail_ev = hometail.rec;
+            st->fj.after_gen = gen + 2;
+            st->fj.after_home = st->handle;
+            st->fj.tail_ev = hometail.rec;
         }
     }
     out->nflushed = kept;
-    st->ndef = kept;
-    st->ncand = 0;
-    st->complete = NULL;
+    st->match.ndef = kept;
+    st->match.ncand = 0;
+    st->match.complete = NULL;
 }
 
-/* Drop the candidates that cannot match the op at position st->ndef, noting
+/* Drop the candidates that cannot match the op at position st->match.ndef, noting
  * why for the report. */
 static void narrow(rp_stream *st, const rp_op *op)
 {
     size_t k = 0;
-    for (size_t i = 0; i < st->ncand; i++) {
-        rp_seq *s = st->cand[i];
-        if (s->det->n <= st->ndef) /* NEVER: complete candidates left the list */
+    for (size_t i = 0; i < st->match.ncand; i++) {
+        rp_seq *s = st->match.cand[i];
+        if (s->det->n <= st->match.ndef) /* NEVER: complete candidates left the list */
             continue;
-        const rp_op *want = &s->det->ops[st->ndef];
-        if (!s->broken && seq_match(s, st->ndef, op))
-            st->cand[k++] = s;
+        const rp_op *want = &s->det->ops[st->match.ndef];
+        if (!s->broken && seq_match(s, st->match.ndef, op))
+            st->match.cand[k++] = s;
         else if (!s->broken)
-            diverged(s, st->ndef, rp__op_same_structure(want, op)
+            diverged(s, st->match.ndef, rp__op_same_structure(want, op)
                                       ? "same operation, other arguments, geometry or addresses"
                                       : "another operation");
     }
-    st->ncand = k;
+    st->match.ncand = k;
 }
 
 static void note_complete(rp_stream *st)
 {
     size_t k = 0;
-    for (size_t i = 0; i < st->ncand; i++) {
-        rp_seq *s = st->cand[i];
-        if (s->det->n == st->ndef) {
+    for (size_t i = 0; i < st->match.ncand; i++) {
+        rp_seq *s = st->match.cand[i];
+        if (s->det->n == st->match.ndef) {
             /* The longest wins; between equals, an exact one (no updates). */
-            if (!st->complete || st->complete->det->n < s->det->n ||
-                (st->complete->vmask && !s->vmask))
-                st->complete = s;
+            if (!st->match.complete || st->match.complete->det->n < s->det->n ||
+                (st->match.complete->vmask && !s->vmask))
+                st->match.complete = s;
         } else {
-            st->cand[k++] = s;
+            st->match.cand[k++] = s;
         }
     }
-    st->ncand = k;
+    st->match.ncand = k;
 }
 
 enum rp_offer rp__match_offer(rp_stream *st, const rp_op *op)
 {
     write_down(st);
-    if (st->ndef) {
+    if (st->match.ndef) {
         narrow(st, op);
         /* Divergence (or a complete match followed by an op that no
          * longer sequence extends): what is pending must be resolved
          * first, then the op starts afresh. */
-        return st->ncand ? RP_OFFER_MATCHES : RP_OFFER_RESOLVE;
+        return st->match.ncand ? RP_OFFER_MATCHES : RP_OFFER_RESOLVE;
     }
-    st->complete = NULL;
-    st->ncand = 0;
-    for (size_t i = 0; i < st->cs->nseqs && st->ncand < RP_MAX_CANDIDATES; i++) {
+    st->match.complete = NULL;
+    st->match.ncand = 0;
+    for (size_t i = 0; i < st->cs->nseqs && st->match.ncand < RP_MAX_CANDIDATES; i++) {
         rp_seq *s = st->cs->seqs[i];
         if (!s->broken && s->ctx == op->ctx && s->home == st->handle && seq_match(s, 0, op))
-            st->cand[st->ncand++] = s;
+            st->match.cand[st->match.ncand++] = s;
     }
-    return st->ncand ? RP_OFFER_MATCHES : RP_OFFER_EAGER;
+    return st->match.ncand ? RP_OFFER_MATCHES : RP_OFFER_EAGER;
 }
 
 /* The fast path at op k of a candidate with volatile fields (op k's may be
@@ -917,20 +917,20 @@ static int match_masked(rp_stream *st, const rp_seq *s, size_t k, const rp_launc
  * when it is too small for it. */
 static int arena_room(rp_stream *st, const rp_seq *s)
 {
-    if (st->varena_cap >= s->ptotal)
+    if (st->match.arena_cap >= s->match.ptotal)
         return 0;
-    uint8_t *a = rp__realloc(st->varena, s->ptotal);
+    uint8_t *a = rp__realloc(st->match.arena, s->match.ptotal);
     if (!a)
         return -1;
-    st->varena = a;
-    st->varena_cap = s->ptotal;
+    st->match.arena = a;
+    st->match.arena_cap = s->match.ptotal;
     return 0;
 }
 
 enum rp_offer rp__match_first(rp_stream *st, CUstream h, const rp_launch *l,
                               enum rp__entry entry)
 {
-    rp_seq *s = st->hint; /* never a per-thread stream's (rp__match_resolve) */
+    rp_seq *s = st->match.hint; /* never a per-thread stream's (rp__match_resolve) */
     if (!s || !s->first_unique)
         return RP_OFFER_EAGER;
     return rp__match_at(st, s, 0, h, *l, entry);
@@ -938,13 +938,13 @@ enum rp_offer rp__match_first(rp_stream *st, CUstream h, const rp_launch *l,
 
 int rp__match_masked(rp_stream *st, const rp_seq *s, size_t k, const rp_launch *l)
 {
-    return s->poff && arena_room(st, s) == 0 && match_masked(st, s, k, l);
+    return s->match.poff && arena_room(st, s) == 0 && match_masked(st, s, k, l);
 }
 
 void rp__match_cancel(rp_stream *st)
 {
-    st->ncand = 0;
-    st->complete = NULL;
+    st->match.ncand = 0;
+    st->match.complete = NULL;
 }
 
 enum rp_offer rp__match_defer(rp_stream *st, rp_op *op)
@@ -954,5 +954,5 @@ enum rp_offer rp__match_defer(rp_stream *st, rp_op *op)
         return RP_OFFER_RESOLVE;
     }
     note_complete(st);
-    return st->ncand == 0 && st->complete ? RP_OFFER_COMPLETE : RP_OFFER_DEFERRED;
+    return st->match.ncand == 0 && st->match.complete ? RP_OFFER_COMPLETE : RP_OFFER_DEFERRED;
 }

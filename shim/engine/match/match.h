@@ -39,7 +39,7 @@ static inline __attribute__((always_inline)) enum rp_offer
 rp__match_at(rp_stream *st, rp_seq *s, size_t k, CUstream h, rp_launch l, enum rp__entry entry)
 {
     size_t n = s->det->n;
-    const rp_fast *fo = s->fast ? &s->fast[k] : NULL;
+    const rp_fast *fo = s->match.fast ? &s->match.fast[k] : NULL;
     if (!fo || fo->f != l.f || fo->stream != h || fo->tag != rp__fast_tag(entry, l.ptsz) ||
         s->broken)
         return RP_OFFER_EAGER;
@@ -59,28 +59,28 @@ rp__match_at(rp_stream *st, rp_seq *s, size_t k, CUstream h, rp_launch l, enum r
         if (!rp__op_is_launch(&s->det->ops[k], s->lay[k], copy.f, copy.grid, copy.kp))
             return RP_OFFER_EAGER;
     }
-    if (!st->vseq) {
+    if (!st->match.borrowed_seq) {
         /* Room for the rest of the sequence now: writing it down later
          * must not fail. */
-        if (n > st->capdef && rp__def_reserve(st, n) != 0)
+        if (n > st->match.capdef && rp__def_reserve(st, n) != 0)
             return RP_OFFER_EAGER;
-        st->vseq = s;
-        st->vfrom = k;
-        st->vopno = st->opno;
+        st->match.borrowed_seq = s;
+        st->match.borrowed_from = k;
+        st->match.borrowed_opno = st->opno;
     }
     if (!k) { /* as rp__match_offer and rp__defer begin a match */
-        st->cand[0] = s;
-        st->ncand = 1;
-        st->complete = NULL;
+        st->match.cand[0] = s;
+        st->match.ncand = 1;
+        st->match.complete = NULL;
         rp__idle_watch();
     }
     st->opno++;
     /* Complete after op k: `s`, the only candidate, is the longest
      * (replay.c, note_complete). */
-    if ((st->ndef = k + 1) < n)
+    if ((st->match.ndef = k + 1) < n)
         return RP_OFFER_DEFERRED;
-    st->complete = s;
-    st->ncand = 0;
+    st->match.complete = s;
+    st->match.ncand = 0;
     return RP_OFFER_COMPLETE;
 }
 
@@ -91,7 +91,7 @@ rp__match_at(rp_stream *st, rp_seq *s, size_t k, CUstream h, rp_launch l, enum r
  * sequence's next op (exactly, or outside the op's volatile fields, whose
  * values are then kept: rp__match_masked), it is deferred as a borrowed
  * record (the sequence's own: nothing recorded, nothing copied, written
- * down only if something reads it: see rp_stream.vseq) and given its
+ * down only if something reads it: see rp_stream.match.borrowed_seq) and given its
  * position: DEFERRED, or COMPLETE (resolve now). Otherwise EAGER, and
  * nothing was done (the caller records the launch and offers it as usual).
  * The sequence outlives the borrowed records: it stays the candidate or the
@@ -102,14 +102,14 @@ rp__match_launch(rp_stream *st, CUstream h, rp_launch l, enum rp__entry entry)
 {
     if (l.extra || (l.cfg && l.cfg->numAttrs))
         return RP_OFFER_EAGER;
-    size_t k = st->ndef;
+    size_t k = st->match.ndef;
     if (RP_UNLIKELY(!k)) {
         rp_launch copy = l; /* in memory here only */
         return rp__match_first(st, h, &copy, entry);
     }
-    if (st->ncand != 1)
+    if (st->match.ncand != 1)
         return RP_OFFER_EAGER;
-    return rp__match_at(st, st->cand[0], k, h, l, entry);
+    return rp__match_at(st, st->match.cand[0], k, h, l, entry);
 }
 
 #endif

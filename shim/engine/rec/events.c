@@ -123,7 +123,7 @@ int rp__ev_touched(CUevent e, rp_ctxstate *cs, rp_stream *home)
     if (s && ok) {
         s->info.live_cs = cs;
         s->info.live_home = home;
-        s->info.live_epoch = home->fj_epoch;
+        s->info.live_epoch = home->trace.epoch;
     }
     pthread_mutex_unlock(&ev_lock);
     return ok;

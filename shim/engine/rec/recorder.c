@@ -141,7 +141,7 @@ static int keep_attrs(rp_ctxstate *cs, const CUlaunchConfig *cfg, CUlaunchAttrib
 {
     int n = 0;
     if (cfg && cfg->numAttrs && !cfg->attrs) {
-        cs->st.attr_boundaries[0]++; /* the driver's INVALID_VALUE, eagerly */
+        cs->counters.attr_boundaries[0]++; /* the driver's INVALID_VALUE, eagerly */
         return -1;
     }
     for (unsigned int i = 0; cfg && i < cfg->numAttrs; i++) {
@@ -181,11 +181,11 @@ static int keep_attrs(rp_ctxstate *cs, const CUlaunchConfig *cfg, CUlaunchAttrib
             k.value.memSyncDomain = a->value.memSyncDomain;
             break;
         default:
-            cs->st.attr_boundaries[(unsigned int)a->id < RP_ATTR_IDS ? a->id : 0]++;
+            cs->counters.attr_boundaries[(unsigned int)a->id < RP_ATTR_IDS ? a->id : 0]++;
             return -1;
         }
         if (n == RP_MAX_ATTRS) {
-            cs->st.attr_boundaries[0]++;
+            cs->counters.attr_boundaries[0]++;
             return -1;
         }
         out[n++] = k;

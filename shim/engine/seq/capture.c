@@ -79,26 +79,26 @@ void rp__seq_destroy(rp_seq *s)
         D->cuGraphDestroy(s->origin);
     if (cs) {
         for (size_t i = 0; i < s->sealed.nstaging; i++)
-            cs->st.staging_live_bytes -= s->sealed.staging[i].bytes;
+            cs->counters.staging_live_bytes -= s->sealed.staging[i].bytes;
         rp__lc_sealed_release_after(&cs->lc, &s->sealed, busy);
     } else if (busy) {
         D->cuEventDestroy_v2(busy);
     }
     size_t n = s->det ? s->det->n : 0;
-    held_free(s->held, n);
-    for (unsigned int j = 0; j < s->nalt; j++) {
-        D->cuGraphExecDestroy(s->alt[j]);
-        held_free(s->alt_held[j], n);
+    held_free(s->ex.held, n);
+    for (unsigned int j = 0; j < s->ex.nalt; j++) {
+        D->cuGraphExecDestroy(s->ex.alt[j]);
+        held_free(s->ex.alt_held[j], n);
     }
     if (cs)
-        cs->nalts -= s->nalt;
-    free(s->shadow);
-    free(s->exts);
+        cs->nalts -= s->ex.nalt;
+    free(s->fj.shadow);
+    free(s->fj.exts);
     free(s->lay);
-    free(s->fast);
-    free(s->fvals);
-    free(s->poff);
-    free(s->nodes);
+    free(s->match.fast);
+    free(s->match.fvals);
+    free(s->match.poff);
+    free(s->ex.nodes);
     free(s->vmask);
     free(s->stage_of);
     free(s);
@@ -110,21 +110,21 @@ void rp__seq_destroy(rp_seq *s)
 static void fast_setup(rp_seq *s, const rp_det_entry *e)
 {
     size_t nvals = 0;
-    if (!s->lay || !(s->fast = rp__calloc(e->n, sizeof *s->fast)))
+    if (!s->lay || !(s->match.fast = rp__calloc(e->n, sizeof *s->match.fast)))
         return;
     for (size_t i = 0; i < e->n; i++)
         if (s->lay[i])
             nvals += s->lay[i]->n;
-    if (nvals && !(s->fvals = rp__malloc(nvals * sizeof *s->fvals))) {
-        free(s->fast);
-        s->fast = NULL;
+    if (nvals && !(s->match.fvals = rp__malloc(nvals * sizeof *s->match.fvals))) {
+        free(s->match.fast);
+        s->match.fast = NULL;
         return;
     }
     nvals = 0;
     for (size_t i = 0; i < e->n; i++) {
         const rp_op *op = &e->ops[i];
         const rp_param_layout *L = s->lay[i];
-        rp_fast *f = &s->fast[i];
+        rp_fast *f = &s->match.fast[i];
         if (op->kind != RP_OP_KERNEL || !L || op->nattrs || L->total != op->param_bytes)
             continue; /* f->f NULL: never matched by the fast path */
         f->f = op->func;
@@ -147,10 +147,10 @@ static void fast_setup(rp_seq *s, const rp_det_entry *e)
             } else {
                 memcpy(&v, op->params + L->off[j], 8);
             }
-            s->fvals[nvals + j] = v;
+            s->match.fvals[nvals + j] = v;
         }
         f->words = 1;
-        f->vals = s->fvals + nvals;
+        f->vals = s->match.fvals + nvals;
         nvals += L->n;
     }
 }
@@ -164,13 +164,13 @@ static void log_failure_once(const char *what, CUresult rc)
 }
 
 /* Set up what a sequence with volatile fields needs besides its nodes
- * (s->nodes, filled in the window): its mask and a copy of the values the
+ * (s->ex.nodes, filled in the window): its mask and a copy of the values the
  * executable will hold. Returns 0, or -1 when memory runs out. */
 static int volatile_setup(rp_seq *s, const rp_det_entry *e, const uint64_t *vmask)
 {
     s->vmask = rp__malloc(e->n * sizeof *s->vmask);
-    s->held = held_values(e);
-    if (!s->vmask || !s->nodes || !s->held)
+    s->ex.held = held_values(e);
+    if (!s->vmask || !s->ex.nodes || !s->ex.held)
         return -1;
     memcpy(s->vmask, vmask, e->n * sizeof *s->vmask);
     return 0;
@@ -193,7 +193,7 @@ CUgraphExec rp__seq_alt_exec(rp_seq *s, rp_op **held)
         return NULL;
     CUresult rc = cs->drv->cuGraphInstantiateWithFlags(&x, s->sealed.graph, 0);
     if (rc == CUDA_SUCCESS) {
-        cs->st.instantiates++;
+        cs->counters.instantiates++;
         rc = cs->drv->cuGraphUpload(x, cs->priv);
         if (rc != CUDA_SUCCESS) {
             cs->drv->cuGraphExecDestroy(x);
@@ -202,7 +202,7 @@ CUgraphExec rp__seq_alt_exec(rp_seq *s, rp_op **held)
     } else {
         x = NULL;
     }
-    cs->st.instantiate_ns += now_ns() - t0;
+    cs->counters.instantiate_ns += now_ns() - t0;
     if (!x) {
         static unsigned int logged;
         if (logged++ < 4)
@@ -239,7 +239,7 @@ static CUresult node_of_last(rp_ctxstate *cs, CUstream stream, CUgraphNode *out)
  * become its nodes. The update pairs the two graphs' nodes in topological
  * order, which for the shim's graphs (one stream, one chain, each op's node
  * depending on the one before) is op order: op i of s pairs with op i of
- * reuse, whose node handle is reuse->nodes[i]. */
+ * reuse, whose node handle is reuse->ex.nodes[i]. */
 static void take_over(rp_seq *s, rp_seq *reuse)
 {
     s->exec = reuse->exec;
@@ -252,16 +252,16 @@ static void take_over(rp_seq *s, rp_seq *reuse)
         s->origin = reuse->sealed.graph;
         reuse->sealed.graph = NULL;
     }
-    free(s->nodes);
-    s->nodes = reuse->nodes;
-    reuse->nodes = NULL;
+    free(s->ex.nodes);
+    s->ex.nodes = reuse->ex.nodes;
+    reuse->ex.nodes = NULL;
 }
 
 /* ---- fork/join ------------------------------------------------------------- */
 
 /* How a sequence's ops map onto the capture: op i runs on private stream
  * `on[i]` (0: the context's private stream, standing for the sequence's
- * home; i > 0: fj.side[i - 1], standing for s->side[i - 1]), and an event
+ * home; i > 0: fj.side[i - 1], standing for s->fj.side[i - 1]), and an event
  * op names private event `evx[i]` (fj.ev[...], standing for the program's
  * event), or none (SIZE_MAX) for a wait on an event recorded outside the
  * sequence: the capture leaves it out, and the replay waits before. */
@@ -287,9 +287,9 @@ static int plan(rp_seq *s, const rp_det_entry *e, fj_plan *p)
     memset(p, 0, sizeof *p);
     p->on = rp__calloc(e->n, 1);
     p->evx = rp__calloc(e->n, sizeof *p->evx);
-    s->exts = rp__calloc(e->n, sizeof *s->exts);
-    s->shadow = rp__calloc(e->n, sizeof *s->shadow);
-    if (!p->on || !p->evx || !s->exts || !s->shadow)
+    s->fj.exts = rp__calloc(e->n, sizeof *s->fj.exts);
+    s->fj.shadow = rp__calloc(e->n, sizeof *s->fj.shadow);
+    if (!p->on || !p->evx || !s->fj.exts || !s->fj.shadow)
         return -1;
     CUstream last_rec_on[RP_FJ_EVENTS]; /* where each event was last recorded so far */
     for (size_t i = 0; i < e->n; i++) {
@@ -297,13 +297,13 @@ static int plan(rp_seq *s, const rp_det_entry *e, fj_plan *p)
         p->evx[i] = SIZE_MAX;
         if (op->stream != s->home) {
             unsigned int k = 0;
-            while (k < s->nside && s->side[k] != op->stream)
+            while (k < s->fj.nside && s->fj.side[k] != op->stream)
                 k++;
-            if (k == s->nside) {
-                if (s->nside == RP_FJ_STREAMS)
+            if (k == s->fj.nside) {
+                if (s->fj.nside == RP_FJ_STREAMS)
                     return 1;
-                s->side_first[s->nside] = op->kind == RP_OP_EVWAIT ? op->ev : NULL;
-                s->side[s->nside++] = op->stream;
+                s->fj.side_first[s->fj.nside] = op->kind == RP_OP_EVWAIT ? op->ev : NULL;
+                s->fj.side[s->fj.nside++] = op->stream;
             }
             p->on[i] = (unsigned char)(k + 1);
         }
@@ -320,20 +320,20 @@ static int plan(rp_seq *s, const rp_det_entry *e, fj_plan *p)
             }
             p->evx[i] = j;
             last_rec_on[j] = op->stream;
-            s->shadow[s->nshadow++] = (struct rp_fj_shadow){op->stream, op->ev, 1};
+            s->fj.shadow[s->fj.nshadow++] = (struct rp_fj_shadow){op->stream, op->ev, 1};
         } else if (j < p->nev) {
             p->evx[i] = j; /* recorded earlier in the sequence: an edge */
             if (last_rec_on[j] != op->stream) /* on its own stream: nothing to wait for */
-                s->shadow[s->nshadow++] = (struct rp_fj_shadow){op->stream, op->ev, 0};
+                s->fj.shadow[s->fj.nshadow++] = (struct rp_fj_shadow){op->stream, op->ev, 0};
         } else {
             size_t k = 0;
-            while (k < s->next && s->exts[k] != op->ev)
+            while (k < s->fj.nexts && s->fj.exts[k] != op->ev)
                 k++;
-            if (k == s->next)
-                s->exts[s->next++] = op->ev;
+            if (k == s->fj.nexts)
+                s->fj.exts[s->fj.nexts++] = op->ev;
         }
     }
-    s->rooted = rp__ops_rooted(e->ops, e->n, 0, s->home);
+    s->fj.rooted = rp__ops_rooted(e->ops, e->n, 0, s->home);
     return 0;
 }
 
@@ -347,7 +347,7 @@ static CUresult fj_prepare(rp_ctxstate *cs, const rp_seq *s, size_t nev)
 #define FJ_EVENT(x)                                                                                 if (rc == CUDA_SUCCESS && !(x) && (rc = D->cuEventCreate(&(x), CU_EVENT_DISABLE_TIMING)))           (x) = NULL;
     FJ_EVENT(f->fork)
     FJ_EVENT(f->post)
-    for (unsigned int i = 0; i < s->nside; i++) {
+    for (unsigned int i = 0; i < s->fj.nside; i++) {
         if (rc == CUDA_SUCCESS && !f->side[i] &&
             (rc = D->cuStreamCreate(&f->side[i], CU_STREAM_NON_BLOCKING)) != CUDA_SUCCESS)
             f->side[i] = NULL;
@@ -391,8 +391,8 @@ static CUstream window_stream(rp_ctxstate *cs, const fj_plan *p, size_t i)
 static CUresult fj_fork(rp_ctxstate *cs, const rp_seq *s)
 {
     const struct rp__driver *D = cs->drv;
-    CUresult rc = s->nside ? D->cuEventRecord(cs->fj.fork, cs->priv) : CUDA_SUCCESS;
-    for (unsigned int i = 0; i < s->nside && rc == CUDA_SUCCESS; i++)
+    CUresult rc = s->fj.nside ? D->cuEventRecord(cs->fj.fork, cs->priv) : CUDA_SUCCESS;
+    for (unsigned int i = 0; i < s->fj.nside && rc == CUDA_SUCCESS; i++)
         rc = D->cuStreamWaitEvent(cs->fj.side[i], cs->fj.fork, 0);
     return rc;
 }
@@ -402,7 +402,7 @@ static CUresult fj_join(rp_ctxstate *cs, const rp_seq *s)
 {
     const struct rp__driver *D = cs->drv;
     CUresult rc = CUDA_SUCCESS;
-    for (unsigned int i = 0; i < s->nside && rc == CUDA_SUCCESS; i++) {
+    for (unsigned int i = 0; i < s->fj.nside && rc == CUDA_SUCCESS; i++) {
         rc = D->cuEventRecord(cs->fj.join[i], cs->fj.side[i]);
         if (rc == CUDA_SUCCESS)
             rc = D->cuStreamWaitEvent(cs->priv, cs->fj.join[i], 0);
@@ -443,13 +443,13 @@ static void count_nodes(rp_ctxstate *cs, CUgraph g)
         if (cs->drv->cuGraphNodeGetType(nodes[i], &t) != CUDA_SUCCESS)
             continue;
         if (t == CU_GRAPH_NODE_TYPE_KERNEL)
-            cs->st.nodes_kernel++;
+            cs->counters.nodes_kernel++;
         else if (t == CU_GRAPH_NODE_TYPE_MEMCPY)
-            cs->st.nodes_memcpy++;
+            cs->counters.nodes_memcpy++;
         else if (t == CU_GRAPH_NODE_TYPE_MEMSET)
-            cs->st.nodes_memset++;
+            cs->counters.nodes_memset++;
         else
-            cs->st.nodes_other++;
+            cs->counters.nodes_other++;
     }
 }
 
@@ -492,14 +492,14 @@ rp_seq *rp__capture(rp_ctxstate *cs, rp_det_entry *e, const uint64_t *vmask, rp_
     s->det = e;
     s->home = home;
     for (size_t i = 0; i < e->n; i++)
-        s->multi |= e->ops[i].stream != home || rp__op_is_event(e->ops[i].kind);
+        s->fj.multi |= e->ops[i].stream != home || rp__op_is_event(e->ops[i].kind);
     fj_plan fp;
     memset(&fp, 0, sizeof fp);
-    int planned = s->multi ? plan(s, e, &fp) : 0;
+    int planned = s->fj.multi ? plan(s, e, &fp) : 0;
     /* Every sequence notes its ops' nodes, volatile or not: a later shape
      * that takes its executable over needs them to update nodes. */
-    s->nodes = rp__calloc(e->n, sizeof *s->nodes);
-    if (!s->nodes || planned || (vmask && volatile_setup(s, e, vmask) != 0)) {
+    s->ex.nodes = rp__calloc(e->n, sizeof *s->ex.nodes);
+    if (!s->ex.nodes || planned || (vmask && volatile_setup(s, e, vmask) != 0)) {
         free(stage_of);
         free(sizes);
         plan_free(&fp);
@@ -520,7 +520,7 @@ rp_seq *rp__capture(rp_ctxstate *cs, rp_det_entry *e, const uint64_t *vmask, rp_
     CUresult rc = CUDA_SUCCESS;
     if (nstage)
         rc = cs->drv->cuEventCreate(&s->done, CU_EVENT_DISABLE_TIMING);
-    if (rc == CUDA_SUCCESS && s->multi)
+    if (rc == CUDA_SUCCESS && s->fj.multi)
         rc = fj_prepare(cs, s, fp.nev);
     if (rc == CUDA_SUCCESS)
         rc = rp__lc_prepare(&cs->win, sizes, nstage);
@@ -544,7 +544,7 @@ rp_seq *rp__capture(rp_ctxstate *cs, rp_det_entry *e, const uint64_t *vmask, rp_
     if (rc == CUDA_SUCCESS) {
         /* A side stream that did not join the capture would run its ops
          * for real: if the fork fails, nothing is issued. */
-        CUresult frc = s->multi ? fj_fork(cs, s) : CUDA_SUCCESS;
+        CUresult frc = s->fj.multi ? fj_fork(cs, s) : CUDA_SUCCESS;
         rp__lc_note_issued(&cs->win, frc);
         for (size_t i = 0; i < e->n && frc == CUDA_SUCCESS; i++) {
             const void *staged = stage_of[i] != SIZE_MAX ? cs->win.staging[stage_of[i]].ptr : NULL;
@@ -554,24 +554,24 @@ rp_seq *rp__capture(rp_ctxstate *cs, rp_det_entry *e, const uint64_t *vmask, rp_
                 continue;
             }
             CUresult irc = rp__rec_issue(cs, &e->ops[i], on, staged);
-            if (irc == CUDA_SUCCESS && s->nodes && node_of_last(cs, on, &s->nodes[i]) != CUDA_SUCCESS) {
+            if (irc == CUDA_SUCCESS && s->ex.nodes && node_of_last(cs, on, &s->ex.nodes[i]) != CUDA_SUCCESS) {
                 /* A sequence that updates nodes cannot do without them;
                  * one that does not only loses them. */
                 if (s->vmask)
                     irc = CUDA_ERROR_NOT_SUPPORTED;
-                free(s->nodes);
-                s->nodes = NULL;
+                free(s->ex.nodes);
+                s->ex.nodes = NULL;
             }
             rp__lc_note_issued(&cs->win, irc);
         }
-        if (s->multi && frc == CUDA_SUCCESS)
+        if (s->fj.multi && frc == CUDA_SUCCESS)
             rp__lc_note_issued(&cs->win, fj_join(cs, s));
         rc = rp__lc_end(&cs->win, &s->sealed);
     }
     plan_free(&fp);
     s->stage_of = stage_of;
     uint64_t t1 = now_ns();
-    cs->st.capture_ns += t1 - t0;
+    cs->counters.capture_ns += t1 - t0;
     if (rc != CUDA_SUCCESS) {
         rp__lc_abort(&cs->win);
         log_failure_once("capture", rc);
@@ -581,7 +581,7 @@ rp_seq *rp__capture(rp_ctxstate *cs, rp_det_entry *e, const uint64_t *vmask, rp_
     rc = CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE;
     /* A sequence that updates nodes can take over only an executable whose
      * node handles are known. */
-    if (reuse && reuse->exec && !reuse->multi && !s->multi && (reuse->nodes || !s->vmask)) {
+    if (reuse && reuse->exec && !reuse->fj.multi && !s->fj.multi && (reuse->ex.nodes || !s->vmask)) {
         /* The shape changed for good: an update of the old executable is
          * cheaper than a new one, where the driver accepts it. */
         CUgraphExecUpdateResultInfo info;
@@ -589,15 +589,15 @@ rp_seq *rp__capture(rp_ctxstate *cs, rp_det_entry *e, const uint64_t *vmask, rp_
         rc = cs->drv->cuGraphExecUpdate_v2(reuse->exec, s->sealed.graph, &info);
         if (rc == CUDA_SUCCESS) {
             take_over(s, reuse);
-            cs->st.exec_updates++;
+            cs->counters.exec_updates++;
         } else {
-            cs->st.exec_update_refused++;
+            cs->counters.exec_update_refused++;
         }
     }
     if (rc != CUDA_SUCCESS) {
         rc = cs->drv->cuGraphInstantiateWithFlags(&s->exec, s->sealed.graph, 0);
         if (rc == CUDA_SUCCESS)
-            cs->st.instantiates++;
+            cs->counters.instantiates++;
     }
     if (rc != CUDA_SUCCESS)
         s->exec = NULL;
@@ -605,18 +605,18 @@ rp_seq *rp__capture(rp_ctxstate *cs, rp_det_entry *e, const uint64_t *vmask, rp_
         /* Upload now, on the private stream, so the first replay does not
          * pay for it on the program's stream. */
         rc = cs->drv->cuGraphUpload(s->exec, cs->priv);
-    cs->st.instantiate_ns += now_ns() - t1;
+    cs->counters.instantiate_ns += now_ns() - t1;
     if (rc != CUDA_SUCCESS) {
         log_failure_once(s->exec ? "upload" : "instantiate", rc);
         rp__seq_destroy(s);
         return NULL;
     }
     count_nodes(cs, s->sealed.graph);
-    if (s->nside)
-        cs->st.fork_joins++;
+    if (s->fj.nside)
+        cs->counters.fork_joins++;
     for (size_t i = 0; i < s->sealed.nstaging; i++) {
-        cs->st.staging_bytes += s->sealed.staging[i].bytes;
-        cs->st.staging_live_bytes += s->sealed.staging[i].bytes;
+        cs->counters.staging_bytes += s->sealed.staging[i].bytes;
+        cs->counters.staging_live_bytes += s->sealed.staging[i].bytes;
     }
     s->det = e;
     s->ctx = cs->ctx;
@@ -628,10 +628,10 @@ rp_seq *rp__capture(rp_ctxstate *cs, rp_det_entry *e, const uint64_t *vmask, rp_
     for (size_t i = 0; s->lay && i < e->n; i++)
         s->lay[i] = rp__rec_layout(cs, &e->ops[i]);
     fast_setup(s, e);
-    if (s->vmask && s->lay && (s->poff = rp__malloc(e->n * sizeof *s->poff))) {
+    if (s->vmask && s->lay && (s->match.poff = rp__malloc(e->n * sizeof *s->match.poff))) {
         for (size_t i = 0; i < e->n; i++) {
-            s->poff[i] = (uint32_t)s->ptotal;
-            s->ptotal += RP_ARENA_GEOMETRY + ((e->ops[i].param_bytes + 7u) & ~(size_t)7);
+            s->match.poff[i] = (uint32_t)s->match.ptotal;
+            s->match.ptotal += RP_ARENA_GEOMETRY + ((e->ops[i].param_bytes + 7u) & ~(size_t)7);
         }
     }
     return s;
