@@ -274,6 +274,7 @@ END {
     if (mode == "check") {
         for (i = 1; i <= nv; i++) print viol[i] | "sort -t: -k1,1 -k2,2n -k3"
         close("sort -t: -k1,1 -k2,2n -k3")
+        for (i = 1; i <= nn; i++) print "layers.sh: note: " notes[i] > "/dev/stderr"
         if (nv) printf "layers.sh: %d violations in %d files, %d edges, %d circles\n", nv, nf, ne, nc > "/dev/stderr"
         else printf "layers.sh: no violation in %d files (%d includes, calls and uses; %d circles)\n", nf, ne, nc > "/dev/stderr"
         exit nv ? 1 : 0
@@ -321,7 +322,7 @@ END {
     print ""; print "== files (layer, lines)"
     for (i = 1; i <= nf; i++)
         printf "%s  %s  %d\n", file[i], (layer[file[i]] == "" ? "(none)" : layer[file[i]]), lines[file[i]]
-    print ""; print "== includes, calls and uses, by file (location of the first reference)"
+    print ""; print "== includes, calls and uses, by file [the line that names it; -: none does, e.g. a macro]"
     for (i = 1; i <= nf; i++) for (e = 1; e <= ne; e++) if (es[e] == file[i]) {
         r = rel(es[e], ed[e])
         printf "%s: %s %s of %s  [%s]%s\n", es[e], ek[e], en[e], ed[e], el[e], \
