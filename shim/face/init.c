@@ -12,6 +12,8 @@
 #include "core.h"
 #include "init.h"
 
+#include "coord.h"
+
 #include <errno.h>
 #include <pthread.h>
 #include <sched.h>
