@@ -1,0 +1,243 @@
+/* test_match.c - the matcher (shim/engine/match) on hand-built sequences
+ * and streams, against the fake driver (fakedrv.c): what it defers, what it
+ * replays and what it flushes, in which order; which sequences it keeps
+ * from going (pins), and when its fast path may begin a match (the hint).
+ * Each test starts from a fresh engine. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "fakedrv.h"
+
+static rp_ctxstate *cs;
+static rp_stream *st;
+static CUdeviceptr buf = 0x4000;
+static int32_t count = 64;
+
+/* The detector entries of the hand-built sequences (the detector owns them
+ * in the engine; here the test does). */
+#define MAX_SEQS 8
+static rp_det_entry entries[MAX_SEQS];
+static size_t nentries;
+
+/* A record of a launch of kernel k on `s`, as the recorder makes it. */
+static void record(rp_op *op, int k, CUstream s)
+{
+    unsigned int grid[3] = {1, 1, 1}, block[3] = {32, 1, 1};
+    void *args[] = {&buf, &count};
+    enum rp__eager_reason why;
+    assert_int_equal(rp__rec_kernel(cs, op, K(k), grid, block, 0, args, NULL, NULL, &why), 0);
+    op->ctx = cs->ctx;
+    op->stream = s;
+    op->entry = RP_E_cuLaunchKernel;
+    rp__op_keys(op);
+}
+
+/* A sequence of the kernels `ks` (0-terminated) on `home`, with an
+ * executable the fake driver launches as a graph of that many ops. */
+static rp_seq *make_seq(const int *ks, CUstream home)
+{
+    size_t n = 0;
+    while (ks[n])
+        n++;
+    rp_det_entry *e = &entries[nentries++];
+    memset(e, 0, sizeof *e);
+    e->n = n;
+    e->ops = calloc(n, sizeof *e->ops);
+    e->id = (unsigned int)nentries;
+    e->state = RP_DET_CAPTURED;
+    for (size_t i = 0; i < n; i++)
+        record(&e->ops[i], ks[i], home);
+    rp_seq *s = calloc(1, sizeof *s);
+    s->det = e;
+    s->cs = cs;
+    s->ctx = cs->ctx;
+    s->home = home;
+    s->id = e->id;
+    graph_ops[ngraphs] = (int)n;
+    s->exec = (CUgraphExec)(uintptr_t)++ngraphs;
+    s->lay = calloc(n, sizeof *s->lay);
+    for (size_t i = 0; i < n; i++)
+        s->lay[i] = rp__rec_layout(cs, &e->ops[i]);
+    assert_int_equal(rp__seqs_add(cs, s), 0);
+    return s;
+}
+
+/* Offer launch k to the matcher of the stream, as rp__defer does: what the
+ * matcher said. */
+static enum rp_offer offer(int k)
+{
+    rp_op op;
+    record(&op, k, st->handle);
+    enum rp_offer v = rp__match_offer(st, &op);
+    if (v == RP_OFFER_MATCHES)
+        return rp__match_defer(st, &op);
+    rp__op_free(&op);
+    return v;
+}
+
+static struct rp_resolved resolve(void)
+{
+    struct rp_resolved r;
+    rp__match_resolve(st, st->handle, &r);
+    for (size_t i = 0; i < r.nflushed; i++)
+        rp__op_free(&r.flushed[i]); /* learning would take them */
+    return r;
+}
+
+static int group_setup(void **state)
+{
+    (void)state;
+    build_fake();
+    core = fake;
+    const struct rp__engine_config cfg = {.warmup = 2, .max_variants = 4, .cost.max_updates = 64,
+                                          .min_ops = 2, .max_ops = 4096, .max_graphs = 256,
+                                          .max_staging = 1u << 20, .max_seq_bytes = 1u << 20,
+                                          .table_size = 64};
+    return rp__engine_install(&core, &fake, &cfg);
+}
+
+static int setup(void **state)
+{
+    (void)state;
+    rp__engine_reset();
+    current = (CUcontext)0x10100;
+    log_[0] = '\0';
+    ngraphs = 0;
+    nentries = 0;
+    cs = rp__ctx_of(current);
+    st = rp__stream_of(cs, S_NONBLOCK, 0);
+    return cs && st ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    rp__engine_reset();
+    for (size_t i = 0; i < nentries; i++) {
+        for (size_t k = 0; k < entries[i].n; k++)
+            rp__op_free(&entries[i].ops[k]);
+        free(entries[i].ops);
+    }
+    return 0;
+}
+
+/* Without this the whole point is lost: a run of ops equal to a sequence's
+ * must reach the driver as one graph launch, and nothing else. */
+static void a_run_equal_to_a_sequence_is_replayed_in_its_place(void **state)
+{
+    (void)state;
+    rp_seq *s = make_seq((const int[]){1, 2, 0}, S_NONBLOCK);
+    assert_int_equal(offer(1), RP_OFFER_DEFERRED);
+    assert_string_equal(log_, ""); /* held */
+    assert_int_equal(offer(2), RP_OFFER_COMPLETE);
+    struct rp_resolved r = resolve();
+    assert_ptr_equal(r.replayed, s);
+    assert_int_equal(r.nflushed, 0);
+    assert_string_equal(log_, "graph2@N");
+    assert_int_equal(s->replays, 1);
+}
+
+/* A divergence must issue what was held, in the program's order, before
+ * the op that diverged: never dropped, never reordered. */
+static void a_divergence_flushes_the_held_ops_in_their_order(void **state)
+{
+    (void)state;
+    rp_seq *s = make_seq((const int[]){1, 2, 3, 0}, S_NONBLOCK);
+    assert_int_equal(offer(1), RP_OFFER_DEFERRED);
+    assert_int_equal(offer(2), RP_OFFER_DEFERRED);
+    assert_int_equal(offer(4), RP_OFFER_RESOLVE); /* k4 is no op of it */
+    struct rp_resolved r = resolve();
+    assert_null(r.replayed);
+    assert_int_equal(r.nflushed, 2);
+    assert_string_equal(log_, "k1@N k2@N");
+    assert_int_equal(s->divergences, 1);
+    assert_string_equal(s->div_why, "another operation");
+}
+
+/* A shorter sequence that matched in full must still be replayed when a
+ * longer one that also matched so far diverges; and between equals, an
+ * exact sequence beats one that needs updates. */
+static void the_longest_complete_candidate_is_replayed(void **state)
+{
+    (void)state;
+    rp_seq *shorter = make_seq((const int[]){1, 2, 0}, S_NONBLOCK);
+    make_seq((const int[]){1, 2, 3, 0}, S_NONBLOCK);
+    assert_int_equal(offer(1), RP_OFFER_DEFERRED);
+    assert_int_equal(offer(2), RP_OFFER_DEFERRED); /* the longer one still matches */
+    assert_int_equal(offer(5), RP_OFFER_RESOLVE);
+    struct rp_resolved r = resolve();
+    assert_ptr_equal(r.replayed, shorter);
+    assert_int_equal(r.nflushed, 0);
+    assert_string_equal(log_, "graph2@N");
+}
+
+/* A sequence may not go while a stream matches against it: the fast path
+ * borrows its records. The matcher counts those streams (pins). */
+static void a_sequence_is_pinned_while_a_stream_matches_against_it(void **state)
+{
+    (void)state;
+    rp_seq *a = make_seq((const int[]){1, 2, 3, 0}, S_NONBLOCK);
+    rp_seq *b = make_seq((const int[]){1, 4, 0}, S_NONBLOCK);
+    assert_int_equal(offer(1), RP_OFFER_DEFERRED);
+    assert_int_equal(a->pins, 1);
+    assert_int_equal(b->pins, 1);
+    assert_int_equal(offer(2), RP_OFFER_DEFERRED); /* b dropped out */
+    assert_int_equal(a->pins, 1);
+    assert_int_equal(b->pins, 0);
+    resolve();
+    assert_int_equal(a->pins, 0);
+}
+
+/* The fast path defers a launch equal to the one candidate's next op with
+ * no record, and begins a match from the sequence last replayed on the
+ * stream (its hint) only while no sequence went since: the hint may name
+ * the one that went. */
+static void the_fast_path_follows_the_one_candidate_and_its_hint_dies_with_any_sequence(void **state)
+{
+    (void)state;
+    rp_seq *s = make_seq((const int[]){1, 2, 0}, S_NONBLOCK);
+    rp_seq *other = make_seq((const int[]){7, 8, 0}, S_NONBLOCK);
+    assert_int_equal(offer(1), RP_OFFER_DEFERRED);
+    rp_launch l2 = {K(2), {1, 1, 1}, {32, 1, 1}, 0, S_NONBLOCK, (void *[]){&buf, &count}, NULL,
+                    NULL, 0};
+    assert_int_equal(rp__match_launch(st, S_NONBLOCK, l2, RP_E_cuLaunchKernel), RP_OFFER_COMPLETE);
+    assert_ptr_equal(st->match.borrowed_seq, s);
+    assert_ptr_equal(resolve().replayed, s);
+    assert_ptr_equal(st->match.hint, s);
+    rp_launch l1 = l2;
+    l1.f = K(1);
+    assert_int_equal(rp__match_launch(st, S_NONBLOCK, l1, RP_E_cuLaunchKernel), RP_OFFER_DEFERRED);
+    resolve(); /* flushed: k1 alone */
+    rp__seq_destroy(rp__seqs_remove(cs, other == cs->seqs[0] ? 0 : 1));
+    assert_int_equal(rp__match_launch(st, S_NONBLOCK, l1, RP_E_cuLaunchKernel), RP_OFFER_EAGER);
+}
+
+/* A sequence is replayed only on the stream whose trace it was learnt on. */
+static void a_sequence_of_another_stream_is_no_candidate(void **state)
+{
+    (void)state;
+    make_seq((const int[]){1, 2, 0}, S_BLOCKING);
+    assert_int_equal(offer(1), RP_OFFER_EAGER);
+    assert_int_equal(st->match.ndef, 0);
+}
+
+int main(void)
+{
+#define T(name) cmocka_unit_test_setup_teardown(name, setup, teardown)
+    const struct CMUnitTest tests[] = {
+        T(a_run_equal_to_a_sequence_is_replayed_in_its_place),
+        T(a_divergence_flushes_the_held_ops_in_their_order),
+        T(the_longest_complete_candidate_is_replayed),
+        T(a_sequence_is_pinned_while_a_stream_matches_against_it),
+        T(the_fast_path_follows_the_one_candidate_and_its_hint_dies_with_any_sequence),
+        T(a_sequence_of_another_stream_is_no_candidate),
+    };
+#undef T
+    return cmocka_run_group_tests_name("matcher", tests, group_setup, NULL);
+}
