@@ -17,31 +17,17 @@
 #define __CUDA_API_VERSION_INTERNAL 1
 #include <cuda.h>
 
-#include <assert.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include "alloc.h"
+#include "check.h"
 #include "entries.h"
 #include "options.h"
 
 #define RP_EXPORT __attribute__((visibility("default")))
-/* Defensive branches, marked as SQLite marks them: NEVER(x) is a condition
- * the code guards against but believes cannot hold, ALWAYS(x) one it
- * believes always holds. Debug builds (the sanitizer pass of
- * scripts/test.sh) assert the belief; release builds test the condition
- * and take the defensive branch, so a belief proved wrong costs the
- * optimisation, never the result. Not for what a failing driver or
- * allocation can cause (those are tested by the fault sweeps). */
-#ifdef NDEBUG
-#define NEVER(x) (x)
-#define ALWAYS(x) (x)
-#else
-#define NEVER(x) ((x) ? (assert(!"NEVER: " #x), 1) : 0)
-#define ALWAYS(x) ((x) ? 1 : (assert(!"ALWAYS: " #x), 0))
-#endif
 #define RP_LIKELY(x) __builtin_expect(!!(x), 1)
 #define RP_UNLIKELY(x) __builtin_expect(!!(x), 0)
 /* Thread-locals are initial-exec: the shim is preloaded (static TLS is

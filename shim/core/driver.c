@@ -54,8 +54,8 @@ RP_NO_SANITIZE rp__dlsym_fn rp__dlsym_real(void)
     static const char *const versions[] = {"GLIBC_2.34", "GLIBC_2.2.5", "GLIBC_2.17"};
     for (size_t i = 0; i < sizeof versions / sizeof versions[0] && f == NULL; i++)
         f = (rp__dlsym_fn)dlvsym(RTLD_NEXT, "dlsym", versions[i]);
-    if (f == NULL)
-        f = no_dlsym; /* NEVER: every glibc has one of them */
+    if (NEVER(f == NULL)) /* every glibc has one of them */
+        f = no_dlsym;
     atomic_store_explicit(&rp__dlsym_next, f, memory_order_release);
     return f;
 }

@@ -104,7 +104,8 @@ static bool parse_one(int id, const char *s)
         return true;
     }
     }
-    return false; /* NEVER */
+    (void)NEVER(1); /* every kind of option returns above */
+    return false;
 }
 
 void rp__options_reset(void)

@@ -5,6 +5,7 @@
 #include "lifecycle.h"
 
 #include "alloc.h"
+#include "check.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -334,8 +335,8 @@ CUresult rp__lc_end(rp_lc_window *w, rp_lc_sealed *out)
         verdict = w->failure;
     else if (rc != CUDA_SUCCESS)
         verdict = rc;
-    else if (!g)
-        verdict = CUDA_ERROR_STREAM_CAPTURE_INVALIDATED; /* NEVER from a sane driver */
+    else if (NEVER(!g)) /* from a sane driver */
+        verdict = CUDA_ERROR_STREAM_CAPTURE_INVALIDATED;
     else
         verdict = rp__lc_check_no_memory_nodes(drv, g);
 

@@ -2,6 +2,7 @@
 #include "oprecord.h"
 
 #include "alloc.h"
+#include "check.h"
 
 #include <pthread.h>
 #include <stdlib.h>
@@ -329,8 +330,8 @@ int rp__op_match_masked(const rp_op *a, const rp_op *b, uint64_t mask, const rp_
         return 0;
     switch (a->kind) {
     case RP_OP_KERNEL:
-        if (!L || L->total != a->param_bytes)
-            return 0; /* NEVER: a kernel with a mask was recorded with its layout */
+        if (NEVER(!L || L->total != a->param_bytes))
+            return 0; /* a kernel with a mask was recorded with its layout */
         if (kernel_geometry_diff(a, b) & ~mask)
             return 0;
         for (uint32_t i = 0; i < L->n; i++) {

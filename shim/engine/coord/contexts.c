@@ -288,8 +288,9 @@ CUstream rp__handoff_target(rp_stream *st)
     if (!rp__handoff_foreign(st))
         return st->handle;
     CUstream p = rp__private_stream(st->cs);
-    if (!p || !st->handoff.start_recorded)
-        return NULL; /* NEVER: a per-thread stream defers only after mark_start */
+    if (!p || NEVER(!st->handoff.start_recorded))
+        return NULL; /* no private stream could be made: left to the owner's next call
+                        (a per-thread stream defers only after its mark) */
     /* If the device-side wait cannot be set up, the host waits instead:
      * slower, same order. */
     if (rp__eng.drv->cuStreamWaitEvent(p, st->handoff.start_ev, 0) != CUDA_SUCCESS)

@@ -82,7 +82,7 @@ static CUresult event_op(rp_op_kind kind, CUevent e, CUstream s, unsigned int fl
             return rp__issued_after(pre_, event_call(entry, e, s, flags));
         }
         cs = rp__lock_ctx_of_stream(s, ptsz);
-        if (NEVER(cs != scs)) { /* the stream went meanwhile */
+        if (cs != scs) { /* the stream went meanwhile (a program racing its destroy) */
             if (cs)
                 rp__hook_unlock(cs);
             rp__note_issue();

@@ -57,8 +57,8 @@ CUresult rp__resolve_stream(rp_stream *st)
         return CUDA_SUCCESS;
     rp_ctxstate *cs = st->cs;
     CUstream target = rp__handoff_target(st);
-    if (NEVER(!target))
-        return CUDA_SUCCESS; /* left to the owner's next call */
+    if (!target)
+        return CUDA_SUCCESS; /* no private stream: left to the owner's next call */
     /* The legacy and the per-thread stream are per context, named through
      * the current one: issue in the stream's context (the program may have
      * made another current since). */

@@ -315,7 +315,7 @@ enum rp_offer rp__match_offer(rp_stream *st, const rp_op *op)
          * first, then the op starts afresh. */
         return st->match.ncand ? RP_OFFER_MATCHES : RP_OFFER_RESOLVE;
     }
-    unpin_all(st); /* ALWAYS none: nothing is held */
+    unpin_all(st); /* none, unless candidates found for an op that was not deferred */
     for (size_t i = 0; i < st->cs->nseqs && st->match.ncand < RP_MAX_CANDIDATES; i++) {
         rp_seq *s = st->cs->seqs[i];
         if (!s->broken && s->ctx == op->ctx && s->home == st->handle && seq_match(s, 0, op)) {

@@ -354,8 +354,8 @@ CUresult rp__rec_issue(rp_ctxstate *cs, const rp_op *op, CUstream stream, const 
     switch (op->kind) {
     case RP_OP_KERNEL: {
         void *ptrs[RP_MAX_PARAMS], **kp;
-        if (rp__rec_param_ptrs(cs, op, ptrs, &kp) != 0)
-            return CUDA_ERROR_INVALID_HANDLE; /* NEVER: recorded with a layout */
+        if (NEVER(rp__rec_param_ptrs(cs, op, ptrs, &kp) != 0))
+            return CUDA_ERROR_INVALID_HANDLE; /* it was recorded with a layout */
         if (op->nattrs) {
             CUlaunchConfig c;
             launch_config(op, stream, &c);
@@ -383,7 +383,8 @@ CUresult rp__rec_issue(rp_ctxstate *cs, const rp_op *op, CUstream stream, const 
     case RP_OP_EVWAIT:
         return D->cuStreamWaitEvent(stream, op->ev, 0);
     }
-    return CUDA_ERROR_INVALID_VALUE; /* NEVER */
+    (void)NEVER(1); /* every capturable kind is handled above */
+    return CUDA_ERROR_INVALID_VALUE;
 }
 
 CUresult rp__rec_issue_entry(const rp_op *op)
@@ -446,7 +447,8 @@ CUresult rp__rec_issue_entry(const rp_op *op)
         return D->cuStreamWaitEvent(s, op->ev, op->value);
     case RP_E_cuStreamWaitEvent_ptsz:
         return D->cuStreamWaitEvent_ptsz(s, op->ev, op->value);
-    default: /* NEVER: every capturable copy, memset and event entry is listed above */
+    default:
+        (void)NEVER(1); /* every capturable copy, memset and event entry is listed above */
         return CUDA_ERROR_INVALID_VALUE;
     }
 }
@@ -460,8 +462,8 @@ CUresult rp__rec_issue_as_called(rp_ctxstate *cs, const rp_op *op)
     case RP_E_cuLaunchKernelEx:
     case RP_E_cuLaunchKernelEx_ptsz: {
         void *ptrs[RP_MAX_PARAMS], **kp;
-        if (rp__rec_param_ptrs(cs, op, ptrs, &kp) != 0)
-            return CUDA_ERROR_INVALID_HANDLE; /* NEVER: recorded with a layout */
+        if (NEVER(rp__rec_param_ptrs(cs, op, ptrs, &kp) != 0))
+            return CUDA_ERROR_INVALID_HANDLE; /* it was recorded with a layout */
         if (op->entry == RP_E_cuLaunchKernel || op->entry == RP_E_cuLaunchKernel_ptsz)
             return (op->entry == RP_E_cuLaunchKernel ? D->cuLaunchKernel : D->cuLaunchKernel_ptsz)(
                 op->func, op->grid[0], op->grid[1], op->grid[2], op->block[0], op->block[1],

@@ -178,8 +178,8 @@ rp_seq *rp__capture(rp_ctxstate *cs, rp_det_entry *e, const uint64_t *vmask, rp_
                     CUstream home)
 {
     for (size_t i = 0; i < e->n; i++)
-        if (e->ops[i].ctx != cs->ctx)
-            return NULL; /* NEVER: segments are per stream, streams per context */
+        if (NEVER(e->ops[i].ctx != cs->ctx))
+            return NULL; /* segments are per stream, streams per context */
     CUcontext cur = NULL;
     if (rp__eng.drv->cuCtxGetCurrent(&cur) != CUDA_SUCCESS || cur != cs->ctx) {
         log_failure_once("context not current", CUDA_ERROR_INVALID_CONTEXT);

@@ -93,8 +93,8 @@ static CUresult update_kernel(rp_seq *s, size_t k, const unsigned int *g, const 
     const rp_op *op = &s->det->ops[k];
     void *ptrs[RP_MAX_PARAMS], **kp = NULL;
     const rp_param_layout *L = s->lay ? s->lay[k] : rp__rec_layout(cs, op);
-    if (!L)
-        return CUDA_ERROR_INVALID_VALUE; /* NEVER: a volatile kernel has a layout */
+    if (NEVER(!L))
+        return CUDA_ERROR_INVALID_VALUE; /* a volatile kernel has a layout */
     for (uint32_t i = 0; i < L->n; i++)
         ptrs[i] = (void *)(params + L->off[i]);
     if (L->n)
@@ -119,7 +119,8 @@ static CUresult update_node(rp_seq *s, size_t k, const rp_op *op)
 {
     rp_ctxstate *cs = s->cs;
     switch (op->kind) {
-    case RP_OP_KERNEL: /* NEVER: update_kernel */
+    case RP_OP_KERNEL:
+        (void)NEVER(1); /* kernels are update_kernel's */
         return CUDA_ERROR_INVALID_VALUE;
     case RP_OP_MEMSET: {
         CUDA_MEMSET_NODE_PARAMS p;

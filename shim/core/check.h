@@ -1,0 +1,22 @@
+/* check.h - defensive branches, marked (core; every layer may use them). */
+#ifndef RP_CHECK_H
+#define RP_CHECK_H
+
+#include <assert.h>
+
+/* Defensive branches, marked as SQLite marks them: NEVER(x) is a condition
+ * the code guards against but believes cannot hold, ALWAYS(x) one it
+ * believes always holds. Debug builds (the sanitizer pass of
+ * scripts/test.sh) assert the belief; release builds test the condition
+ * and take the defensive branch, so a belief proved wrong costs the
+ * optimisation, never the result. Not for what a failing driver or
+ * allocation can cause (those are tested by the fault sweeps). */
+#ifdef NDEBUG
+#define NEVER(x) (x)
+#define ALWAYS(x) (x)
+#else
+#define NEVER(x) ((x) ? (assert(!"NEVER: " #x), 1) : 0)
+#define ALWAYS(x) ((x) ? 1 : (assert(!"ALWAYS: " #x), 0))
+#endif
+
+#endif
