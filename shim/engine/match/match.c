@@ -24,12 +24,7 @@ static CUresult issue_eager(const rp_stream *st, const rp_op *op, CUstream targe
     return rp__rec_issue(st->cs, op, target, op->data);
 }
 
-/* Keep the record of a deferred op, with the bytes of a host-to-device copy
- * from pageable memory copied now: the driver reads them at the call, and
- * the program may reuse its buffer as soon as the call returns. A pinned
- * source is not copied: the driver reads it when the copy runs, after the
- * earlier work of the stream that may fill it (DESIGN.md §2.3). Returns 0,
- * or -1 if memory runs out (the op then runs eagerly). */
+/* Room for `want` deferred records (see match.h). */
 int rp__def_reserve(rp_stream *st, size_t want)
 {
     if (want <= st->match.capdef)
@@ -80,6 +75,12 @@ static void write_down(rp_stream *st)
     }
 }
 
+/* Keep the record of a deferred op, with the bytes of a host-to-device copy
+ * from pageable memory copied now: the driver reads them at the call, and
+ * the program may reuse its buffer as soon as the call returns. A pinned
+ * source is not copied: the driver reads it when the copy runs, after the
+ * earlier work of the stream that may fill it (DESIGN.md §2.3). Returns 0,
+ * or -1 if memory runs out (the op then runs eagerly). */
 static int defer_push(rp_stream *st, rp_op *op)
 {
     if (rp__op_staged(op) && op->bytes) {

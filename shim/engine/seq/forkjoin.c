@@ -199,6 +199,13 @@ CUresult rp__fj_event_op(rp_ctxstate *cs, const rp_op *op, CUstream on, size_t e
     return rp__eng.drv->cuStreamWaitEvent(on, cs->fj.ev[evx], 0);
 }
 
+/* A stream stamped clean for a replay on `target` by an earlier replay or
+ * flush, with nothing issued anywhere since (rp__issued is still `gen`). */
+static int fj_clean(const rp_stream *x, uint64_t gen, CUstream target)
+{
+    return x && x->fj.after_gen == gen && x->fj.after_home == target;
+}
+
 /* Before a fork/join sequence's launch on `target`: what it must come
  * after is done already, or known to need nothing more to be done. Its
  * side streams' ops depend, eagerly, on their streams' earlier work, and
@@ -223,11 +230,6 @@ CUresult rp__fj_event_op(rp_ctxstate *cs, const rp_op *op, CUstream on, size_t e
  * blocking flag differs from the home stream's never replays: the legacy
  * stream would order its ops otherwise. `gen`: rp__issued when the
  * resolution began. */
-static int fj_clean(const rp_stream *x, uint64_t gen, CUstream target)
-{
-    return x && x->fj.after_gen == gen && x->fj.after_home == target;
-}
-
 CUresult rp__fj_ready(rp_stream *st, const rp_seq *s, CUstream target, uint64_t gen)
 {
     rp_ctxstate *cs = st->cs;
