@@ -332,7 +332,11 @@ CUresult rp__fj_after(rp_stream *st, const rp_seq *s, CUstream target, uint64_t 
 
 void rp__fj_track_begin(rp_fj_tails *tl, int on)
 {
-    memset(tl, 0, sizeof *tl);
+    /* Only what is read before written: entries past tl->n are set when
+     * they are added (a resolution that flushes nothing, a replay's, pays
+     * for no more). */
+    tl->n = 0;
+    tl->home.h = NULL, tl->home.rec = NULL, tl->home.joined = 0;
     tl->on = on;
 }
 
