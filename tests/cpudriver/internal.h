@@ -44,7 +44,8 @@ enum cc_entry {
     X(KERNEL_COOPERATIVE, "kernel.attr.cooperative")                         \
     X(KERNEL_PRIORITY, "kernel.attr.priority")                               \
     X(KERNEL_SYNC_DOMAIN, "kernel.attr.mem_sync_domain")                     \
-    X(KERNEL_CLUSTER, "kernel.attr.cluster_dimension")
+    X(KERNEL_CLUSTER, "kernel.attr.cluster_dimension")                       \
+    X(KERNEL_PSS, "kernel.attr.programmatic_stream_serialization")
 
 enum cc_counter {
 #define X(id, str) CC_C_##id,

@@ -77,6 +77,7 @@ CUresult CUDAAPI cuMemsetD32_v2_ptds(CUdeviceptr dstDevice, unsigned int ui, siz
 #pragma weak cuEventSynchronize
 #pragma weak cuLaunchKernel
 #pragma weak cuLaunchKernel_ptsz
+#pragma weak cuLaunchKernelEx
 #pragma weak cuLaunchHostFunc
 #pragma weak cuModuleLoad
 #pragma weak cuModuleUnload
