@@ -317,6 +317,10 @@ struct rp__engine_stats {
                                     could not join them (another context, a destroy...) */
     uint64_t attr_boundaries[RP_ATTR_IDS]; /* launches kept eager for an attribute, by id
                                              (0: more than RP_MAX_ATTRS, or an unknown id) */
+    uint64_t programmatic_serialization_dropped; /* launches issued into a capture window
+                                                    (or on the private stream) without the
+                                                    programmatic stream serialization they
+                                                    asked for: fully serialized */
 };
 
 #define RP_MAX_STREAMS 128  /* per context */

@@ -240,6 +240,7 @@ static void write_counters(struct out *o, const struct rp__engine_stats *e, uint
     for (size_t a = 0; a < sizeof attr_names / sizeof attr_names[0]; a++)
         out_key_u64(o, a ? ", " : "", attr_names[a], e->attr_boundaries[a]);
     out_str(o, "}");
+    out_key_u64(o, sep, "programmatic_serialization_dropped", e->programmatic_serialization_dropped);
     out_str(o, sep);
     out_str(o, "\"costs_ns\": {");
     static const char *const cost_names[RP_COST_KINDS] = {"eager_launch", "node_update",

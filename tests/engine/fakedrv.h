@@ -13,6 +13,7 @@ extern char log_[8192];      /* what reached the driver, in order */
 extern CUcontext current;    /* the current context */
 extern int capturing;        /* a capture is open on S_PRIVATE */
 extern int captured_ops;     /* ops in the graph being captured */
+extern int captured_attrs;   /* launch attributes the captured launches carried */
 extern int graph_ops[64];    /* per graph handle (1-based): its op count */
 extern int ngraphs;
 extern int fail_graph_launch;

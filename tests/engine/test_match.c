@@ -25,22 +25,52 @@ static int32_t count = 64;
 static rp_det_entry entries[MAX_SEQS];
 static size_t nentries;
 
-/* A record of a launch of kernel k on `s`, as the recorder makes it. */
-static void record(rp_op *op, int k, CUstream s)
+/* A cuLaunchKernelEx configuration of the test's geometry on `s`, with
+ * programmatic stream serialization on (`pss` 1), off (0), or without
+ * attributes (-1); `a` holds the attribute. */
+static CUlaunchConfig ex_config(CUstream s, int pss, CUlaunchAttribute *a)
+{
+    memset(a, 0, sizeof *a);
+    a->id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+    a->value.programmaticStreamSerializationAllowed = pss;
+    CUlaunchConfig c;
+    memset(&c, 0, sizeof c);
+    c.gridDimX = c.gridDimY = c.gridDimZ = 1;
+    c.blockDimX = 32, c.blockDimY = c.blockDimZ = 1;
+    c.hStream = s;
+    c.attrs = pss < 0 ? NULL : a;
+    c.numAttrs = pss < 0 ? 0 : 1;
+    return c;
+}
+
+/* A record of a launch of kernel k on `s`, as the recorder makes it:
+ * through cuLaunchKernel (`pss` -2), or through cuLaunchKernelEx with
+ * ex_config's attributes. */
+static void record_as(rp_op *op, int k, CUstream s, int pss)
 {
     unsigned int grid[3] = {1, 1, 1}, block[3] = {32, 1, 1};
     void *args[] = {&buf, &count};
     enum rp__eager_reason why;
-    assert_int_equal(rp__rec_kernel(cs, op, K(k), grid, block, 0, args, NULL, NULL, &why), 0);
+    CUlaunchAttribute a;
+    CUlaunchConfig c = ex_config(s, pss, &a);
+    assert_int_equal(rp__rec_kernel(cs, op, K(k), grid, block, 0, args, NULL,
+                                    pss == -2 ? NULL : &c, &why),
+                     0);
     op->ctx = cs->ctx;
     op->stream = s;
-    op->entry = RP_E_cuLaunchKernel;
+    op->entry = pss == -2 ? RP_E_cuLaunchKernel : RP_E_cuLaunchKernelEx;
     rp__op_keys(op);
 }
 
-/* A sequence of the kernels `ks` (0-terminated) on `home`, with an
+static void record(rp_op *op, int k, CUstream s)
+{
+    record_as(op, k, s, -2);
+}
+
+/* A sequence of the kernels `ks` (0-terminated) on `home`, launched as
+ * record_as says for each `pss` (NULL: all through cuLaunchKernel), with an
  * executable the fake driver launches as a graph of that many ops. */
-static rp_seq *make_seq(const int *ks, CUstream home)
+static rp_seq *make_seq_as(const int *ks, const int *pss, CUstream home)
 {
     size_t n = 0;
     while (ks[n])
@@ -52,7 +82,7 @@ static rp_seq *make_seq(const int *ks, CUstream home)
     e->id = (unsigned int)nentries;
     e->state = RP_DET_CAPTURED;
     for (size_t i = 0; i < n; i++)
-        record(&e->ops[i], ks[i], home);
+        record_as(&e->ops[i], ks[i], home, pss ? pss[i] : -2);
     rp_seq *s = calloc(1, sizeof *s);
     s->det = e;
     s->cs = cs;
@@ -66,6 +96,11 @@ static rp_seq *make_seq(const int *ks, CUstream home)
         s->lay[i] = rp__rec_layout(cs, &e->ops[i]);
     assert_int_equal(rp__seqs_add(cs, s), 0);
     return s;
+}
+
+static rp_seq *make_seq(const int *ks, CUstream home)
+{
+    return make_seq_as(ks, NULL, home);
 }
 
 /* Offer launch k to the matcher of the stream, as rp__defer does: what the
@@ -218,6 +253,46 @@ static void the_fast_path_follows_the_one_candidate_and_its_hint_dies_with_any_s
     assert_int_equal(rp__match_launch(st, S_NONBLOCK, l1, RP_E_cuLaunchKernel), RP_OFFER_EAGER);
 }
 
+/* The fast path compares no launch attributes: it must take no launch
+ * that carries some, and no op recorded with some. Otherwise a launch with
+ * programmatic stream serialization would be replayed by a graph learnt
+ * without it, or the reverse (the attribute is part of the structure);
+ * through cuLaunchKernelEx without attributes everything else is equal. */
+static void the_fast_path_takes_no_launch_or_op_with_launch_attributes(void **state)
+{
+    (void)state;
+    rp_seq *with = make_seq_as((const int[]){1, 2, 0}, (const int[]){-1, 1}, S_NONBLOCK);
+    rp_seq *without = make_seq_as((const int[]){3, 4, 0}, (const int[]){-1, -1}, S_NONBLOCK);
+    CUlaunchAttribute a;
+    CUlaunchConfig none = ex_config(S_NONBLOCK, -1, &a);
+    rp_launch l = {K(2), {1, 1, 1}, {32, 1, 1}, 0, S_NONBLOCK, (void *[]){&buf, &count}, NULL,
+                   &none, 0};
+    rp_op op;
+    record_as(&op, 1, S_NONBLOCK, -1);
+    assert_int_equal(rp__match_offer(st, &op), RP_OFFER_MATCHES);
+    assert_int_equal(rp__match_defer(st, &op), RP_OFFER_DEFERRED);
+    assert_int_equal(st->match.ncand, 1);
+    assert_int_equal(rp__match_launch(st, S_NONBLOCK, l, RP_E_cuLaunchKernelEx), RP_OFFER_EAGER);
+    assert_null(st->match.borrowed_seq);
+    resolve();
+    assert_int_equal(with->replays, 0);
+
+    CUlaunchAttribute b;
+    CUlaunchConfig on = ex_config(S_NONBLOCK, 1, &b);
+    l.f = K(4);
+    l.cfg = &on;
+    record_as(&op, 3, S_NONBLOCK, -1);
+    assert_int_equal(rp__match_offer(st, &op), RP_OFFER_MATCHES);
+    assert_int_equal(rp__match_defer(st, &op), RP_OFFER_DEFERRED);
+    assert_int_equal(rp__match_launch(st, S_NONBLOCK, l, RP_E_cuLaunchKernelEx), RP_OFFER_EAGER);
+    assert_null(st->match.borrowed_seq);
+    /* Its own launch, without attributes, the fast path does take. */
+    l.cfg = &none;
+    assert_int_equal(rp__match_launch(st, S_NONBLOCK, l, RP_E_cuLaunchKernelEx), RP_OFFER_COMPLETE);
+    assert_ptr_equal(st->match.borrowed_seq, without);
+    assert_ptr_equal(resolve().replayed, without);
+}
+
 /* A sequence is replayed only on the stream whose trace it was learnt on. */
 static void a_sequence_of_another_stream_is_no_candidate(void **state)
 {
@@ -237,6 +312,7 @@ int main(void)
         T(a_sequence_is_pinned_while_a_stream_matches_against_it),
         T(the_fast_path_follows_the_one_candidate_and_its_hint_dies_with_any_sequence),
         T(a_sequence_of_another_stream_is_no_candidate),
+        T(the_fast_path_takes_no_launch_or_op_with_launch_attributes),
     };
 #undef T
     return cmocka_run_group_tests_name("matcher", tests, group_setup, NULL);
