@@ -62,11 +62,6 @@ static void record_as(rp_op *op, int k, CUstream s, int pss)
     rp__op_keys(op);
 }
 
-static void record(rp_op *op, int k, CUstream s)
-{
-    record_as(op, k, s, -2);
-}
-
 /* A sequence of the kernels `ks` (0-terminated) on `home`, launched as
  * record_as says for each `pss` (NULL: all through cuLaunchKernel), with an
  * executable the fake driver launches as a graph of that many ops. */
@@ -105,10 +100,10 @@ static rp_seq *make_seq(const int *ks, CUstream home)
 
 /* Offer launch k to the matcher of the stream, as rp__defer does: what the
  * matcher said. */
-static enum rp_offer offer(int k)
+static enum rp_offer offer_as(int k, int pss)
 {
     rp_op op;
-    record(&op, k, st->handle);
+    record_as(&op, k, st->handle, pss);
     enum rp_offer v = rp__match_offer(st, &op);
     if (v == RP_OFFER_MATCHES)
         return rp__match_defer(st, &op);
@@ -116,13 +111,23 @@ static enum rp_offer offer(int k)
     return v;
 }
 
-static struct rp_resolved resolve(void)
+static enum rp_offer offer(int k)
+{
+    return offer_as(k, -2);
+}
+
+static struct rp_resolved resolve_on(CUstream target)
 {
     struct rp_resolved r;
-    rp__match_resolve(st, st->handle, &r);
+    rp__match_resolve(st, target, &r);
     for (size_t i = 0; i < r.nflushed; i++)
         rp__op_free(&r.flushed[i]); /* learning would take them */
     return r;
+}
+
+static struct rp_resolved resolve(void)
+{
+    return resolve_on(st->handle);
 }
 
 static int group_setup(void **state)
@@ -293,6 +298,29 @@ static void the_fast_path_takes_no_launch_or_op_with_launch_attributes(void **st
     assert_ptr_equal(resolve().replayed, without);
 }
 
+/* A flush issues a launch with programmatic stream serialization as the
+ * program did on its own stream, and without the attribute on the private
+ * stream (another thread's per-thread stream resolved there: its
+ * predecessor there is not the program's, so the stricter order), counting
+ * that drop. Issued with it there, it could overlap work the program
+ * never ordered it after. */
+static void a_flush_onto_the_private_stream_leaves_programmatic_serialization_out(void **state)
+{
+    (void)state;
+    make_seq_as((const int[]){1, 2, 3, 0}, (const int[]){-1, 1, -1}, S_NONBLOCK);
+    assert_int_equal(offer_as(1, -1), RP_OFFER_DEFERRED);
+    assert_int_equal(offer_as(2, 1), RP_OFFER_DEFERRED);
+    assert_int_equal(resolve().nflushed, 2);
+    assert_string_equal(log_, "k1@N k2@N+pss");
+    assert_int_equal(cs->counters.programmatic_serialization_dropped, 0);
+    log_[0] = '\0';
+    assert_int_equal(offer_as(1, -1), RP_OFFER_DEFERRED);
+    assert_int_equal(offer_as(2, 1), RP_OFFER_DEFERRED);
+    assert_int_equal(resolve_on(S_PRIVATE).nflushed, 2);
+    assert_string_equal(log_, "k1@priv k2@priv");
+    assert_int_equal(cs->counters.programmatic_serialization_dropped, 1);
+}
+
 /* A sequence is replayed only on the stream whose trace it was learnt on. */
 static void a_sequence_of_another_stream_is_no_candidate(void **state)
 {
@@ -313,6 +341,7 @@ int main(void)
         T(the_fast_path_follows_the_one_candidate_and_its_hint_dies_with_any_sequence),
         T(a_sequence_of_another_stream_is_no_candidate),
         T(the_fast_path_takes_no_launch_or_op_with_launch_attributes),
+        T(a_flush_onto_the_private_stream_leaves_programmatic_serialization_out),
     };
 #undef T
     return cmocka_run_group_tests_name("matcher", tests, group_setup, NULL);
