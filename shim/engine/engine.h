@@ -36,6 +36,7 @@ struct rp__engine_config {
     size_t max_held;       /* REPRISE_MAX_HELD: chunk length of a step found by its period */
     uint64_t patience;     /* REPRISE_PATIENCE: ops without a replay before a stream rests (0: never) */
     unsigned int idle_us;  /* REPRISE_IDLE_US: held work issued after this long without a call (0: never) */
+    int parts;             /* REPRISE_PARTS: ... as a part of its graph, the match going on */
     size_t max_graphs;     /* REPRISE_MAX_GRAPHS: sequences with a graph, per context */
     uint64_t max_staging;  /* REPRISE_MAX_STAGING: live staging bytes per context */
     uint64_t max_seq_bytes;/* REPRISE_MAX_SEQ_BYTES: parameter bytes per sequence */
@@ -124,6 +125,12 @@ typedef struct rp_seq {
         unsigned int recent_at;
         uint64_t updates;   /* node updates applied */
         uint64_t widened;   /* fields found volatile after the capture */
+        /* The nodes each executable has enabled, `exec`'s and each
+         * alternate's: ops [head, n - tail). All of them (0, 0) but after a
+         * part of an occurrence was launched (seq/exec.c, rp__exec_range). */
+        struct rp_exec_on {
+            uint32_t head, tail;
+        } on, alt_on[RP_SEQ_ALTS];
         unsigned int too_many; /* replays skipped in a row for too many updates */
     } ex;
     /* The matcher's images of its kernels (match/). */
@@ -235,6 +242,11 @@ typedef struct rp_stream {
          * is of the one candidate, so nothing points in here when it grows. */
         uint8_t *arena;
         size_t arena_cap;
+        /* def[0..launched) have been launched already, as a part of the
+         * one candidate's graph (a quiet spot: rp__match_part); the rest of
+         * the occurrence, when it completes, is launched as the rest of
+         * that graph. 0: nothing of the occurrence issued yet. */
+        size_t launched;
     } match;
     /* The per-thread stream of another thread cannot be named from here:
      * its deferred work, resolved by another thread, goes to the context's
@@ -298,6 +310,11 @@ struct rp__engine_stats {
     uint64_t staging_live_bytes; /* staging held by live graphs now */
     uint64_t nodes_kernel, nodes_memcpy, nodes_memset, nodes_other; /* in captured graphs */
     uint64_t idle_flushes;       /* held work issued because its stream went quiet */
+    uint64_t idle_parts;         /* ... of those, launched as a part of its graph,
+                                    the occurrence's match going on */
+    uint64_t part_launches;      /* graph launches of a part of a sequence's ops
+                                    (the others' nodes disabled) */
+    uint64_t node_toggles;       /* nodes enabled or disabled for those */
     uint64_t periods_found;      /* periods accepted on streams without boundaries */
     uint64_t period_cuts;        /* segments ended by a period cut (a step or chunk start) */
     uint64_t rests;              /* times a stream stopped learning for a while (no replay paid) */

@@ -214,6 +214,9 @@ static void write_counters(struct out *o, const struct rp__engine_stats *e, uint
     out_key_u64(o, sep, "evictions", e->evictions);
     out_key_u64(o, sep, "backoffs", e->backoffs);
     out_key_u64(o, sep, "idle_flushes", e->idle_flushes);
+    out_key_u64(o, sep, "idle_parts", e->idle_parts);
+    out_key_u64(o, sep, "part_launches", e->part_launches);
+    out_key_u64(o, sep, "node_toggles", e->node_toggles);
     out_key_u64(o, sep, "periods_found", e->periods_found);
     out_key_u64(o, sep, "period_cuts", e->period_cuts);
     out_key_u64(o, sep, "landmarks_found", e->landmarks_found);

@@ -20,6 +20,9 @@ int capturing;        /* a capture is open on S_PRIVATE */
 int captured_ops;     /* ops in the graph being captured */
 int captured_attrs;   /* launch attributes the captured launches carried */
 int graph_ops[64];    /* per graph handle (1-based): its op count */
+unsigned char node_off[64][64]; /* per executable (its handle - 1), per op: disabled */
+int node_enables;
+int fail_node_enable;
 int ngraphs;
 int fail_graph_launch;
 
@@ -152,7 +155,29 @@ static CUresult CUDAAPI f_graph_launch(CUgraphExec e, CUstream s)
 {
     if (fail_graph_launch)
         return CUDA_ERROR_LAUNCH_FAILED;
-    note("graph%d@%s", graph_ops[(uintptr_t)e - 1], sname(s));
+    size_t x = (uintptr_t)e - 1, n = (size_t)graph_ops[x], on = 0;
+    char ops[256] = "";
+    for (size_t i = 0; i < n && i < 64; i++) {
+        if (node_off[x][i])
+            continue;
+        size_t l = strlen(ops);
+        snprintf(ops + l, sizeof ops - l, "%s%zu", on++ ? "," : "", i);
+    }
+    if (on == n)
+        note("graph%d@%s", (int)n, sname(s));
+    else /* a part: the ops whose nodes are enabled */
+        note("graph%d@%s(%s)", (int)n, sname(s), ops);
+    return CUDA_SUCCESS;
+}
+/* Nodes are 0x500 + their op's index (f_capture_info); executables are
+ * their graph's handle. */
+static CUresult CUDAAPI f_node_enable(CUgraphExec e, CUgraphNode nd, unsigned int on)
+{
+    size_t x = (uintptr_t)e - 1, i = (uintptr_t)nd - 0x500;
+    if (fail_node_enable || x >= 64 || i >= 64)
+        return CUDA_ERROR_INVALID_VALUE;
+    node_off[x][i] = !on;
+    node_enables++;
     return CUDA_SUCCESS;
 }
 static CUresult CUDAAPI f_graph_upload(CUgraphExec e, CUstream s) { return CUDA_SUCCESS; }
@@ -202,6 +227,10 @@ void build_fake(void)
     fake.cuGraphNodeGetType = f_node_type;
     fake.cuGraphInstantiateWithFlags = f_instantiate;
     fake.cuGraphLaunch = f_graph_launch;
+    fake.cuGraphNodeSetEnabled = f_node_enable;
+    memset(node_off, 0, sizeof node_off);
+    node_enables = 0;
+    fail_node_enable = 0;
     fake.cuGraphUpload = f_graph_upload;
     fake.cuGraphDestroy = f_graph_destroy;
     fake.cuGraphExecDestroy = f_exec_destroy;

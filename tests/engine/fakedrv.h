@@ -17,6 +17,9 @@ extern int captured_attrs;   /* launch attributes the captured launches carried 
 extern int graph_ops[64];    /* per graph handle (1-based): its op count */
 extern int ngraphs;
 extern int fail_graph_launch;
+extern unsigned char node_off[64][64]; /* per executable, per op: its node disabled */
+extern int node_enables;     /* cuGraphNodeSetEnabled calls that succeeded */
+extern int fail_node_enable; /* ... or every one fails */
 /* The table of fakes, and the core table the engine installs itself into. */
 extern struct rp__driver fake, core;
 

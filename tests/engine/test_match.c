@@ -87,8 +87,11 @@ static rp_seq *make_seq_as(const int *ks, const int *pss, CUstream home)
     graph_ops[ngraphs] = (int)n;
     s->exec = (CUgraphExec)(uintptr_t)++ngraphs;
     s->lay = calloc(n, sizeof *s->lay);
-    for (size_t i = 0; i < n; i++)
+    s->ex.nodes = calloc(n, sizeof *s->ex.nodes);
+    for (size_t i = 0; i < n; i++) {
         s->lay[i] = rp__rec_layout(cs, &e->ops[i]);
+        s->ex.nodes[i] = (CUgraphNode)(uintptr_t)(0x500 + i); /* as fakedrv names them */
+    }
     assert_int_equal(rp__seqs_add(cs, s), 0);
     return s;
 }
@@ -138,7 +141,7 @@ static int group_setup(void **state)
     const struct rp__engine_config cfg = {.warmup = 2, .max_variants = 4, .cost.max_updates = 64,
                                           .min_ops = 2, .max_ops = 4096, .max_graphs = 256,
                                           .max_staging = 1u << 20, .max_seq_bytes = 1u << 20,
-                                          .table_size = 64};
+                                          .table_size = 64, .parts = 1};
     return rp__engine_install(&core, &fake, &cfg);
 }
 
@@ -150,6 +153,9 @@ static int setup(void **state)
     log_[0] = '\0';
     ngraphs = 0;
     nentries = 0;
+    memset(node_off, 0, sizeof node_off);
+    node_enables = 0;
+    fail_node_enable = 0;
     cs = rp__ctx_of(current);
     st = rp__stream_of(cs, S_NONBLOCK, 0);
     return cs && st ? 0 : -1;
@@ -330,6 +336,121 @@ static void a_sequence_of_another_stream_is_no_candidate(void **state)
     assert_int_equal(st->match.ndef, 0);
 }
 
+/* A quiet spot in the middle of an occurrence (the idle watch): what is
+ * held goes as a part of the graph, the other nodes disabled, and the rest,
+ * when it comes, as the rest of the same graph; each op runs once, in
+ * order, and the next whole occurrence runs every node again. */
+static void a_quiet_spot_launches_what_is_held_as_a_part_and_the_rest_completes_the_graph(
+    void **state)
+{
+    (void)state;
+    rp_seq *s = make_seq((const int[]){1, 2, 3, 0}, S_NONBLOCK);
+    assert_int_equal(offer(1), RP_OFFER_DEFERRED);
+    assert_int_equal(offer(2), RP_OFFER_DEFERRED);
+    assert_int_equal(rp__match_part(st, st->handle), 1);
+    assert_string_equal(log_, "graph3@N(0,1)");
+    assert_int_equal(node_enables, 1); /* op 2's node off */
+    assert_int_equal(st->match.launched, 2);
+    assert_int_equal(rp__match_part(st, st->handle), 0); /* nothing more held */
+    assert_int_equal(offer(3), RP_OFFER_COMPLETE);
+    struct rp_resolved r = resolve();
+    assert_ptr_equal(r.replayed, s);
+    assert_int_equal(r.parted, 1);
+    assert_int_equal(r.nflushed, 0);
+    assert_string_equal(log_, "graph3@N(0,1) graph3@N(2)");
+    assert_int_equal(s->replays, 1); /* one occurrence */
+    assert_int_equal(cs->counters.part_launches, 2);
+    assert_int_equal(cs->counters.ops_replayed, 3);
+    assert_int_equal(st->match.launched, 0);
+    log_[0] = '\0';
+    offer(1), offer(2);
+    assert_int_equal(offer(3), RP_OFFER_COMPLETE);
+    r = resolve();
+    assert_int_equal(r.parted, 0);
+    assert_string_equal(log_, "graph3@N");
+    assert_int_equal(node_enables, 1 + 3 + 2); /* 0,1 off, 2 on; then 0,1 on */
+}
+
+/* Two quiet spots in one occurrence: three parts, each op once. */
+static void two_quiet_spots_launch_three_parts(void **state)
+{
+    (void)state;
+    make_seq((const int[]){1, 2, 3, 4, 0}, S_NONBLOCK);
+    offer(1);
+    assert_int_equal(rp__match_part(st, st->handle), 1);
+    offer(2), offer(3);
+    assert_int_equal(rp__match_part(st, st->handle), 1);
+    assert_int_equal(offer(4), RP_OFFER_COMPLETE);
+    resolve();
+    assert_string_equal(log_, "graph4@N(0) graph4@N(1,2) graph4@N(3)");
+}
+
+/* After a part, a divergence issues only what was held since, eagerly, in
+ * order: the part's ops ran already, and must not run again. */
+static void a_divergence_after_a_part_flushes_only_what_was_held_since(void **state)
+{
+    (void)state;
+    rp_seq *s = make_seq((const int[]){1, 2, 3, 4, 0}, S_NONBLOCK);
+    offer(1);
+    assert_int_equal(rp__match_part(st, st->handle), 1);
+    offer(2);
+    assert_int_equal(offer(5), RP_OFFER_RESOLVE);
+    struct rp_resolved r = resolve();
+    assert_null(r.replayed);
+    assert_int_equal(r.parted, 1);
+    assert_int_equal(r.nflushed, 1);
+    assert_string_equal(log_, "graph4@N(0) k2@N");
+    assert_int_equal(s->replays, 0);
+    assert_int_equal(s->divergences, 1);
+}
+
+/* Several candidates still match at the quiet spot: the one replayed most
+ * takes the part, and only it can take the rest (the other is dropped,
+ * unpinned, even though the next op would have completed it). */
+static void at_a_quiet_spot_the_candidate_replayed_most_takes_the_part(void **state)
+{
+    (void)state;
+    rp_seq *a = make_seq((const int[]){1, 2, 3, 0}, S_NONBLOCK);
+    rp_seq *b = make_seq((const int[]){1, 2, 4, 0}, S_NONBLOCK);
+    b->replays = 5;
+    offer(1), offer(2);
+    assert_int_equal(a->pins, 1);
+    assert_int_equal(rp__match_part(st, st->handle), 1);
+    assert_int_equal(a->pins, 0);
+    assert_int_equal(b->pins, 1);
+    assert_int_equal(offer(3), RP_OFFER_RESOLVE);
+    struct rp_resolved r = resolve();
+    assert_null(r.replayed);
+    assert_int_equal(r.nflushed, 0); /* ops 0-1 ran as b's part */
+    assert_string_equal(log_, "graph3@N(0,1)");
+}
+
+/* No part where none can be made: a fork/join sequence (its event nodes
+ * cannot be disabled), parts turned off, a driver that refuses to disable
+ * a node (the sequence is broken: its executable may hold a mix). Nothing
+ * reaches the driver; the caller resolves as before. */
+static void no_part_is_launched_where_the_graph_cannot_run_one(void **state)
+{
+    (void)state;
+    rp_seq *s = make_seq((const int[]){1, 2, 3, 0}, S_NONBLOCK);
+    offer(1);
+    s->fj.multi = 1;
+    assert_int_equal(rp__match_part(st, st->handle), 0);
+    s->fj.multi = 0;
+    rp__eng.cfg.parts = 0;
+    assert_int_equal(rp__match_part(st, st->handle), 0);
+    rp__eng.cfg.parts = 1;
+    assert_int_equal(rp__match_part(st, (CUstream)0x7777), 0); /* another target */
+    assert_string_equal(log_, "");
+    fail_node_enable = 1;
+    assert_int_equal(rp__match_part(st, st->handle), 0);
+    assert_true(s->broken);
+    assert_string_equal(log_, "");
+    struct rp_resolved r = resolve();
+    assert_int_equal(r.parted, 0);
+    assert_string_equal(log_, "k1@N");
+}
+
 int main(void)
 {
 #define T(name) cmocka_unit_test_setup_teardown(name, setup, teardown)
@@ -342,6 +463,11 @@ int main(void)
         T(a_sequence_of_another_stream_is_no_candidate),
         T(the_fast_path_takes_no_launch_or_op_with_launch_attributes),
         T(a_flush_onto_the_private_stream_leaves_programmatic_serialization_out),
+        T(a_quiet_spot_launches_what_is_held_as_a_part_and_the_rest_completes_the_graph),
+        T(two_quiet_spots_launch_three_parts),
+        T(a_divergence_after_a_part_flushes_only_what_was_held_since),
+        T(at_a_quiet_spot_the_candidate_replayed_most_takes_the_part),
+        T(no_part_is_launched_where_the_graph_cannot_run_one),
     };
 #undef T
     return cmocka_run_group_tests_name("matcher", tests, group_setup, NULL);

@@ -76,7 +76,7 @@ CUresult rp__resolve_stream(rp_stream *st)
     }
     if (r.replayed)
         rp__learn_replayed(st, r.replayed);
-    rp__learn_resolved(st, r.replayed, r.flushed, r.nflushed);
+    rp__learn_resolved(st, r.replayed, r.parted, r.flushed, r.nflushed);
     return r.err;
 }
 

@@ -324,13 +324,16 @@ void rp__learn_replayed(rp_stream *st, rp_seq *s)
     s->last_use = st->cs->det.clock;
 }
 
-void rp__learn_resolved(rp_stream *st, const rp_seq *replayed, rp_op *flushed, size_t n)
+void rp__learn_resolved(rp_stream *st, const rp_seq *replayed, int parted, rp_op *flushed,
+                        size_t n)
 {
-    if (replayed) {
+    if (replayed || parted) {
         /* A step or chunk found by the period ends where the next begins.
          * (Read first: ending the segment may capture, and a capture may
-         * take the replayed sequence's executable over and drop it.) */
-        int by_period = replayed->by_period;
+         * take the replayed sequence's executable over and drop it.) An
+         * occurrence of which only parts were launched ends the segment
+         * before it as one replayed in full does. */
+        int by_period = replayed && replayed->by_period;
         rp__seg_end(st); /* the ops before the graph launch end a segment */
         st->learn.cut_by_period = by_period;
     }

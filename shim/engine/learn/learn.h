@@ -52,10 +52,12 @@ void rp__learn_stream_free(rp_stream *st);
  * its entry's failures are forgotten). */
 void rp__learn_replayed(rp_stream *st, rp_seq *s);
 /* What a resolution of `st` did, for learning: a replay (`replayed`, or
- * NULL) ends the segment before it (the ops around a graph launch are not
- * contiguous), and the `n` flushed records at `flushed` join the segment
- * (each moves into it). */
-void rp__learn_resolved(rp_stream *st, const rp_seq *replayed, rp_op *flushed, size_t n);
+ * NULL), or parts of the occurrence launched before (`parted`), end the
+ * segment before it (the ops around a graph launch are not contiguous), and
+ * the `n` flushed records at `flushed` join the segment (each moves into
+ * it). */
+void rp__learn_resolved(rp_stream *st, const rp_seq *replayed, int parted, rp_op *flushed,
+                        size_t n);
 
 /* ---- policy.c: what is captured, and what is kept ----------------------------- */
 
