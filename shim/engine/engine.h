@@ -217,6 +217,10 @@ typedef struct rp_stream {
         int cut_by_period;  /* the segment being learnt began at a period cut */
         int per_align;      /* a period was just accepted on a fork/join run: where
                                its steps start is chosen once a period is learnt */
+        uint64_t bphase;    /* where in its step the last host boundary fell, + 1
+                               (0: at a step's start, or not known) */
+        uint64_t baligned;  /* periods_found of its detector when its steps were last
+                               made to start at a boundary (+ 1; 0: never) */
     } learn;
     /* The matcher (match/): ops deferred while they match candidate sequences. */
     struct rp_stream_match {

@@ -126,6 +126,7 @@ static CUresult end_segment(rp_stream *st)
 {
     if (st->trace.owner)
         st = st->trace.owner;
+    rp__learn_boundary(st);
     st->learn.boundary_opno = st->opno;
     st->trace.epoch = ++st->cs->trace_clock;
     if (st->trace.nmembers)

@@ -129,6 +129,35 @@ void rp__learn_cut(rp_stream *st)
     st->learn.cut_by_period = 1; /* the next segment begins at a step or chunk */
 }
 
+void rp__learn_boundary(rp_stream *st)
+{
+    rp_period *p = st->learn.per;
+    if (!p || !p->d || st->trace.nmembers) /* a fork/join run's start is align_fork_join's */
+        return;
+    uint64_t d = p->d, at = (st->opno % d + d - p->base % d) % d;
+    if (!at) {
+        st->learn.bphase = 0;
+        return;
+    }
+    if (st->learn.bphase == at + 1 || st->learn.baligned != p->found + 1) {
+        /* The first time for this period, or twice in a row at the same op
+         * of the step: a loop that synchronizes every few steps, after the
+         * same op. Its steps start after the boundary from now on, which
+         * then cuts none in two (a boundary that moves realigns them only
+         * once it stays). */
+        st->learn.baligned = p->found + 1;
+        rp__period_align(p, st->opno);
+        st->learn.bphase = 0;
+        static _Atomic unsigned int logged;
+        if (atomic_fetch_add(&logged, 1) < 4)
+            rp__info("stream %p: its host boundaries fall %llu ops into its %llu-op step; its "
+                     "steps start after them from now on", (void *)st->handle,
+                     (unsigned long long)at, (unsigned long long)d);
+        return;
+    }
+    st->learn.bphase = at + 1;
+}
+
 /* Drop the stream's period detector (its history). */
 static void period_free(rp_stream *st)
 {

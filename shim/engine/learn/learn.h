@@ -44,6 +44,10 @@ static inline int rp__learn_resting(const rp_stream *st)
 {
     return st->learn.rest_until > st->opno;
 }
+/* A host boundary on `st` (before its segment ends): a stream cut by its
+ * period whose boundaries fall twice in a row at the same op inside its
+ * step has its steps start after them from then on. */
+void rp__learn_boundary(rp_stream *st);
 /* Release what learning keeps for a stream (its segment's records, its
  * period detector). */
 void rp__learn_stream_free(rp_stream *st);

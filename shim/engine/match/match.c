@@ -183,9 +183,12 @@ void rp__match_resolve(rp_stream *st, CUstream target, struct rp_resolved *out)
             cs->counters.staging_busy++; /* likewise */
         } else if (rc == CUDA_ERROR_NOT_READY) {
             /* The graph stays while next time may need fewer updates; when
-             * it keeps needing too many it goes, and its shape backs off. */
+             * it keeps needing too many it goes, and its shape backs off
+             * (not for the rest of an occurrence cut by a quiet spot: the
+             * executable chosen for its first part may hold another
+             * content). */
             cs->counters.too_many_updates++;
-            if (++c->ex.too_many >= 3)
+            if (!out->parted && ++c->ex.too_many >= 3)
                 c->broken = 1;
         } else {
             /* A replay runs every recorded op or none: the ops go eagerly

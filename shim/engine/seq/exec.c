@@ -176,15 +176,20 @@ static inline void kernel_values(const rp_vals *v, const rp_seq *s, size_t k,
 /* Whether the executable holds op k's deferred values already. For a
  * kernel (of the sequence's structure, like the held record), its
  * geometry and parameter bytes decide. */
-static inline int held_same(const rp_vals *v, const rp_seq *s, size_t k)
+static inline int held_same_in(const rp_op *held, const rp_vals *v, const rp_seq *s, size_t k)
 {
-    const rp_op *h = &s->ex.held[k];
+    const rp_op *h = &held[k];
     if (h->kind != RP_OP_KERNEL)
         return rp__op_same_content(h, &v->def[k]); /* never the fast path's */
     const unsigned int *g;
     const uint8_t *p;
     kernel_values(v, s, k, &g, &p);
     return rp__geometry_same(h->grid, g) && rp__bytes_same(h->params, p, h->param_bytes);
+}
+
+static inline int held_same(const rp_vals *v, const rp_seq *s, size_t k)
+{
+    return held_same_in(s->ex.held, v, s, k);
 }
 
 /* The hash of an op's values (a kernel's geometry and parameter bytes; a
@@ -242,6 +247,19 @@ static int fresh_pays(const rp_seq *s)
     return rp__updates_pay(s->cs, s->det->n, nvol);
 }
 
+/* Alternate j becomes `exec`: `exec` and its values wait among the others. */
+static void swap_in(rp_seq *s, unsigned int j)
+{
+    CUgraphExec x = s->exec;
+    rp_op *held = s->ex.held;
+    uint64_t hh = s->ex.held_hash;
+    struct rp_exec_on on = s->ex.on;
+    s->exec = s->ex.alt[j], s->ex.held = s->ex.alt_held[j], s->ex.held_hash = s->ex.alt_hash[j];
+    s->ex.on = s->ex.alt_on[j];
+    s->ex.alt[j] = x, s->ex.alt_held[j] = held, s->ex.alt_hash[j] = hh;
+    s->ex.alt_on[j] = on;
+}
+
 /* Before a replay with updates (returns the hash of its content): run it
  * on the executable that holds its content already, when one of the
  * sequence's does (a rotation of buffers
@@ -295,16 +313,28 @@ static uint64_t choose_exec(const rp_vals *v, rp_seq *s)
     } else {
         cs->counters.variant_exec_hits++;
     }
-    /* Swap it in: `exec` and its values wait among the others. */
-    CUgraphExec x = s->exec;
-    rp_op *held = s->ex.held;
-    uint64_t hh = s->ex.held_hash;
-    struct rp_exec_on on = s->ex.on;
-    s->exec = s->ex.alt[j], s->ex.held = s->ex.alt_held[j], s->ex.held_hash = s->ex.alt_hash[j];
-    s->ex.on = s->ex.alt_on[j];
-    s->ex.alt[j] = x, s->ex.alt_held[j] = held, s->ex.alt_hash[j] = hh;
-    s->ex.alt_on[j] = on;
+    swap_in(s, j);
     return h;
+}
+
+/* Before a part [lo, hi) of an occurrence (its later values unknown): the
+ * executable, of those the sequence has, that needs the fewest updates for
+ * the part's ops (a rotation's content that came back: none). */
+static void choose_exec_for_part(const rp_vals *v, rp_seq *s, size_t lo, size_t hi)
+{
+    size_t best = 0;
+    for (size_t k = lo; k < hi; k++)
+        best += s->vmask[k] && !held_same(v, s, k);
+    unsigned int pick = RP_SEQ_ALTS;
+    for (unsigned int j = 0; best && j < s->ex.nalt; j++) {
+        size_t need = 0;
+        for (size_t k = lo; k < hi && need < best; k++)
+            need += s->vmask[k] && !held_same_in(s->ex.alt_held[j], v, s, k);
+        if (need < best)
+            best = need, pick = j;
+    }
+    if (pick != RP_SEQ_ALTS)
+        swap_in(s, pick);
 }
 
 /* Room for n indices in the context's list of nodes to update (0, or -1). */
@@ -322,13 +352,12 @@ static int upd_room(rp_ctxstate *cs, size_t n)
 
 /* Bring the executable's volatile fields of ops [lo, hi) to this
  * occurrence's values: only the nodes whose values differ from what the
- * executable holds now (`toggles` more node edits are to come for a part:
- * rp__exec_range). Returns
+ * executable holds now. Returns
  * CUDA_SUCCESS, the driver's error (the executable may then hold a mix: the
  * sequence is dropped by the caller), or CUDA_ERROR_NOT_READY when more
  * than REPRISE_MAX_UPDATES nodes would change (nothing updated: eager is
  * cheaper). */
-static CUresult apply_updates(const rp_vals *v, rp_seq *s, size_t lo, size_t hi, size_t toggles)
+static CUresult apply_updates(const rp_vals *v, rp_seq *s, size_t lo, size_t hi)
 {
     rp_ctxstate *cs = s->cs;
     size_t n = s->det->n, need = 0;
@@ -337,9 +366,7 @@ static CUresult apply_updates(const rp_vals *v, rp_seq *s, size_t lo, size_t hi,
     for (size_t k = lo; k < hi; k++)
         if (s->vmask && s->vmask[k] && !held_same(v, s, k))
             cs->upd[need++] = k;
-    /* Nodes enabled or disabled for a part are node edits like updates,
-     * and weighed with them. */
-    if (!rp__updates_pay(cs, hi - lo, need + toggles)) {
+    if (!rp__updates_pay(cs, hi - lo, need)) {
         rp__bound_hit(cs, RP_BOUND_UPDATES);
         return CUDA_ERROR_NOT_READY;
     }
@@ -395,14 +422,14 @@ CUresult rp__exec_prepare(rp_seq *s, const rp_vals *v, size_t lo, size_t hi)
     int choosing = s->vmask && rp__eng.cfg.max_variants > 1 && !s->origin && !s->fj.multi &&
                    !s->sealed.nstaging;
     /* Only an occurrence's last part knows every value its content hash
-     * covers: a part before it runs on `exec` as it is. */
-    uint64_t h = choosing && hi == n ? choose_exec(v, s) : 0;
-    size_t toggles = rp__exec_toggles(s, lo, hi);
-    CUresult rc = CUDA_SUCCESS;
-    if (s->vmask)
-        rc = apply_updates(v, s, lo, hi, toggles);
-    else if (toggles && !rp__updates_pay(s->cs, hi - lo, toggles))
-        rc = CUDA_ERROR_NOT_READY;
+     * covers: a part before it runs on the executable that holds most of
+     * its values. */
+    uint64_t h = 0;
+    if (choosing && hi == n)
+        h = choose_exec(v, s);
+    else if (choosing && s->ex.nalt)
+        choose_exec_for_part(v, s, lo, hi);
+    CUresult rc = s->vmask ? apply_updates(v, s, lo, hi) : CUDA_SUCCESS;
     if (rc == CUDA_SUCCESS && h && !lo)
         s->ex.held_hash = h; /* it holds this content now */
     else if (rc == CUDA_SUCCESS && choosing && s->ex.held_hash)

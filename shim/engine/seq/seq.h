@@ -64,11 +64,11 @@ typedef struct rp_vals {
  * for a part of an occurrence: rp__match_part): for one with volatile
  * fields, run it on the executable that holds its content already, or one
  * made for a content that comes back (only once every value is known: hi
- * == n), and update the nodes of [lo, hi) whose values differ. Returns
- * CUDA_SUCCESS, CUDA_ERROR_NOT_READY when more node edits (updates, and the
- * nodes to enable or disable for the range) would be needed than pay
- * (nothing changed), or the driver's error (the executable may then hold a
- * mix: the caller drops the sequence). */
+ * == n; a part before runs on the one that holds most of its values), and
+ * update the nodes of [lo, hi) whose values differ. Returns CUDA_SUCCESS,
+ * CUDA_ERROR_NOT_READY when more updates would be needed than pay (nothing
+ * changed), or the driver's error (the executable may then hold a mix: the
+ * caller drops the sequence). */
 CUresult rp__exec_prepare(rp_seq *s, const rp_vals *v, size_t lo, size_t hi);
 /* Nodes: how many must be enabled or disabled for `exec` to run ops
  * [lo, hi) only (rp_seq.ex.on); and doing it (cuGraphNodeSetEnabled: a
