@@ -184,11 +184,6 @@ size_t rp__engine_seq_snapshot(struct rp__seq_info *out, size_t max)
  * next call. Runs under the context's lock. */
 
 
-int rp__handoff_foreign(const rp_stream *st)
-{
-    return st->handle == CU_STREAM_PER_THREAD && !pthread_equal(st->tid, pthread_self());
-}
-
 /* Whether the owner must wait, kept with the engine's count of such waits
  * (rp__eng.rejoins: rp__aside looks at it). */
 static void set_must_wait(rp_stream *st, int v)
@@ -279,14 +274,12 @@ int rp__handoff_mark_start(rp_stream *st)
     return st->handoff.start_recorded ? 0 : -1;
 }
 
-/* Where this thread can issue `st`'s deferred work: its own stream, or for
- * another thread's per-thread stream the private stream, made to wait for
- * what the owner had issued before the deferral began. NULL: nowhere (the
- * work stays deferred until its owner's next call). */
-CUstream rp__handoff_target(rp_stream *st)
+/* Where this thread can issue another thread's per-thread stream's
+ * deferred work: the private stream, made to wait for what the owner had
+ * issued before the deferral began. NULL: nowhere (the work stays deferred
+ * until its owner's next call). */
+CUstream rp__handoff_private(rp_stream *st)
 {
-    if (!rp__handoff_foreign(st))
-        return st->handle;
     CUstream p = rp__private_stream(st->cs);
     if (!p || NEVER(!st->handoff.start_recorded))
         return NULL; /* no private stream could be made: left to the owner's next call

@@ -60,7 +60,10 @@ size_t rp__engine_seq_snapshot(struct rp__seq_info *out, size_t max);
 /* ---- the per-thread stream of another thread ---------------------------------- */
 
 /* The stream is another thread's per-thread stream. */
-int rp__handoff_foreign(const rp_stream *st);
+static inline int rp__handoff_foreign(const rp_stream *st)
+{
+    return st->handle == CU_STREAM_PER_THREAD && !pthread_equal(st->tid, pthread_self());
+}
 /* At the start of a deferral on a per-thread stream, mark the point another
  * thread's resolution must wait for. Returns 0, or -1 when the mark cannot
  * be made: then the stream must not defer (another thread could not
@@ -69,7 +72,11 @@ int rp__handoff_mark_start(rp_stream *st);
 /* Where this thread can issue `st`'s deferred work: its own stream, or for
  * another thread's per-thread stream the private stream, made to wait for
  * what the owner had issued before the deferral began (NULL: nowhere). */
-CUstream rp__handoff_target(rp_stream *st);
+CUstream rp__handoff_private(rp_stream *st); /* (the second case) */
+static inline CUstream rp__handoff_target(rp_stream *st)
+{
+    return rp__handoff_foreign(st) ? rp__handoff_private(st) : st->handle;
+}
 /* Work resolved on the private stream for another thread's per-thread
  * stream: nothing the driver would have ordered after it may overtake it. */
 void rp__handoff_done(rp_stream *st, CUstream target);

@@ -125,9 +125,3 @@ void rp__idle_watch(void)
     pthread_cond_signal(&idle_cv);
     pthread_mutex_unlock(&idle_mu);
 }
-
-void rp__deferral_began(void)
-{
-    rp__idle_watch();
-    rp__arm_exit_hook();
-}

@@ -74,8 +74,6 @@ CUresult rp__resolve_stream(rp_stream *st)
         CUcontext popped;
         D->cuCtxPopCurrent_v2(&popped);
     }
-    if (r.replayed)
-        rp__learn_replayed(st, r.replayed);
     rp__learn_resolved(st, r.replayed, r.parted, r.flushed, r.nflushed);
     return r.err;
 }

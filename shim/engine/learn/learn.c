@@ -343,7 +343,10 @@ void rp__seg_end(rp_stream *st)
     rp__learn_sweep_broken(cs);
 }
 
-void rp__learn_replayed(rp_stream *st, rp_seq *s)
+/* Sequence `s` was just replayed on `st`: the stream's learning paid off,
+ * and after four replays the sequence has proved itself (its back-off and
+ * its entry's failures are forgotten). */
+static void replayed_paid(rp_stream *st, rp_seq *s)
 {
     rp__learn_paid(st);
     if (s->replays == 4) {
@@ -353,9 +356,10 @@ void rp__learn_replayed(rp_stream *st, rp_seq *s)
     s->last_use = st->cs->det.clock;
 }
 
-void rp__learn_resolved(rp_stream *st, const rp_seq *replayed, int parted, rp_op *flushed,
-                        size_t n)
+void rp__learn_resolved(rp_stream *st, rp_seq *replayed, int parted, rp_op *flushed, size_t n)
 {
+    if (replayed)
+        replayed_paid(st, replayed);
     if (replayed || parted) {
         /* A step or chunk found by the period ends where the next begins.
          * (Read first: ending the segment may capture, and a capture may

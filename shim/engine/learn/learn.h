@@ -51,17 +51,13 @@ void rp__learn_boundary(rp_stream *st);
 /* Release what learning keeps for a stream (its segment's records, its
  * period detector). */
 void rp__learn_stream_free(rp_stream *st);
-/* Sequence `s` was just replayed on `st`: the stream's learning paid off,
- * and after four replays the sequence has proved itself (its back-off and
- * its entry's failures are forgotten). */
-void rp__learn_replayed(rp_stream *st, rp_seq *s);
 /* What a resolution of `st` did, for learning: a replay (`replayed`, or
- * NULL), or parts of the occurrence launched before (`parted`), end the
- * segment before it (the ops around a graph launch are not contiguous), and
- * the `n` flushed records at `flushed` join the segment (each moves into
- * it). */
-void rp__learn_resolved(rp_stream *st, const rp_seq *replayed, int parted, rp_op *flushed,
-                        size_t n);
+ * NULL) pays the stream's learning off (after four, the sequence has proved
+ * itself: its back-off and its entry's failures are forgotten); it, or parts
+ * of the occurrence launched before (`parted`), end the segment before it
+ * (the ops around a graph launch are not contiguous), and the `n` flushed
+ * records at `flushed` join the segment (each moves into it). */
+void rp__learn_resolved(rp_stream *st, rp_seq *replayed, int parted, rp_op *flushed, size_t n);
 
 /* ---- policy.c: what is captured, and what is kept ----------------------------- */
 

@@ -86,7 +86,7 @@ struct rp_resolved {
  * longest complete match, issue the rest eagerly in order. Afterwards
  * nothing is deferred and the flushed records wait (out->flushed) for the
  * caller to hand them to learning (rp__learn_resolved). The bookkeeping of
- * a replay for learning is the caller's too (rp__learn_replayed). */
+ * a replay for learning is the caller's too (rp__learn_resolved). */
 void rp__match_resolve(rp_stream *st, CUstream target, struct rp_resolved *out);
 /* A quiet spot in the middle of an occurrence (the idle watch): launch what
  * `st` holds of it on `target` (its own stream) as a part of the graph of
