@@ -229,7 +229,9 @@ static void write_stats(void)
         fprintf(f, "%s\"%s\":%llu", sep, cc__entry_names[i], v);
         sep = ",";
     }
-    fprintf(f, "}}\n");
+    fprintf(f, "},");
+    cc__digest_json(f);
+    fprintf(f, "}\n");
     fclose(f);
 }
 

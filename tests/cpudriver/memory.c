@@ -562,3 +562,30 @@ CC_EXPORT CUresult cuMemHostGetDevicePointer_v2(CUdeviceptr *pd, void *p, unsign
     CC_ENTER(cuMemHostGetDevicePointer_v2);
     return host_get_device_pointer(pd, p, Flags);
 }
+
+/* The device allocation holding dptr: its base and requested size (either
+ * out-parameter may be NULL, as the reference allows). Pinned host memory
+ * and addresses in no live device allocation (freed, freeing, a graph
+ * allocation outside its launch) give CUDA_ERROR_NOT_FOUND, the reference's
+ * code for an address it does not know (the stricter reading: whether the
+ * real driver answers for pinned host memory is unverified); nothing is
+ * written then. The trace recorder asks this once for an address it has not
+ * seen allocated. */
+CC_EXPORT CUresult cuMemGetAddressRange_v2(CUdeviceptr *pbase, size_t *psize, CUdeviceptr dptr)
+{
+    CC_ENTER(cuMemGetAddressRange_v2);
+    CUresult r = cc__check_init();
+    if (r) return r;
+    cc__lock();
+    cc_alloc *a = cc__mem_find((uintptr_t)dptr);
+    bool usable = a && !a->freeing &&
+                  (a->kind == CC_M_DEVICE || (a->kind == CC_M_GRAPH && a->live));
+    if (!usable) {
+        r = CUDA_ERROR_NOT_FOUND;
+    } else {
+        if (pbase) *pbase = (CUdeviceptr)a->base;
+        if (psize) *psize = a->size;
+    }
+    cc__unlock();
+    return r;
+}
