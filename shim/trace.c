@@ -42,6 +42,7 @@
 
 _Atomic bool rp__tr_live;
 bool rp__tr_alone;
+_Atomic uint64_t rp__tr_seq;
 
 /* ---- time ------------------------------------------------------------------ */
 
@@ -216,6 +217,7 @@ static struct {
     uint64_t t0;
     uint64_t records, calls;
     uint32_t last_tid;
+    uint64_t last_seq; /* the place of the previous record's call (order of entry) */
     uint32_t next_tid, next_entry, next_stream, next_event, next_ctx, next_module;
     uint32_t next_mem, next_graph, next_exec;
     uint32_t entry_id[RP_E_COUNT]; /* trace id + 1 */
@@ -241,6 +243,7 @@ static struct {
     CUresult (CUDAAPI *device_attr)(int *, CUdevice_attribute, CUdevice);
     CUresult (CUDAAPI *device_mem)(size_t *, CUdevice);
     CUresult (CUDAAPI *func_module)(CUmodule *, CUfunction);
+    CUresult (CUDAAPI *primary_state)(CUdevice, unsigned int *, int *);
 } W = {.mu = PTHREAD_MUTEX_INITIALIZER, .fd = -1};
 
 static const unsigned char families[RP_E_COUNT] = {
@@ -725,6 +728,7 @@ struct call {
     uint64_t t0;
     uint64_t dur; /* ticks; written when nonzero */
     bool ok;      /* r == CUDA_SUCCESS */
+    uint64_t seq; /* its place in the order calls began */
 };
 
 /* The call record's header; the caller appends the payload and ends it. */
@@ -744,6 +748,10 @@ static unsigned char *call_begin(const struct call *c, size_t payload)
     uint64_t dt = c->t0 > my_last ? ticks_ns(c->t0 - my_last) : 0;
     my_last = c->t0;
     p = rp_tv_put(p, dt);
+    /* Where the call began against where the previous record's call did:
+     * +1 (a 0 here) unless calls overlapped. */
+    p = rp_tv_put(p, rp_tv_zigzag((int64_t)(c->seq - W.last_seq - 1)));
+    W.last_seq = c->seq;
     if (c->r)
         p = rp_tv_put(p, (uint64_t)c->r);
     if (c->dur)
@@ -1394,6 +1402,14 @@ static void enc_ctx(struct call *c, const uint64_t *a)
     case RP_TRF_PRIMARY_RELEASE:
     case RP_TRF_PRIMARY_RESET:
         dev = a[0];
+        /* Whether the context lives on: the program may hold more
+         * references than the trace saw (retains are not interposed). */
+        if (W.primary_state) {
+            unsigned int fl = 0;
+            int active = 0;
+            if (W.primary_state((CUdevice)dev, &fl, &active) == CUDA_SUCCESS)
+                flags = active ? 1 : 0;
+        }
         break;
     default:
         break;
@@ -1403,6 +1419,7 @@ static void enc_ctx(struct call *c, const uint64_t *a)
         return;
     if (c->fam == RP_TRF_PRIMARY_RELEASE || c->fam == RP_TRF_PRIMARY_RESET) {
         p = rp_tv_put(p, dev);
+        p = rp_tv_put(p, flags);
     } else {
         p = rp_tv_put(p, id);
         if (c->fam == RP_TRF_CTX_CREATE || c->fam == RP_TRF_CTX_CREATE_V3 ||
@@ -1525,10 +1542,10 @@ static bool timed(unsigned fam)
     }
 }
 
-void rp__tr_record(enum rp__entry e, CUresult r, uint64_t t0, const uint64_t *a)
+void rp__tr_record(enum rp__entry e, CUresult r, uint64_t t0, uint64_t seq, const uint64_t *a)
 {
     int saved = errno;
-    struct call c = {e, families[e], r, t0, 0, r == CUDA_SUCCESS};
+    struct call c = {e, families[e], r, t0, 0, r == CUDA_SUCCESS, seq};
     if (timed(c.fam)) {
         uint64_t t1 = rp__tr_ticks();
         c.dur = t1 > t0 ? t1 - t0 : 1;
@@ -1615,11 +1632,14 @@ static void thread_exit(void *unused)
     if (!atomic_load(&rp__tr_live) || !my_tid)
         return;
     uint64_t t = rp__tr_ticks();
+    uint64_t q = atomic_fetch_add_explicit(&rp__tr_seq, 1, memory_order_relaxed);
     pthread_mutex_lock(&W.mu);
-    unsigned char *p = rec_begin(24);
+    unsigned char *p = rec_begin(32);
     if (p) {
         p = rp_tv_put(p, my_tid);
         p = rp_tv_put(p, t > my_last ? ticks_ns(t - my_last) : 0);
+        p = rp_tv_put(p, rp_tv_zigzag((int64_t)(q - W.last_seq - 1)));
+        W.last_seq = q;
         rec_end(RP_TR_THREAD_EXIT, p);
     }
     pthread_mutex_unlock(&W.mu);
@@ -1739,6 +1759,7 @@ bool rp__trace_setup(struct rp__driver *core, const struct rp__driver *real)
     W.device_attr = (CUresult (CUDAAPI *)(int *, CUdevice_attribute, CUdevice))sym("cuDeviceGetAttribute");
     W.device_mem = (CUresult (CUDAAPI *)(size_t *, CUdevice))sym("cuDeviceTotalMem_v2");
     W.func_module = (CUresult (CUDAAPI *)(CUmodule *, CUfunction))sym("cuFuncGetModule");
+    W.primary_state = (CUresult (CUDAAPI *)(CUdevice, unsigned int *, int *))sym("cuDevicePrimaryCtxGetState");
     W.open = true;
     if (!write_header()) {
         munmap(W.map, W.cap);
@@ -1751,6 +1772,7 @@ bool rp__trace_setup(struct rp__driver *core, const struct rp__driver *real)
     }
     calibrate();
     W.t0 = rp__tr_ticks();
+    W.last_seq = (uint64_t)-1; /* the first call is number 0 */
     rp__tr_install(core);
     atomic_store(&rp__tr_live, true);
     rp__info("recording the trace %s", path);

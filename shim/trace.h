@@ -41,11 +41,15 @@ extern _Atomic bool rp__tr_live;
 extern struct rp__driver rp__tr_next;
 /* A timestamp in the recorder's ticks (the TSC on x86-64, else ns). */
 uint64_t rp__tr_ticks(void);
-/* Record one call of entry `id` that returned `r`, begun at tick `t0`, with
- * its arguments as 64-bit words in entries.h's order (pointers and integers
+/* The calls' order of entry: each hook takes the next number as it begins.
+ * Records are written in the order calls return; a reader can restore the
+ * order they began in (docs/trace.md, "Order"). */
+extern _Atomic uint64_t rp__tr_seq;
+/* Record one call of entry `id` that returned `r`, begun at tick `t0` as the
+ * `seq`-th call (rp__tr_seq), with its arguments as 64-bit words in entries.h's order (pointers and integers
  * widened, by-value structs of up to 8 bytes copied). Never fails: a call the
  * recorder cannot describe is recorded as GENERIC. */
-void rp__tr_record(enum rp__entry id, CUresult r, uint64_t t0, const uint64_t *a);
+void rp__tr_record(enum rp__entry id, CUresult r, uint64_t t0, uint64_t seq, const uint64_t *a);
 
 /* Put the hooks in front of every non-NULL member of core (trace_hooks.c). */
 void rp__tr_install(struct rp__driver *core);

@@ -1,9 +1,11 @@
 /* trace_hooks.c - the recording hooks, one per entry of entries.h, and their
  * installation in front of the core table (docs/trace.md).
  *
- * Each hook calls what the core held before it (the engine's hook, the
+ * Each hook takes the call's place in the order calls began (one atomic
+ * counter), calls what the core held before it (the engine's hook, the
  * cuGetProcAddress hook or the driver), then hands the recorder the entry,
- * the result, the time the call began and its arguments as words. The hook
+ * the result, the time the call began, its place and its arguments as
+ * words. The hook
  * adds nothing to what the program sees: the result and every out-parameter
  * are the callee's. Generated: a new entry of entries.h gets its hook with no
  * line written here; what the trace records of it is its family
@@ -24,9 +26,10 @@ struct rp__driver rp__tr_next;
         if (RP_UNLIKELY(!atomic_load_explicit(&rp__tr_live, memory_order_relaxed))) \
             return rp__tr_next.name args;                                       \
         uint64_t t0_ = rp__tr_ticks();                                          \
+        uint64_t q_ = atomic_fetch_add_explicit(&rp__tr_seq, 1, memory_order_relaxed); \
         CUresult r_ = rp__tr_next.name args;                                    \
         const uint64_t a_[] = {0 RP_TFE_LIST(TR_WORD, args)};                   \
-        rp__tr_record(RP_E_##name, r_, t0_, a_ + 1);                            \
+        rp__tr_record(RP_E_##name, r_, t0_, q_, a_ + 1);                        \
         return r_;                                                              \
     }
 RP_ENTRIES(X)

@@ -78,6 +78,7 @@ static struct {
     void *drv;
     bool timing;
     bool strict;
+    bool entry_order; /* --order entered */
     uint64_t t0; /* the player's start (ns) */
     /* translations, by trace id */
     struct pctx *ctxs; size_t nctxs;
@@ -432,6 +433,8 @@ static bool mem_addr(const struct rt_addr *a, uint64_t *out, bool live_ok)
     return true;
 }
 
+static uint32_t main_tid; /* the recorded thread the process's main thread plays */
+
 /* ---- the first pass: what the replay needs to know in advance --------------------------- */
 
 static bool same_addr(const struct rt_addr *a, const struct rt_addr *b)
@@ -448,6 +451,8 @@ static void first_pass(void)
         if (rec.tag != RP_TR_CALL)
             continue;
         const struct rt_call *k = &rec.call;
+        if (!main_tid)
+            main_tid = k->tid;
         size_t need = P.r.nmems;
         if (need > ncap) {
             size_t old = ncap;
@@ -904,11 +909,17 @@ static void issue(const struct rt_call *k)
          * player retained it when it first used it. A release the player
          * holds no reference for is preceded by one, so that it tears
          * down as the program's did. */
-        if (fam == RP_TRF_PRIMARY_RELEASE && k->device < 64 && live_ok &&
-            P.primary_refs[k->device] == 0 && P.primary_retain) {
-            CUcontext c;
-            if (P.primary_retain(&c, (CUdevice)k->device) == CUDA_SUCCESS)
+        /* So does one after which the recording's context stayed active
+         * (the program held other references, retained where the trace
+         * does not see). */
+        if (fam == RP_TRF_PRIMARY_RELEASE && k->device < 64 && live_ok && P.primary_retain) {
+            int want = k->answer ? 2 : 1;
+            while (P.primary_refs[k->device] < want) {
+                CUcontext c;
+                if (P.primary_retain(&c, (CUdevice)k->device) != CUDA_SUCCESS)
+                    break;
                 P.primary_refs[k->device]++;
+            }
         }
         break;
     case RP_TRF_GET_FUNCTION: case RP_TRF_LIBRARY_GET_KERNEL: {
@@ -974,6 +985,14 @@ static void issue(const struct rt_call *k)
     }
     CUresult r = e->call(e->fn, a);
     P.issued++;
+    if (fam == RP_TRF_GENERIC && r == CUDA_SUCCESS) { /* cuInit */
+        P.inited = true;
+        int n = 0;
+        CUresult (CUDAAPI *count)(int *) = (CUresult (CUDAAPI *)(int *))sym("cuDeviceGetCount");
+        if (count && count(&n) == CUDA_SUCCESS && (size_t)n < P.r.ndevices)
+            fprintf(stderr, "reprise replay: the trace used %zu devices, this driver has %d: "
+                            "calls on the others fail\n", P.r.ndevices, n);
+    }
     if ((int64_t)r != k->result) {
         if (is_query(fam))
             P.answers_differed++;
@@ -1000,6 +1019,10 @@ static void issue(const struct rt_call *k)
                           : out_dptr;
             m->size = k->bytes;
             m->allocated = true;
+            /* The player's pinned memory starts as zeros, every run: a
+             * copy from it moves the same bytes with and without the shim. */
+            if ((fam == RP_TRF_ALLOC_HOST || fam == RP_TRF_HOST_ALLOC) && out_ptr && k->bytes)
+                memset(out_ptr, 0, k->bytes);
         }
         break;
     case RP_TRF_EVENT_CREATE:
@@ -1050,31 +1073,197 @@ static void issue(const struct rt_call *k)
     }
 }
 
+/* ---- the order of entry ----------------------------------------------------------------------------- */
+
+/* Records come in the order calls returned; they are replayed in the order
+ * calls began (their `seq`), which is the order the engine met them (a
+ * boundary acts as its call begins). The two differ only where calls of
+ * several threads overlapped, so a small buffer of decoded calls, each a
+ * deep copy (the reader's parameter state moves on), restores it. */
+struct job {
+    uint64_t seq;
+    bool exit;              /* a thread's exit, not a call */
+    uint32_t tid;
+    struct rt_call call;
+    unsigned char *own;     /* what call's pointers point into */
+};
+
+static struct job **heap;
+static size_t nheap, capheap;
+static uint64_t next_seq;
+static bool reader_done;
+static int read_rc = 1;
+static uint64_t recorded_ns;
+
+static void heap_push(struct job *j)
+{
+    if (nheap == capheap) {
+        capheap = capheap ? capheap * 2 : 256;
+        heap = realloc(heap, capheap * sizeof *heap);
+        if (!heap)
+            die("out of memory");
+    }
+    size_t i = nheap++;
+    while (i && heap[(i - 1) / 2]->seq > j->seq) {
+        heap[i] = heap[(i - 1) / 2];
+        i = (i - 1) / 2;
+    }
+    heap[i] = j;
+}
+
+static struct job *heap_pop(void)
+{
+    struct job *top = heap[0], *last = heap[--nheap];
+    size_t i = 0;
+    for (;;) {
+        size_t c = 2 * i + 1;
+        if (c >= nheap)
+            break;
+        if (c + 1 < nheap && heap[c + 1]->seq < heap[c]->seq)
+            c++;
+        if (heap[c]->seq >= last->seq)
+            break;
+        heap[i] = heap[c];
+        i = c;
+    }
+    if (nheap)
+        heap[i] = last;
+    return top;
+}
+
+static struct job *copy_call(const struct rt_rec *rec, uint64_t seq)
+{
+    const struct rt_call *k = &rec->call;
+    size_t psize = k->params && k->func ? P.r.funcs[k->func].psize : 0;
+    size_t dbytes = k->data ? (size_t)k->bytes : 0;
+    size_t abytes = k->nattrs * sizeof(struct rt_attr);
+    struct job *j = calloc(1, sizeof *j);
+    unsigned char *own = malloc(psize + dbytes + abytes + 1);
+    if (!j || !own)
+        die("out of memory");
+    j->seq = seq;
+    j->tid = k->tid;
+    j->call = *k;
+    j->own = own;
+    if (k->params) {
+        memcpy(own, k->params, psize);
+        j->call.params = own;
+    }
+    if (k->data) {
+        memcpy(own + psize, k->data, dbytes);
+        j->call.data = own + psize;
+    }
+    if (k->nattrs) {
+        memcpy(own + psize + dbytes, k->attrs, abytes);
+        j->call.attrs = (const struct rt_attr *)(own + psize + dbytes);
+    }
+    return j;
+}
+
+static void job_free(struct job *j)
+{
+    if (j) {
+        free(j->own);
+        free(j);
+    }
+}
+
+/* The next job in the order of entry, NULL at the end. Definitions are
+ * taken in as they are read. A gap in the numbers (calls the trace did not
+ * keep: after it stopped, say) is skipped once the buffer holds 4096 calls
+ * ahead, or at the end. */
+static struct job *next_job(void)
+{
+    static uint64_t returned; /* the order records come in */
+    for (;;) {
+        if (nheap && (heap[0]->seq <= next_seq || reader_done || nheap > 4096)) {
+            struct job *j = heap_pop();
+            next_seq = j->seq + 1;
+            return j;
+        }
+        if (reader_done)
+            return NULL;
+        struct rt_rec rec;
+        read_rc = rt_next(&P.r, &rec);
+        if (read_rc <= 0) {
+            reader_done = true;
+            continue;
+        }
+        switch (rec.tag) {
+        case RP_TR_ENTRY: {
+            GROW(P.entries, P.nentries, rec.id);
+            struct pentry *e = &P.entries[rec.id];
+            e->name = P.r.entries[rec.id].name;
+            e->fn = NULL;
+            for (size_t i = 0; i < sizeof callers / sizeof callers[0]; i++)
+                if (!strcmp(callers[i].name, e->name)) {
+                    e->call = callers[i].call;
+                    e->fn = sym(e->name);
+                }
+            break;
+        }
+        case RP_TR_CALL:
+            P.calls++;
+            heap_push(copy_call(&rec, P.entry_order ? rec.call.seq : returned++));
+            break;
+        case RP_TR_THREAD_EXIT: {
+            struct job *j = calloc(1, sizeof *j);
+            if (!j)
+                die("out of memory");
+            j->seq = P.entry_order ? rec.seq : returned++;
+            j->exit = true;
+            j->tid = rec.id;
+            heap_push(j);
+            break;
+        }
+        case RP_TR_END:
+            recorded_ns = rec.ns;
+            break;
+        default:
+            break;
+        }
+    }
+}
+
 /* ---- threads ------------------------------------------------------------------------------------ */
 
+/* One player thread per recorded thread; the recorded main thread (the
+ * first to call) is the process's own. Whoever holds the baton takes the
+ * next job: a call of its own it issues; a job of another thread goes to
+ * that thread with the baton (one switch, no dispatcher in between). A call
+ * that may wait (a synchronize, a synchronous copy, a free) hands the baton
+ * on before it is issued, so that other threads go on meanwhile as they did
+ * in the program. A thread's exit makes that thread return, and the main
+ * thread joins it before the next job. */
 struct player {
     uint32_t tid;
     pthread_t th;
-    bool started, done;
-    const struct rt_call *job;
-    bool quit;
+    bool started, done, baton, quit;
+    struct job *job;    /* handed over with the baton */
     pthread_cond_t cv;
-    uint64_t last; /* when its previous call was issued (ns) */
+    uint64_t last_end;  /* when its previous call returned here (ns; 0: none yet) */
+    uint64_t last_dur;  /* how long that call took in the recording (0 when not recorded) */
 };
 
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t done_cv = PTHREAD_COND_INITIALIZER;
 static struct player *players;
 static size_t nplayers;
-static uint32_t main_tid;
+static bool finished;
+static uint32_t pending_join; /* a thread that returned on its own exit */
 
 /* Waits out the host time the program spent before this call (recorded
- * timing): from the thread's previous call, as long as the recording says. */
+ * timing): from the end of the thread's previous call, the time between
+ * that call's end and this one's start in the recording (dt less the
+ * previous call's duration, where the trace has it: syncs and other calls
+ * that may wait). The time a thread spent blocked in a call is not waited
+ * out again: other threads went on meanwhile, and they do here too. A
+ * thread's first call comes its recorded time after the trace's start. */
 static void host_gap(struct player *p, uint64_t dt)
 {
     if (!P.timing)
         return;
-    uint64_t target = (p->last ? p->last : P.t0) + dt, t;
+    uint64_t gap = dt > p->last_dur ? dt - p->last_dur : 0;
+    uint64_t target = (p->last_end ? p->last_end : P.t0) + gap, t;
     while ((t = now_ns()) < target) {
         uint64_t left = target - t;
         if (left > 200000) {
@@ -1087,30 +1276,9 @@ static void host_gap(struct player *p, uint64_t dt)
 static void run_call(struct player *p, const struct rt_call *k)
 {
     host_gap(p, k->dt_ns);
-    p->last = now_ns();
     issue(k);
-}
-
-static void *player_main(void *arg)
-{
-    struct player *p = arg;
-    pthread_mutex_lock(&mu);
-    for (;;) {
-        while (!p->job && !p->quit)
-            pthread_cond_wait(&p->cv, &mu);
-        if (p->job) {
-            const struct rt_call *k = p->job;
-            pthread_mutex_unlock(&mu);
-            run_call(p, k);
-            pthread_mutex_lock(&mu);
-            p->job = NULL;
-            pthread_cond_broadcast(&done_cv);
-            continue;
-        }
-        break;
-    }
-    pthread_mutex_unlock(&mu);
-    return NULL;
+    p->last_end = now_ns();
+    p->last_dur = k->dur_ns;
 }
 
 static struct player *player_of(uint32_t tid)
@@ -1126,47 +1294,171 @@ static struct player *player_of(uint32_t tid)
     return p;
 }
 
-static void dispatch(const struct rt_call *k)
+static void *player_main(void *arg);
+
+/* Gives job j and the baton to its thread (mu held). */
+static void hand(struct job *j)
 {
-    if (!main_tid)
-        main_tid = k->tid;
-    struct player *p = player_of(k->tid);
-    if (k->tid == main_tid) {
-        run_call(p, k);
-        return;
+    struct player *u = player_of(j->tid);
+    if (u->done || (j->exit && (u->tid == main_tid || !u->started))) {
+        /* An exit of a thread that never called, or of the main thread;
+         * a call after its thread's exit (not in a trace this recorder
+         * writes): the main thread takes it. */
+        if (u->done && !j->exit)
+            fprintf(stderr, "reprise replay: a call of thread %u after its exit; issued by the main thread\n",
+                    u->tid);
+        if (j->exit) {
+            job_free(j);
+            j = NULL;
+        }
+        u = player_of(main_tid);
     }
-    if (p->done) {
-        fprintf(stderr, "reprise replay: a call of thread %u after its exit; issued on the main thread\n",
-                k->tid);
-        run_call(player_of(main_tid), k);
-        return;
-    }
-    if (!p->started) {
-        if (pthread_create(&p->th, NULL, player_main, p) != 0)
+    if (!u->started) {
+        u->started = true;
+        if (pthread_create(&u->th, NULL, player_main, u) != 0)
             die("cannot start a player thread");
-        p->started = true;
     }
-    pthread_mutex_lock(&mu);
-    p->job = k;
-    pthread_cond_signal(&p->cv);
-    while (p->job)
-        pthread_cond_wait(&done_cv, &mu);
-    pthread_mutex_unlock(&mu);
+    u->job = j;
+    u->baton = true;
+    pthread_cond_signal(&u->cv);
 }
 
-static void thread_exits(uint32_t tid)
+static bool may_wait(unsigned fam)
 {
-    if (tid >= nplayers || tid == main_tid)
+    switch (fam) {
+    case RP_TRF_STREAM_SYNC: case RP_TRF_CTX_SYNC: case RP_TRF_CTX_SYNC_V2: case RP_TRF_EVENT_SYNC:
+    case RP_TRF_HTOD: case RP_TRF_DTOH: case RP_TRF_COPY: case RP_TRF_PEER:
+    case RP_TRF_FREE: case RP_TRF_FREE_HOST: case RP_TRF_HOST_UNREGISTER:
+    case RP_TRF_MODULE_UNLOAD: case RP_TRF_LIBRARY_UNLOAD: case RP_TRF_CTX_DESTROY:
+    case RP_TRF_PRIMARY_RELEASE: case RP_TRF_PRIMARY_RESET:
+        return true;
+    default:
+        return false;
+    }
+}
+
+/* The end of the jobs: the main thread finishes (joins the others). */
+static void to_main_at_end(struct player *me)
+{
+    finished = true;
+    if (me->tid == main_tid)
         return;
-    struct player *p = &players[tid];
-    if (!p->started || p->done)
-        return;
+    struct player *m = player_of(main_tid);
+    m->baton = true;
+    pthread_cond_signal(&m->cv);
+}
+
+/* Runs jobs while `me` holds the baton (mu held; released while a call is
+ * issued). Returns once the baton went elsewhere. */
+static void baton_run(struct player *me)
+{
+    for (;;) {
+        struct job *j = me->job;
+        me->job = NULL;
+        if (!j)
+            j = next_job();
+        if (!j) {
+            to_main_at_end(me);
+            return;
+        }
+        if (j->tid != me->tid || (j->exit && me->tid == main_tid)) {
+            hand(j);
+            return;
+        }
+        if (j->exit) { /* my own: the main thread joins me and goes on */
+            job_free(j);
+            me->quit = true;
+            pending_join = me->tid;
+            struct player *m = player_of(main_tid);
+            m->baton = true;
+            pthread_cond_signal(&m->cv);
+            return;
+        }
+        if (may_wait(j->call.family)) {
+            struct job *n = next_job();
+            if (n && n->tid != me->tid) {
+                hand(n);
+                pthread_mutex_unlock(&mu);
+                run_call(me, &j->call);
+                pthread_mutex_lock(&mu);
+                job_free(j);
+                return;
+            }
+            me->job = n;
+            if (!n)
+                finished = true;
+        }
+        pthread_mutex_unlock(&mu);
+        run_call(me, &j->call);
+        pthread_mutex_lock(&mu);
+        job_free(j);
+        if (finished && !me->job) {
+            to_main_at_end(me);
+            return;
+        }
+    }
+}
+
+static void *player_main(void *arg)
+{
+    struct player *p = arg;
     pthread_mutex_lock(&mu);
-    p->quit = true;
-    pthread_cond_signal(&p->cv);
+    while (!p->quit) {
+        while (!p->baton && !p->quit)
+            pthread_cond_wait(&p->cv, &mu);
+        if (p->baton && !finished) {
+            p->baton = false;
+            baton_run(p);
+        } else if (finished) {
+            break;
+        }
+    }
     pthread_mutex_unlock(&mu);
-    pthread_join(p->th, NULL);
-    p->done = true;
+    return NULL;
+}
+
+/* The whole replay, from the process's main thread, which plays the
+ * recorded main thread (main_tid: the first to call, from the first pass). */
+static void play(void)
+{
+    pthread_mutex_lock(&mu);
+    struct player *m = player_of(main_tid ? main_tid : 1);
+    m->started = true;
+    m->baton = true;
+    for (;;) {
+        if (!m->baton) {
+            if (finished)
+                break;
+            pthread_cond_wait(&m->cv, &mu);
+            continue;
+        }
+        m->baton = false;
+        if (pending_join) {
+            struct player *x = &players[pending_join];
+            pending_join = 0;
+            pthread_mutex_unlock(&mu);
+            pthread_join(x->th, NULL);
+            pthread_mutex_lock(&mu);
+            x->done = true;
+        }
+        if (finished && !m->job)
+            break;
+        baton_run(m);
+    }
+    /* Every call is issued; the threads still running (blocked calls of
+     * theirs included) finish and are joined. */
+    for (size_t t = 0; t < nplayers; t++) {
+        struct player *x = &players[t];
+        if (!x->started || x->done || x == m)
+            continue;
+        x->quit = true;
+        pthread_cond_signal(&x->cv);
+        pthread_mutex_unlock(&mu);
+        pthread_join(x->th, NULL);
+        pthread_mutex_lock(&mu);
+        x->done = true;
+    }
+    pthread_mutex_unlock(&mu);
 }
 
 /* ---- the command -------------------------------------------------------------------------------------- */
@@ -1176,6 +1468,7 @@ static void usage(FILE *f)
     fprintf(f,
             "usage: reprise replay FILE [--shim | --no-shim] [--timing recorded|none]\n"
             "                           [--driver PATH] [--stats FILE] [--strict]\n"
+            "                           [--order returned|entered]\n"
             "Issue a trace's driver calls again (recorded with REPRISE_TRACE, reprise --trace):\n"
             "the program's threads in the recorded order, its kernels as empty kernels of the\n"
             "same names and parameter layouts, copies and memsets to memory of the recorded\n"
@@ -1186,6 +1479,9 @@ static void usage(FILE *f)
             "           none     as fast as the calls go\n"
             "  --driver PATH     the driver library (default libcuda.so.1)\n"
             "  --stats FILE      with --shim: the shim's JSON report (REPRISE_STATS)\n"
+            "  --order returned  calls of several threads in the order they returned (the default:\n"
+            "                    a call that waited comes after what it waited for);\n"
+            "          entered   in the order they began\n"
             "  --strict          exit 3 when a replayed call's result differs from the program's\n"
             "                    (queries, whose answers depend on timing, excepted)\n"
             "Exit status: 0; 1 when the trace cannot be read or the driver loaded; 2 on a usage\n"
@@ -1210,7 +1506,8 @@ int rp_replay_main(int argc, char **argv, const char *(*library)(void))
             in_shim = true; /* internal: the re-executed player under the shim */
         } else if (!strcmp(o, "--strict")) {
             P.strict = true;
-        } else if (!strcmp(o, "--timing") || !strcmp(o, "--driver") || !strcmp(o, "--stats")) {
+        } else if (!strcmp(o, "--timing") || !strcmp(o, "--driver") || !strcmp(o, "--stats") ||
+                   !strcmp(o, "--order")) {
             if (i + 1 >= argc) {
                 fprintf(stderr, "reprise replay: option '%s' needs a value (see reprise replay --help)\n", o);
                 return 2;
@@ -1220,6 +1517,12 @@ int rp_replay_main(int argc, char **argv, const char *(*library)(void))
                 driver = val;
             } else if (!strcmp(o, "--stats")) {
                 stats = val;
+            } else if (!strcmp(o, "--order")) {
+                if (strcmp(val, "returned") && strcmp(val, "entered")) {
+                    fprintf(stderr, "reprise replay: --order takes returned or entered, not '%s'\n", val);
+                    return 2;
+                }
+                P.entry_order = !strcmp(val, "entered");
             } else if (!strcmp(val, "recorded") || !strcmp(val, "none")) {
                 P.timing = !strcmp(val, "recorded");
             } else {
@@ -1295,41 +1598,10 @@ int rp_replay_main(int argc, char **argv, const char *(*library)(void))
     P.event_create = (CUresult (CUDAAPI *)(CUevent *, unsigned int))sym("cuEventCreate");
 
     P.t0 = now_ns();
-    struct rt_rec rec;
-    int rc;
-    uint64_t recorded_ns = 0;
-    while ((rc = rt_next(&P.r, &rec)) == 1) {
-        switch (rec.tag) {
-        case RP_TR_ENTRY: {
-            GROW(P.entries, P.nentries, rec.id);
-            struct pentry *e = &P.entries[rec.id];
-            e->name = P.r.entries[rec.id].name;
-            e->fn = NULL;
-            for (size_t i = 0; i < sizeof callers / sizeof callers[0]; i++)
-                if (!strcmp(callers[i].name, e->name)) {
-                    e->call = callers[i].call;
-                    e->fn = sym(e->name);
-                }
-            break;
-        }
-        case RP_TR_CALL:
-            P.calls++;
-            dispatch(&rec.call);
-            break;
-        case RP_TR_THREAD_EXIT:
-            thread_exits(rec.id);
-            break;
-        case RP_TR_END:
-            recorded_ns = rec.ns;
-            break;
-        default:
-            break;
-        }
-    }
+    play();
+    int rc = read_rc;
     if (rc < 0)
         fprintf(stderr, "reprise replay: %s; replayed what came before it\n", P.r.err);
-    for (size_t t = 0; t < nplayers; t++)
-        thread_exits((uint32_t)t);
     uint64_t took = now_ns() - P.t0;
     size_t threads = 0;
     for (size_t t = 0; t < nplayers; t++)

@@ -202,6 +202,7 @@ static void reset_tables(struct rt_reader *r)
     r->ndevices = 0;
     r->records = r->calls = 0;
     r->last_tid = 0;
+    r->last_seq = (uint64_t)-1;
     r->ended = false;
 }
 
@@ -274,6 +275,7 @@ static int parse_header(struct rt_reader *r)
     if (c.bad)
         return -1;
     r->first = r->pos = RP_TRACE_PREAMBLE + hlen;
+    r->last_seq = (uint64_t)-1;
     return 0;
 }
 
@@ -842,6 +844,8 @@ static void rd_call(struct cur *c, struct rt_rec *out)
     }
     r->last_tid = k->tid;
     k->dt_ns = v(c, "the time since the thread's last call");
+    k->seq = r->last_seq + 1 + (uint64_t)rp_tv_unzigzag(v(c, "the call's place in the order of entry"));
+    r->last_seq = k->seq;
     if (fl & RP_TCF_RESULT)
         k->result = (int64_t)v(c, "the call's result");
     if (fl & RP_TCF_DURATION)
@@ -959,6 +963,7 @@ static void rd_call(struct cur *c, struct rt_rec *out)
         break;
     case RP_TRF_PRIMARY_RELEASE: case RP_TRF_PRIMARY_RESET:
         k->device = v(c, "the device");
+        k->answer = v(c, "whether the primary context stayed active");
         break;
     case RP_TRF_GET_FUNCTION: case RP_TRF_LIBRARY_GET_KERNEL:
         func_ref(c, &k->func);
@@ -1037,6 +1042,8 @@ int rt_next(struct rt_reader *r, struct rt_rec *out)
     case RP_TR_THREAD_EXIT: {
         uint64_t t = v(&c, "the thread id");
         out->ns = v(&c, "the time since its last call");
+        out->seq = r->last_seq + 1 + (uint64_t)rp_tv_unzigzag(v(&c, "the exit's place in the order of entry"));
+        r->last_seq = out->seq;
         if (!c.bad && (t == 0 || t >= r->nthreads || !r->threads[t]))
             cfail(&c, "the exit of a thread no THREAD record defined");
         out->id = (uint32_t)t;

@@ -56,6 +56,7 @@ struct rt_call {
     unsigned family;
     uint32_t tid;
     uint64_t dt_ns;     /* since this thread's previous call began (its first: the trace's start) */
+    uint64_t seq;       /* its place in the order the calls began (records are in the order they returned) */
     uint64_t dur_ns;    /* how long it took, for the families that may wait (else 0) */
     int64_t result;     /* the CUresult the program got */
     /* handles, by family */
@@ -79,6 +80,7 @@ struct rt_rec {
     uint64_t offset;    /* where the record begins */
     uint32_t id;        /* the id a definition defines; the thread of THREAD_EXIT */
     uint64_t ns;        /* THREAD_EXIT: since the thread's last call; END: since the start */
+    uint64_t seq;       /* THREAD_EXIT: its place in the order of entry (as a call's) */
     uint64_t records, calls; /* END */
     struct rt_call call;     /* CALL */
 };
@@ -111,6 +113,7 @@ struct rt_reader {
     uint64_t records, calls;
     struct rt_attr attrs[16];
     unsigned last_tid;
+    uint64_t last_seq;
 };
 
 /* Reads the file and its header. Returns 0, or -1 with r->err set ("PATH:

@@ -131,6 +131,10 @@ static CUresult mem_alloc(uintptr_t *out, size_t size, bool v1)
             if (p == MAP_FAILED) p = NULL;
         } else {
             p = aligned_alloc(CC_ALIGN, rounded);
+            /* Device memory starts as garbage, the same garbage every run
+             * (as shared memory does): a replay that reads memory nothing
+             * wrote gives the same digest each time. */
+            if (p) memset(p, 0xA5, rounded);
         }
         if (!p) r = CUDA_ERROR_OUT_OF_MEMORY;
     }
@@ -221,6 +225,7 @@ static CUresult alloc_async(CUdeviceptr *dptr, size_t size, CUstream hs, bool pt
     }
     size_t rounded = (size + CC_ALIGN - 1) / CC_ALIGN * CC_ALIGN;
     void *p = rounded >= size && in_use + rounded <= CC_TOTAL_MEM ? aligned_alloc(CC_ALIGN, rounded) : NULL;
+    if (p) memset(p, 0xA5, rounded); /* reproducible garbage, as in mem_alloc */
     if (!p) r = CUDA_ERROR_OUT_OF_MEMORY;
     if (!r) r = cc__mem_add_sized((uintptr_t)p, size, rounded, s->cap ? CC_M_GRAPH : CC_M_DEVICE, s->ctx, false, NULL);
     else p = NULL;
