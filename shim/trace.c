@@ -311,8 +311,14 @@ static void rec_end(unsigned char tag, unsigned char *end)
     if (k > 1)
         memmove(rec + 1 + k, rec + 2, n);
     rp_tv_put(rec + 1, n);
+    /* The check byte: the sum of every byte of the record, tag included
+     * (tracefmt.h): any one byte changed shows. */
+    unsigned sum = tag;
+    for (size_t i = 1; i < 1 + k + n; i++)
+        sum += rec[i];
+    rec[1 + k + n] = (unsigned char)sum;
     __atomic_store_n(rec, tag, __ATOMIC_RELEASE);
-    W.len += 1 + k + n;
+    W.len += 1 + k + n + 1;
     W.records++;
 }
 
@@ -1696,12 +1702,16 @@ static bool write_header(void)
     p = hdr_varint(p, RP_TK_DRIVER_VERSION, (uint64_t)(drv > 0 ? drv : 0));
     p = hdr_varint(p, RP_TK_FLAGS, W.data ? RP_TF_DATA : 0);
     p = hdr_field(p, RP_TK_DRIVER_PATH, dpath, strlen(dpath));
-    uint32_t version = RP_TRACE_VERSION, hlen = (uint32_t)(p - (h + RP_TRACE_PREAMBLE));
+    uint32_t version = RP_TRACE_VERSION, hlen = (uint32_t)(p + 1 - (h + RP_TRACE_PREAMBLE));
     memcpy(h, RP_TRACE_MAGIC, RP_TRACE_MAGIC_LEN);
     for (int i = 0; i < 4; i++) {
         h[8 + i] = (unsigned char)(version >> (8 * i));
         h[12 + i] = (unsigned char)(hlen >> (8 * i));
     }
+    unsigned sum = 0; /* the header's check byte, over everything before it */
+    for (unsigned char *q = h; q < p; q++)
+        sum += *q;
+    *p++ = (unsigned char)sum;
     W.len = (size_t)(p - h);
     return true;
 }

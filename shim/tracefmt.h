@@ -12,7 +12,8 @@
 #include "trace_entries.h"
 
 /* The first 8 bytes of every trace, then a little-endian u32 version and a
- * u32 length of the header fields that follow. */
+ * u32 length of what follows: the header fields and a check byte, the sum
+ * (mod 256) of every byte of the file before it. */
 #define RP_TRACE_MAGIC "RPTRACE\n"
 #define RP_TRACE_MAGIC_LEN 8
 #define RP_TRACE_VERSION 1
@@ -33,9 +34,11 @@ enum rp_trace_key {
 };
 enum { RP_TF_DATA = 1 }; /* host-to-device contents recorded (REPRISE_TRACE_DATA) */
 
-/* Records: a tag byte, a varint length, that many bytes of body. The tag is
- * written last, so a record whose tag is 0 was never completed: a reader
- * stops there (the trace of a process that did not exit normally). */
+/* Records: a tag byte, a varint length, that many bytes of body, and a
+ * check byte: the sum (mod 256) of the tag, the length's and the body's
+ * bytes, so that any one byte changed is seen. The tag is written last, so
+ * a record whose tag is 0 was never completed: a reader stops there (the
+ * trace of a process that did not exit normally). */
 enum rp_trace_tag {
     RP_TR_NONE = 0,
     RP_TR_ENTRY = 1,   /* id, family, name: the entry point later calls name by id */

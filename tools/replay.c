@@ -1602,6 +1602,8 @@ int rp_replay_main(int argc, char **argv, const char *(*library)(void))
     int rc = read_rc;
     if (rc < 0)
         fprintf(stderr, "reprise replay: %s; replayed what came before it\n", P.r.err);
+    else if (!P.r.ended)
+        fprintf(stderr, "reprise replay: %s\n", P.r.notice);
     uint64_t took = now_ns() - P.t0;
     size_t threads = 0;
     for (size_t t = 0; t < nplayers; t++)

@@ -213,9 +213,9 @@ int rp_trace_main(int argc, char **argv)
     print_ns("  duration ", duration);
     printf("%s\n", ended ? "" : " (from the calls: the trace has no END record)");
     if (rc < 0)
-        printf("  DAMAGED: %s\n", r.err);
+        printf("  damaged: what follows is what came before the damage\n");
     else if (!ended)
-        printf("  not closed: the process did not exit normally; every complete record is above\n");
+        printf("  not closed: %s\n", r.notice);
 
     qsort(entries, nent, sizeof *entries, by_count);
     printf("\ncalls by entry point:\n");
@@ -300,6 +300,8 @@ int rp_trace_main(int argc, char **argv)
     free(gaps);
     free(tlast_dur);
     free(tclock);
+    if (rc < 0)
+        fprintf(stderr, "reprise trace info: %s\n", r.err);
     rt_close(&r);
     return rc < 0 ? 1 : 0;
 }

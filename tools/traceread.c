@@ -226,7 +226,19 @@ static int parse_header(struct rt_reader *r)
     if (hlen > r->size - RP_TRACE_PREAMBLE)
         return fail(r, 12, "a header of %u bytes runs past the end of the file (%zu bytes)", hlen,
                     r->size);
-    struct cur c = {r, r->buf + RP_TRACE_PREAMBLE, r->buf + RP_TRACE_PREAMBLE + hlen, false};
+    if (hlen == 0)
+        return fail(r, 12, "a header of 0 bytes (expected its fields and a check byte)");
+    unsigned sum = 0;
+    for (size_t i = 0; i < RP_TRACE_PREAMBLE + hlen - 1; i++)
+        sum += r->buf[i];
+#ifdef RT_FUZZ_NO_CHECK
+    sum = r->buf[RP_TRACE_PREAMBLE + hlen - 1];
+#endif
+    if ((unsigned char)sum != r->buf[RP_TRACE_PREAMBLE + hlen - 1])
+        return fail(r, RP_TRACE_PREAMBLE + hlen - 1,
+                    "the header's check byte is %u, its bytes sum to %u (the header is damaged)",
+                    r->buf[RP_TRACE_PREAMBLE + hlen - 1], sum & 0xff);
+    struct cur c = {r, r->buf + RP_TRACE_PREAMBLE, r->buf + RP_TRACE_PREAMBLE + hlen - 1, false};
     while (!c.bad && c.p < c.end) {
         unsigned key = byte(&c, "a header key");
         uint64_t n = v(&c, "a header field's length");
@@ -327,6 +339,7 @@ void rt_rewind(struct rt_reader *r)
     reset_tables(r);
     r->pos = r->first;
     r->err[0] = 0;
+    r->notice[0] = 0;
 }
 
 void rt_close(struct rt_reader *r)
@@ -1005,7 +1018,11 @@ int rt_next(struct rt_reader *r, struct rt_rec *out)
     size_t start = r->pos;
     if (start == r->size) {
         r->pos = r->size;
-        return 0; /* no END: the process did not exit normally */
+        snprintf(r->notice, sizeof r->notice,
+                 "%.100s: byte %zu: the trace ends without its END record (the process did not "
+                 "exit normally, or the file was cut): read up to its last complete record",
+                 r->path, start);
+        return 0;
     }
     out->offset = start;
     unsigned tag = r->buf[start];
@@ -1016,20 +1033,38 @@ int rt_next(struct rt_reader *r, struct rt_rec *out)
     if (tag == RP_TR_NONE) {
         /* A record never completed (the tag is written last): only zeros
          * may follow its body, the file's unwritten tail. */
-        const unsigned char *q = c.p + ((uint64_t)(c.end - c.p) < len ? (size_t)(c.end - c.p) : len);
+        const unsigned char *q = c.p + ((uint64_t)(c.end - c.p) <= len ? (size_t)(c.end - c.p) : len + 1);
         for (; q < c.end; q++)
             if (*q)
                 return fail(r, (size_t)(q - r->buf),
                             "data after an unfinished record at byte %zu (the trace is damaged)",
                             start);
         r->pos = r->size;
+        snprintf(r->notice, sizeof r->notice,
+                 "%.100s: byte %zu: an unfinished record, then nothing (the process did not exit "
+                 "normally): read up to its last complete record",
+                 r->path, start);
         return 0;
     }
-    if ((uint64_t)(c.end - c.p) < len)
-        return fail(r, start, "a record of %llu bytes runs past the end of the file (%zu bytes): "
-                              "truncated",
+    if ((uint64_t)(c.end - c.p) <= len)
+        return fail(r, start, "a record of %llu bytes and its check byte run past the end of the "
+                              "file (%zu bytes): truncated",
                     (unsigned long long)len, r->size);
     c.end = c.p + len;
+    /* The fuzzer (tests/fuzz/trace_fuzz.c) builds this with RT_FUZZ_NO_CHECK
+     * so that its inputs reach the decoding behind the check byte. */
+#ifndef RT_FUZZ_NO_CHECK
+    {
+        unsigned sum = 0;
+        for (const unsigned char *q = r->buf + start; q < c.end; q++)
+            sum += *q;
+        if ((unsigned char)sum != *c.end)
+            return fail(r, (size_t)(c.end - r->buf),
+                        "the check byte of the record at byte %zu is %u, its bytes sum to %u "
+                        "(the trace is damaged)",
+                        start, *c.end, sum & 0xff);
+    }
+#endif
     out->tag = tag;
     switch (tag) {
     case RP_TR_ENTRY: case RP_TR_THREAD: case RP_TR_CTX: case RP_TR_STREAM: case RP_TR_MODULE:
@@ -1069,7 +1104,7 @@ int rt_next(struct rt_reader *r, struct rt_rec *out)
     if (c.p != c.end)
         return fail(r, (size_t)(c.p - r->buf), "%zu bytes left in a record of tag %u after its fields",
                     (size_t)(c.end - c.p), tag);
-    r->pos = (size_t)(c.end - r->buf);
+    r->pos = (size_t)(c.end - r->buf) + 1;
     r->records++;
     if (tag == RP_TR_END) {
         if (r->pos != r->size)

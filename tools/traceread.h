@@ -94,6 +94,7 @@ struct rt_reader {
     size_t first;        /* where records begin */
     bool ended;          /* an END record was read */
     char err[512];
+    char notice[512];    /* why reading ended early without an error (no END record) */
     /* the header */
     uint32_t version;
     char *reprise_version, *host, *driver_path;
@@ -122,8 +123,9 @@ int rt_open(struct rt_reader *r, const char *path);
 /* The same over bytes in memory (the fuzzer); buf must outlive r. */
 int rt_open_mem(struct rt_reader *r, const unsigned char *buf, size_t size, const char *name);
 /* The next record: 1 with *out filled, 0 at the end (an END record, or the
- * first unwritten record of a trace whose process did not exit: r->ended
- * says which), -1 with r->err on an error (every later call returns -1). */
+ * end of a trace whose process did not exit: r->ended says which, and
+ * r->notice says where, in one line), -1 with r->err on an error (every
+ * later call returns -1). */
 int rt_next(struct rt_reader *r, struct rt_rec *out);
 /* Back to the first record, every table emptied. */
 void rt_rewind(struct rt_reader *r);
