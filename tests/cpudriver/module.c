@@ -296,7 +296,13 @@ static CUresult ptx_parse(const char *text, cpuk_kernel **out, size_t *count)
             if (!len) { c.err = "an .entry with no body"; break; }
             if (*tok == '{' && len == 1) depth++;
             else if (*tok == '}' && len == 1 && --depth == 0) break;
-            else if (*tok == ';' && len == 1 && depth == 0) break;
+            else if (*tok == ';' && len == 1 && depth == 0) {
+                /* A declaration (.extern): no kernel of this module. */
+                n--;
+                free((char *)t[n].name);
+                t[n].name = NULL;
+                break;
+            }
         }
     }
     if (!c.err && !version) c.err = "no .version directive (not PTX text)";
