@@ -25,6 +25,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
@@ -190,6 +191,7 @@ struct tr_func {
     uint32_t id;
     uint32_t module;
     bool layout;           /* the parameter layout was read */
+    bool dense;            /* its parameters tile [0, psize) in order: no padding */
     uint32_t nparams;
     uint32_t *off, *size;
     size_t psize;          /* parameter buffer bytes: max offset + size */
@@ -208,7 +210,7 @@ struct tr_range {
 };
 
 static struct {
-    pthread_mutex_t mu;
+    _Atomic int mu; /* the writer's lock (lock_writer) */
     bool open;
     bool data;
     int fd;
@@ -244,7 +246,38 @@ static struct {
     CUresult (CUDAAPI *device_mem)(size_t *, CUdevice);
     CUresult (CUDAAPI *func_module)(CUmodule *, CUfunction);
     CUresult (CUDAAPI *primary_state)(CUdevice, unsigned int *, int *);
-} W = {.mu = PTHREAD_MUTEX_INITIALIZER, .fd = -1};
+    /* the last handles looked up, the common case of a loop */
+    uint64_t last_stream_key;
+    uint32_t last_stream_id;
+    const void *last_fn_key;
+    struct tr_func *last_fn;
+} W = {.fd = -1};
+
+/* One writer at a time. A test-and-set lock, not a mutex: held for a few
+ * hundred instructions, uncontended it costs two atomic operations (a
+ * mutex's lock and unlock cost about a hundred instructions more, a third
+ * of what recording a launch costs); contended it yields, so that a holder
+ * that was preempted gets the core back (machines with more threads than
+ * cores). */
+static void lock_writer(void)
+{
+    for (unsigned spins = 0;; spins++) {
+        if (!atomic_load_explicit(&W.mu, memory_order_relaxed) &&
+            !atomic_exchange_explicit(&W.mu, 1, memory_order_acquire))
+            return;
+        if (spins >= 64)
+            sched_yield();
+#ifdef TR_TSC
+        else
+            __builtin_ia32_pause();
+#endif
+    }
+}
+
+static void unlock_writer(void)
+{
+    atomic_store_explicit(&W.mu, 0, memory_order_release);
+}
 
 static const unsigned char families[RP_E_COUNT] = {
 #define E(name, fam) [RP_E_##name] = RP_TRF_##fam,
@@ -303,6 +336,33 @@ static unsigned char *rec_begin(size_t bound)
     return W.map + W.len + 2;
 }
 
+/* The sum of n bytes mod 256, eight at a time: each byte lane of a word
+ * added into a 16-bit lane (two accumulators, even and odd bytes), folded
+ * once at the end; lanes cannot overflow below 256 words a batch. */
+static unsigned byte_sum(const unsigned char *p, size_t n)
+{
+    uint64_t acc = 0, total = 0;
+    size_t batch = 0;
+    while (n >= 8) {
+        uint64_t w;
+        memcpy(&w, p, 8);
+        acc += (w & 0x00ff00ff00ff00ffull) + ((w >> 8) & 0x00ff00ff00ff00ffull);
+        p += 8;
+        n -= 8;
+        if (++batch == 128) {
+            for (int i = 0; i < 4; i++)
+                total += (acc >> (16 * i)) & 0xffff;
+            acc = 0;
+            batch = 0;
+        }
+    }
+    for (int i = 0; i < 4; i++)
+        total += (acc >> (16 * i)) & 0xffff;
+    while (n--)
+        total += *p++;
+    return (unsigned)total;
+}
+
 static void rec_end(unsigned char tag, unsigned char *end)
 {
     unsigned char *rec = W.map + W.len;
@@ -313,10 +373,7 @@ static void rec_end(unsigned char tag, unsigned char *end)
     rp_tv_put(rec + 1, n);
     /* The check byte: the sum of every byte of the record, tag included
      * (tracefmt.h): any one byte changed shows. */
-    unsigned sum = tag;
-    for (size_t i = 1; i < 1 + k + n; i++)
-        sum += rec[i];
-    rec[1 + k + n] = (unsigned char)sum;
+    rec[1 + k + n] = (unsigned char)(tag + byte_sum(rec + 1, k + n));
     __atomic_store_n(rec, tag, __ATOMIC_RELEASE);
     W.len += 1 + k + n + 1;
     W.records++;
@@ -408,9 +465,14 @@ static uint32_t stream_id(CUstream s, bool valid)
         return RP_TSTREAM_LEGACY;
     if (s == CU_STREAM_PER_THREAD)
         return RP_TSTREAM_PER_THREAD;
-    uint32_t v = map_get(&W.streams, (uint64_t)(uintptr_t)s);
-    if (v)
-        return v - 1;
+    uint64_t key = (uint64_t)(uintptr_t)s;
+    if (key == W.last_stream_key)
+        return W.last_stream_id;
+    uint32_t v = map_get(&W.streams, key);
+    if (v) {
+        W.last_stream_key = key;
+        return W.last_stream_id = v - 1;
+    }
     uint32_t id = RP_TSTREAM_FIRST + W.next_stream++;
     map_put(&W.streams, (uint64_t)(uintptr_t)s, id);
     CUcontext c = NULL;
@@ -515,6 +577,14 @@ static bool read_layout(struct tr_func *f, const void *h, bool kernel)
     f->off = off;
     f->size = size;
     f->layout = true;
+    /* Parameters that tile the buffer in order need no zeroed padding. */
+    size_t end = 0;
+    f->dense = true;
+    for (size_t i = 0; i < n; i++) {
+        if (off[i] != end)
+            f->dense = false;
+        end = off[i] + size[i];
+    }
     return true;
 }
 
@@ -525,9 +595,13 @@ static struct tr_func *func_of(const void *h, unsigned kind, uint32_t parent, co
 {
     if (!h)
         return NULL;
+    if (h == W.last_fn_key)
+        return W.last_fn;
     uint32_t v = map_get(&W.funcs, (uint64_t)(uintptr_t)h);
-    if (v)
-        return W.fn[v - 1];
+    if (v) {
+        W.last_fn_key = h;
+        return W.last_fn = W.fn[v - 1];
+    }
     if (W.nfn == W.capfn) {
         size_t nc = W.capfn ? W.capfn * 2 : 64;
         struct tr_func **nf = realloc(W.fn, nc * sizeof *nf);
@@ -592,6 +666,8 @@ static struct tr_func *func_of(const void *h, unsigned kind, uint32_t parent, co
 static void func_forget(const void *h)
 {
     map_del(&W.funcs, (uint64_t)(uintptr_t)h);
+    if (W.last_fn_key == h)
+        W.last_fn_key = NULL;
 }
 
 /* ---- memory --------------------------------------------------------------------- */
@@ -833,9 +909,16 @@ static bool gather(const struct tr_func *f, bool ok, void **params, const void *
         memcpy(W.scratch, buf, f->psize);
         return true;
     }
-    memset(W.scratch, 0, f->psize);
-    for (uint32_t i = 0; i < f->nparams; i++)
-        memcpy(W.scratch + f->off[i], params[i], f->size[i]);
+    if (!f->dense)
+        memset(W.scratch, 0, f->psize); /* padding: zeros, the same every launch */
+    for (uint32_t i = 0; i < f->nparams; i++) {
+        unsigned char *d = W.scratch + f->off[i];
+        switch (f->size[i]) { /* the common sizes as single moves */
+        case 8: memcpy(d, params[i], 8); break;
+        case 4: memcpy(d, params[i], 4); break;
+        default: memcpy(d, params[i], f->size[i]); break;
+        }
+    }
     return true;
 }
 
@@ -843,38 +926,51 @@ static bool gather(const struct tr_func *f, bool ok, void **params, const void *
  * (a bit per 8-byte word, then the words that changed), or in full. */
 static unsigned char *put_params(unsigned char *p, struct tr_func *f, unsigned *coding)
 {
-    size_t n = f->psize, words = (n + 7) / 8;
-    if (memcmp(f->last, W.scratch, n) == 0) {
-        *coding = RP_TLP_SAME;
-        return p;
-    }
-    *coding = RP_TLP_DELTA;
-    {
-        unsigned char *mask = p;
-        size_t mbytes = (words + 7) / 8;
-        memset(mask, 0, mbytes);
-        p += mbytes;
-        size_t changed = 0;
-        for (size_t w = 0; w < words; w++) {
-            size_t o = w * 8, len = n - o < 8 ? n - o : 8;
-            if (memcmp(f->last + o, W.scratch + o, len) == 0)
-                continue;
-            mask[w / 8] |= (unsigned char)(1u << (w % 8));
-            memcpy(p, W.scratch + o, len);
-            p += len;
+    size_t n = f->psize, nw = (n + 7) / 8;
+    const unsigned char *now = W.scratch;
+    unsigned char *last = f->last;
+    unsigned char *mask = p;
+    size_t mbytes = (nw + 7) / 8, changed = 0;
+    p += mbytes;
+    unsigned bits = 0;
+    /* Word by word (8-byte loads; the last word may be shorter); the mask a
+     * byte at a time as it fills. */
+    for (size_t w = 0; w < nw; w++) {
+        size_t o = 8 * w;
+        if (o + 8 <= n) {
+            uint64_t a, b;
+            memcpy(&a, now + o, 8);
+            memcpy(&b, last + o, 8);
+            if (a != b) {
+                bits |= 1u << (w % 8);
+                memcpy(p, &a, 8);
+                memcpy(last + o, &a, 8);
+                p += 8;
+                changed++;
+            }
+        } else if (memcmp(now + o, last + o, n - o)) {
+            bits |= 1u << (w % 8);
+            memcpy(p, now + o, n - o);
+            memcpy(last + o, now + o, n - o);
+            p += n - o;
             changed++;
         }
-        if (mbytes + changed * 8 >= n) { /* no smaller than in full */
-            p = mask;
-            *coding = RP_TLP_FULL;
+        if (w % 8 == 7 || w + 1 == nw) {
+            mask[w / 8] = (unsigned char)bits;
+            bits = 0;
         }
     }
-    if (*coding == RP_TLP_FULL) {
-        memcpy(p, W.scratch, n);
-        p += n;
+    if (!changed) {
+        *coding = RP_TLP_SAME;
+        return mask;
     }
-    memcpy(f->last, W.scratch, n);
-    return p;
+    if (mbytes + changed * 8 < n) {
+        *coding = RP_TLP_DELTA;
+        return p;
+    }
+    *coding = RP_TLP_FULL; /* no smaller as a delta: in full (last is now) */
+    memcpy(mask, now, n);
+    return mask + n;
 }
 
 /* What an `extra` array carries: its buffer and size, whether it only ends,
@@ -1020,11 +1116,11 @@ static void enc_launch(struct call *c, const uint64_t *a)
     }
     /* Against the function's last launch (zeros before the first): a
      * reader keeps the same state. Without a function, in full. */
-    if (!f || memcmp(grid, f->grid, sizeof grid)) {
+    if (!f || grid[0] != f->grid[0] || grid[1] != f->grid[1] || grid[2] != f->grid[2]) {
         flags |= RP_TLF_GRID;
         p = put_u3(p, grid);
     }
-    if (!f || memcmp(block, f->block, sizeof block)) {
+    if (!f || block[0] != f->block[0] || block[1] != f->block[1] || block[2] != f->block[2]) {
         flags |= RP_TLF_BLOCK;
         p = put_u3(p, block);
     }
@@ -1497,8 +1593,11 @@ static void enc_stream(struct call *c, const uint64_t *a)
     switch (c->fam) {
     case RP_TRF_STREAM_DESTROY:
         sid = stream_id((CUstream)(uintptr_t)a[0], false);
-        if (c->ok)
+        if (c->ok) {
             map_del(&W.streams, a[0]);
+            if (W.last_stream_key == a[0])
+                W.last_stream_key = 0;
+        }
         break;
     case RP_TRF_HOSTFN:
         sid = stream_id((CUstream)(uintptr_t)a[0], c->ok);
@@ -1556,9 +1655,9 @@ void rp__tr_record(enum rp__entry e, CUresult r, uint64_t t0, uint64_t seq, cons
         uint64_t t1 = rp__tr_ticks();
         c.dur = t1 > t0 ? t1 - t0 : 1;
     }
-    pthread_mutex_lock(&W.mu);
+    lock_writer();
     if (!W.open) {
-        pthread_mutex_unlock(&W.mu);
+        unlock_writer();
         errno = saved;
         return;
     }
@@ -1626,7 +1725,7 @@ void rp__tr_record(enum rp__entry e, CUresult r, uint64_t t0, uint64_t seq, cons
         enc_generic(&c);
         break;
     }
-    pthread_mutex_unlock(&W.mu);
+    unlock_writer();
     errno = saved;
 }
 
@@ -1639,7 +1738,7 @@ static void thread_exit(void *unused)
         return;
     uint64_t t = rp__tr_ticks();
     uint64_t q = atomic_fetch_add_explicit(&rp__tr_seq, 1, memory_order_relaxed);
-    pthread_mutex_lock(&W.mu);
+    lock_writer();
     unsigned char *p = rec_begin(32);
     if (p) {
         p = rp_tv_put(p, my_tid);
@@ -1648,7 +1747,7 @@ static void thread_exit(void *unused)
         W.last_seq = q;
         rec_end(RP_TR_THREAD_EXIT, p);
     }
-    pthread_mutex_unlock(&W.mu);
+    unlock_writer();
 }
 
 static void *sym(const char *name)
@@ -1801,7 +1900,7 @@ void rp__trace_close(void)
     if (!atomic_load(&rp__tr_live) && !W.open)
         return;
     uint64_t t = rp__tr_ticks();
-    pthread_mutex_lock(&W.mu);
+    lock_writer();
     atomic_store(&rp__tr_live, false);
     if (W.open) {
         unsigned char *p = rec_begin(40);
@@ -1821,5 +1920,5 @@ void rp__trace_close(void)
         close(W.fd);
         W.fd = -1;
     }
-    pthread_mutex_unlock(&W.mu);
+    unlock_writer();
 }

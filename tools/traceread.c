@@ -465,9 +465,14 @@ static void rd_entry(struct cur *c, struct rt_rec *out)
         return;
     }
     if (!family_known(fam)) {
-        char m[200];
-        snprintf(m, sizeof m, "entry '%.64s' of family %llu, which this reprise does not know",
-                 name, (unsigned long long)fam);
+        char m[200], shown[65];
+        /* The name as one line of text, whatever bytes the trace holds. */
+        size_t i = 0;
+        for (; name[i] && i < sizeof shown - 1; i++)
+            shown[i] = name[i] >= 0x20 && name[i] < 0x7f ? name[i] : '?';
+        shown[i] = 0;
+        snprintf(m, sizeof m, "entry '%s' of family %llu, which this reprise does not know",
+                 shown, (unsigned long long)fam);
         free(name);
         cfail(c, m);
         return;
@@ -647,8 +652,8 @@ static void rd_launch(struct cur *c, struct rt_call *k)
                 return;
             }
             const unsigned char *q = f->attrs;
-            struct cur a = {r, q, q + f->attrs_len, false};
-            k->nattrs = (unsigned)(f->attrs_len ? v(&a, "") : 0);
+            struct cur a = {r, q, q ? q + f->attrs_len : q, false};
+            k->nattrs = (unsigned)(q && f->attrs_len ? v(&a, "") : 0);
             for (unsigned i = 0; i < k->nattrs && i < 16; i++) {
                 r->attrs[i].id = (uint32_t)v(&a, "");
                 uint64_t len = v(&a, "");
