@@ -39,7 +39,7 @@ static void usage(FILE *f)
     fprintf(f,
             "usage: reprise [options] [--] program [args...]\n"
             "       reprise report [--html OUT.html] STATS.json...\n"
-            "       reprise replay FILE [--shim | --no-shim] [--timing recorded|none]\n"
+            "       reprise replay FILE [--shim | --no-shim] [--timing recorded|none] [--order returned|entered]\n"
             "                           [--driver PATH] [--stats FILE] [--strict]\n"
             "       reprise trace info FILE\n"
             "Run program with libreprise.so preloaded and enabled (REPRISE=1); or\n"
