@@ -98,7 +98,7 @@ int rp_trace_main(int argc, char **argv)
     uint64_t *tlast_dur = NULL;
     size_t ntlast = 0;
     uint64_t launches = 0, launch_bytes = 0, launch_param_bytes = 0, launch_psize = 0;
-    uint64_t copies_by_kind[5] = {0};
+    uint64_t copies_by_kind[7] = {0}; /* pageable, pinned, device, unknown, mapped, registered */
     uint64_t total_bytes_defs = 0;
     uint64_t *tclock = NULL; /* each thread's time since the start (ns) */
     uint64_t duration = 0, exits = 0;
@@ -187,8 +187,10 @@ int rp_trace_main(int argc, char **argv)
                                           ? &k->dst : &k->src;
             if (h->space == RP_TS_PAGEABLE)
                 copies_by_kind[0]++;
-            else if (h->space == RP_TS_HOST)
-                copies_by_kind[1]++;
+            else if (h->space == RP_TS_HOST) {
+                unsigned kind = h->id < r.nmems ? r.mems[h->id].kind : RP_TH_PINNED;
+                copies_by_kind[kind == RP_TH_MAPPED ? 4 : kind == RP_TH_PINNED ? 1 : 5]++;
+            }
             else if (h->space == RP_TS_DEVICE)
                 copies_by_kind[2]++;
             else
@@ -240,11 +242,15 @@ int rp_trace_main(int argc, char **argv)
                    (double)kernels[i].psize / (double)kernels[i].n);
         }
     }
-    uint64_t copies = copies_by_kind[0] + copies_by_kind[1] + copies_by_kind[2] + copies_by_kind[3];
+    uint64_t copies = 0;
+    for (int i = 0; i < 7; i++)
+        copies += copies_by_kind[i];
     if (copies)
-        printf("\ncopies: %" PRIu64 " (host side pageable %" PRIu64 ", pinned %" PRIu64
-               "; device to device %" PRIu64 "; unknown memory %" PRIu64 ")\n",
-               copies, copies_by_kind[0], copies_by_kind[1], copies_by_kind[2], copies_by_kind[3]);
+        printf("\ncopies: %" PRIu64 " (host memory pageable %" PRIu64 ", pinned %" PRIu64
+               ", mapped %" PRIu64 ", registered %" PRIu64 "; device to device %" PRIu64
+               "; memory the trace does not know %" PRIu64 ")\n",
+               copies, copies_by_kind[0], copies_by_kind[1], copies_by_kind[4], copies_by_kind[5],
+               copies_by_kind[2], copies_by_kind[3]);
 
     size_t ndef = 0;
     for (size_t t = 1; t < r.nthreads; t++)

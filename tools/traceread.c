@@ -449,7 +449,7 @@ static void def_mem(struct cur *c, uint64_t id, unsigned space, uint64_t bytes, 
         return;
     if (!GROW(c, c->r->mems, c->r->nmems, id, "memory"))
         return;
-    c->r->mems[id] = (struct rt_mem){true, space, bytes, ctx};
+    c->r->mems[id] = (struct rt_mem){true, space, bytes, ctx, RP_TH_PINNED};
 }
 
 /* ---- definitions ------------------------------------------------------------------------ */
@@ -820,8 +820,11 @@ static void rd_alloc(struct cur *c, struct rt_call *k)
     }
     if (k->family == RP_TRF_ALLOC_HOST || k->family == RP_TRF_HOST_ALLOC)
         space = RP_TS_HOST;
-    if (!c->bad && id)
+    if (!c->bad && id) {
         def_mem(c, id, space, k->bytes, 0);
+        if (!c->bad && k->family == RP_TRF_HOST_ALLOC && (k->flags & 2 /* DEVICEMAP */))
+            c->r->mems[id].kind = RP_TH_MAPPED;
+    }
 }
 
 static void rd_call(struct cur *c, struct rt_rec *out)
@@ -905,8 +908,12 @@ static void rd_call(struct cur *c, struct rt_rec *out)
         k->bytes = v(c, "the registered size");
         k->flags = v(c, "the registration's flags");
         k->mem = (uint32_t)id;
-        if (!c->bad && id)
+        if (!c->bad && id) {
             def_mem(c, id, RP_TS_HOST, k->bytes, 0);
+            if (!c->bad)
+                c->r->mems[id].kind = k->flags & 2 /* DEVICEMAP */ ? RP_TH_REGISTERED_MAPPED
+                                                                  : RP_TH_REGISTERED;
+        }
         break;
     }
     case RP_TRF_STREAM_SYNC: case RP_TRF_STREAM_QUERY:

@@ -43,7 +43,9 @@ struct rt_func {
 
 struct rt_stream { bool defined; uint32_t ctx; uint64_t flags; int64_t prio; };
 struct rt_ctx { bool defined; uint32_t device; uint64_t flags; };
-struct rt_mem { bool defined; unsigned space; uint64_t bytes; uint32_t ctx; };
+/* kind: for HOST memory, RP_TH_* from the call that made it (pinned,
+ * mapped, registered, registered and mapped). */
+struct rt_mem { bool defined; unsigned space; uint64_t bytes; uint32_t ctx; unsigned kind; };
 struct rt_module { bool defined; unsigned kind; };
 struct rt_device { uint32_t ordinal; char name[256]; unsigned major, minor; uint64_t bytes; };
 
