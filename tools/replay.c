@@ -555,8 +555,22 @@ static bool copy_async(unsigned fam)
            fam == RP_TRF_COPY_ASYNC || fam == RP_TRF_PEER_ASYNC;
 }
 
-/* Issues call k on the calling (player) thread. */
-static void issue(const struct rt_call *k)
+/* The player's tables (P) are touched by one thread at a time: the baton
+ * holder, and a thread whose call may wait and which handed the baton on
+ * before issuing it (baton_run). The two take state_mu around what they do
+ * with the tables; the driver call itself runs without it. */
+static pthread_mutex_t state_mu = PTHREAD_MUTEX_INITIALIZER;
+
+static CUresult call_unlocked(caller_fn call, void *fn, const uint64_t *a)
+{
+    pthread_mutex_unlock(&state_mu);
+    CUresult r = call(fn, a);
+    pthread_mutex_lock(&state_mu);
+    return r;
+}
+
+/* Issues call k on the calling (player) thread; state_mu held. */
+static void issue_locked(const struct rt_call *k)
 {
     struct pentry *e = &P.entries[k->entry];
     unsigned fam = k->family;
@@ -983,7 +997,8 @@ static void issue(const struct rt_call *k)
         P.not_issued++;
         return;
     }
-    CUresult r = e->call(e->fn, a);
+    CUresult r = call_unlocked(e->call, e->fn, a);
+    e = &P.entries[k->entry]; /* the table may have grown meanwhile */
     P.issued++;
     if (fam == RP_TRF_GENERIC && r == CUDA_SUCCESS) { /* cuInit */
         P.inited = true;
@@ -1172,7 +1187,16 @@ static void job_free(struct job *j)
  * taken in as they are read. A gap in the numbers (calls the trace did not
  * keep: after it stopped, say) is skipped once the buffer holds 4096 calls
  * ahead, or at the end. */
+static struct job *next_job_locked(void);
 static struct job *next_job(void)
+{
+    pthread_mutex_lock(&state_mu);
+    struct job *j = next_job_locked();
+    pthread_mutex_unlock(&state_mu);
+    return j;
+}
+
+static struct job *next_job_locked(void)
 {
     static uint64_t returned; /* the order records come in */
     for (;;) {
@@ -1223,6 +1247,13 @@ static struct job *next_job(void)
             break;
         }
     }
+}
+
+static void issue(const struct rt_call *k)
+{
+    pthread_mutex_lock(&state_mu);
+    issue_locked(k);
+    pthread_mutex_unlock(&state_mu);
 }
 
 /* ---- threads ------------------------------------------------------------------------------------ */
