@@ -219,7 +219,8 @@ int rp_trace_main(int argc, char **argv)
     else if (!ended)
         printf("  not closed: %s\n", r.notice);
 
-    qsort(entries, nent, sizeof *entries, by_count);
+    if (nent)
+        qsort(entries, nent, sizeof *entries, by_count);
     printf("\ncalls by entry point:\n");
     for (size_t i = 0; i < nent && entries[i].n; i++)
         printf("  %10" PRIu64 "  %-36s %8.1f bytes each\n", entries[i].n, entries[i].name,

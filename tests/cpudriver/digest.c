@@ -59,7 +59,8 @@ static void dg_bytes(dg *d, const void *p, size_t n)
         n -= 8;
     }
     uint64_t w = (uint64_t)n << 56;
-    memcpy(&w, b, n);
+    if (n)
+        memcpy(&w, b, n); /* b may be NULL with n 0: a kernel with no parameters */
     dg_word(d, w);
 }
 

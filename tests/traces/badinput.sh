@@ -64,15 +64,22 @@ check() {
     fi
 }
 
+# Every byte; under a sanitizer (slow) every fifth, a different residue
+# for cuts and flips so that together they still cover the record kinds.
+step=1
+[ -n "${REPRISE_TEST_SANITIZED:-}" ] && step=5
 n=0
 while [ $n -lt "$size" ]; do
     "$mut" "$work/t.trace" "$work/cut" cut $n
-    r=; [ $((n % 8)) -eq 0 ] && r=replay
+    r=; [ $((n % (8 * step))) -eq 0 ] && r=replay
     check "$work/cut" "cut at byte $n" $r
-    "$mut" "$work/t.trace" "$work/flip" flip $n
-    # A flipped byte is an error, never a shorter trace.
-    check "$work/flip" "byte $n flipped" "${r:-info}" error
-    n=$((n + 1))
+    f=$((n + step / 2))
+    if [ $f -lt "$size" ]; then
+        "$mut" "$work/t.trace" "$work/flip" flip $f
+        # A flipped byte is an error, never a shorter trace.
+        check "$work/flip" "byte $f flipped" "${r:-info}" error
+    fi
+    n=$((n + step))
 done
 
 "$mut" "$work/t.trace" "$work/v2" version 2
