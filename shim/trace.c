@@ -1143,12 +1143,6 @@ static void enc_launch(struct call *c, const uint64_t *a)
     call_end(p);
 }
 
-static uint64_t host_data_bound(const struct call *c, uint64_t n)
-{
-    (void)c;
-    return W.data ? n : 0;
-}
-
 /* Copies: the two addresses, the size, the stream, and with
  * REPRISE_TRACE_DATA the bytes a host-to-device copy reads. */
 static void enc_copy(struct call *c, const uint64_t *a)
@@ -1172,7 +1166,7 @@ static void enc_copy(struct call *c, const uint64_t *a)
     uint32_t sc = peer ? ctx_id((CUcontext)(uintptr_t)a[3], c->ok) : 0;
     bool data = W.data && c->ok && sk != A_DEVICE && n &&
                 (sa.space == RP_TS_HOST || sa.space == RP_TS_PAGEABLE) && n <= (1ull << 32);
-    unsigned char *p = call_begin(c, 96 + (data ? host_data_bound(c, n) : 0));
+    unsigned char *p = call_begin(c, 96 + (data ? n : 0));
     if (!p)
         return;
     *p++ = data ? RP_TCOPY_DATA : 0;
@@ -1225,7 +1219,6 @@ static void enc_alloc(struct call *c, const uint64_t *a)
     unsigned fam = c->fam;
     uint64_t base = 0, bytes = a[1], flags = 0, pitch = 0;
     unsigned char space = RP_TS_DEVICE;
-    unsigned hkind = RP_TH_PINNED;
     uint32_t sid = 0;
     if (c->ok) {
         switch (fam) {
@@ -1254,7 +1247,6 @@ static void enc_alloc(struct call *c, const uint64_t *a)
     if (fam == RP_TRF_ALLOC_HOST || fam == RP_TRF_HOST_ALLOC) {
         space = RP_TS_HOST;
         flags = fam == RP_TRF_HOST_ALLOC ? a[2] : 0;
-        hkind = flags & CU_MEMHOSTALLOC_DEVICEMAP ? RP_TH_MAPPED : RP_TH_PINNED;
     }
     if (fam == RP_TRF_ALLOC_MANAGED)
         flags = a[2];
@@ -1287,7 +1279,6 @@ static void enc_alloc(struct call *c, const uint64_t *a)
     default:
         break;
     }
-    (void)hkind;
     call_end(p);
 }
 

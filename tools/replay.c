@@ -16,11 +16,12 @@
  * replayed (lookups, queries of attributes, entries of the GENERIC family)
  * is counted by entry and said at the end.
  *
- * Calls run one at a time, in the trace's order: a call on another thread
- * is handed to that thread, which issues it and hands back. Calls were
- * recorded when they returned, so whatever one thread waited for another
- * thread to do comes before it in the trace: the player never waits on work
- * that comes later. */
+ * Calls run one at a time, in the order they returned (or began:
+ * --order entered): a call on another thread is handed to that thread with
+ * the baton; a call that may wait hands the baton on first, so that the
+ * other threads go on meanwhile. Calls were recorded when they returned, so
+ * whatever one thread waited for another thread to do comes before it: the
+ * player never waits on work that comes later. */
 #define __CUDA_API_VERSION_INTERNAL 1
 #include <cuda.h>
 

@@ -72,5 +72,14 @@ done
 # The recorded contents are what the replay copies: another digest.
 [ "$d_off" != "$d_data" ] ||
     { echo "FAIL: the replay of the trace with contents moved the same bytes as without"; fails=$((fails + 1)); }
+# The command's options: --trace FILE and the flag --trace-data.
+# shellcheck disable=SC2086
+env LD_LIBRARY_PATH="$drv" $asan "$cmd" --driver "$drv/libcuda.so.1" --summary 0 --trace "$work/cmd.trace" \
+    --trace-data -- $app >"$work/cmd.out" 2>"$work/cmd.err" ||
+    { echo "FAIL: reprise --trace ... --trace-data exited $?"; cat "$work/cmd.err"; exit 1; }
+cmp -s "$work/plain.out" "$work/cmd.out" ||
+    { echo "FAIL: the program prints otherwise under reprise --trace"; fails=$((fails + 1)); }
+"$cmd" trace info "$work/cmd.trace" | grep -q "host-to-device contents recorded" ||
+    { echo "FAIL: reprise --trace-data did not record contents"; fails=$((fails + 1)); }
 [ $fails -eq 0 ] || exit 1
 echo "ok: same output recording with the engine off and on, the same calls in both traces; contents only with REPRISE_TRACE_DATA ($((s_data - s_off)) bytes more), both replay with one digest"
