@@ -19,8 +19,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "core.h"
 #include "init.h"
-#include "shim.h"
 #include "trace.h"
 
 #pragma GCC diagnostic push

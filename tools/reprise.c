@@ -4,7 +4,7 @@
  *
  * It prepends the library to LD_PRELOAD (keeping what was there), sets
  * REPRISE=1 and one REPRISE_* variable per option given, and execs the
- * program.  The options come from the shim's option table (shim/options.h),
+ * program.  The options come from the shim's option table (shim/core/options.h),
  * so an option with a command-line name there is accepted here too.  Exit
  * status: the program's; 2 for a usage error; 127 when the program cannot be
  * run; 1 when libreprise.so cannot be found. */

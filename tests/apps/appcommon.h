@@ -10,6 +10,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include <cuda.h>
 
@@ -162,6 +164,76 @@ static inline void app_phase_wait(int n)
     while (p->now < n)
         pthread_cond_wait(&p->cv, &p->mu);
     pthread_mutex_unlock(&p->mu);
+}
+
+/* A watchdog for a program that a wrong shim would hang (one that makes the
+ * host wait for work only the program's later calls release): after
+ * `seconds` it prints `error: hung: <what> ...` on stdout and exits 3 at
+ * once, running no exit handlers (a shim's would wait too), so that the
+ * test fails in seconds instead of at its timeout. `seconds` is far longer
+ * than the program runs. Returns only if the thread could be started. */
+struct app_watch {
+    const char *what;
+    int seconds;
+};
+
+static inline struct app_watch *app_watch(void)
+{
+    static struct app_watch w;
+    return &w;
+}
+
+static inline void *app_watchdog_main(void *unused)
+{
+    (void)unused;
+    struct app_watch *w = app_watch();
+    struct timespec t = {w->seconds, 0};
+    while (nanosleep(&t, &t) != 0)
+        ;
+    printf("error: hung: %s did not finish in %d s\n", w->what, w->seconds);
+    fflush(stdout);
+    _exit(3);
+    return NULL;
+}
+
+static inline void app_watchdog(const char *what, int seconds)
+{
+    pthread_t t;
+    app_watch()->what = what;
+    app_watch()->seconds = seconds;
+    if (pthread_create(&t, NULL, app_watchdog_main, NULL) != 0)
+        app_die("pthread_create failed (watchdog)");
+    pthread_detach(t);
+}
+
+/* A fixed-seed generator (splitmix64): the same sequence on every run, so
+ * that what a program draws from it (which buffers, which host gaps) is the
+ * same with and without a shim. */
+static inline uint64_t app_rand(uint64_t *state)
+{
+    *state += 0x9E3779B97F4A7C15ull;
+    return tk_mix64(*state);
+}
+
+/* A number drawn uniformly (up to the modulo's bias) from [lo, hi]. */
+static inline long app_rand_in(uint64_t *state, long lo, long hi)
+{
+    return lo + (long)(app_rand(state) % (uint64_t)(hi - lo + 1));
+}
+
+/* Host time without a driver call: spins on the monotonic clock for `us`
+ * microseconds, as an interpreter's or a framework's host code between two
+ * launches does. What the device does meanwhile never changes a result; only
+ * a shim that waits for the host's next call would notice the time. */
+static inline void app_spin_us(long us)
+{
+    struct timespec t0, t;
+    if (us <= 0)
+        return;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    do {
+        clock_gettime(CLOCK_MONOTONIC, &t);
+    } while ((t.tv_sec - t0.tv_sec) * 1000000L + (t.tv_nsec - t0.tv_nsec) / 1000L < us);
 }
 
 /* Blocks for n elements at TK_BLOCK threads, capped (kernels grid-stride). */

@@ -222,6 +222,57 @@ int main(int argc, char **argv)
             down(got, dy, cells * sizeof(float));
             expect("jacobi2d", got, ref, cells * sizeof(float), &all);
         }
+
+        /* the softmax of each length bucket, given all N elements: softmax_K
+         * reads and writes the first K only, the rest of out is left as it was */
+        static const char *const smax[] = { "softmax_16", "softmax_32", "softmax_64",
+                                            "softmax_128", "softmax_block" };
+        static const int32_t slimit[] = { 16, 32, 64, 128, N };
+        for (int k = 0; k < 5; k++) {
+            up(dx, x, fb);
+            up(dy, y, fb);
+            void *a_sm[] = { &dy, &dx, &n };
+            launch(fn(smax[k]), GRID, 1, TK_BLOCK, 1, 0, a_sm);
+            memcpy(ref, y, fb);
+            float sum = 0.0f;
+            for (int32_t i = 0; i < slimit[k]; i++) {
+                float w = x[i] * x[i];
+                float e = w + 1.0f;
+                sum = sum + e;
+            }
+            for (int32_t i = 0; i < slimit[k]; i++) {
+                float w = x[i] * x[i];
+                float e = w + 1.0f;
+                ref[i] = e / sum;
+            }
+            down(got, dy, fb);
+            expect(smax[k], got, ref, fb, &all);
+        }
+
+        /* gemv_n_small, gemv_n_large (A 40 x 25 from x, the vector from y)
+         * and gemv_t (the same A, a vector of 40): more rows than threads */
+        int32_t rows = 40, cols = 25;
+        float alpha = -0.75f;
+        static const char *const gemvs[] = { "gemv_n_small", "gemv_n_large", "gemv_t" };
+        for (int k = 0; k < 3; k++) {
+            int trans = k == 2;
+            up(dx, x, fb);
+            up(dw, y, (size_t)rows * sizeof(float));
+            up(dy, y, fb);
+            void *a_gv[] = { &dy, &dx, &dw, &rows, &cols, &alpha };
+            launch(fn(gemvs[k]), 1, 1, 16, 1, 0, a_gv);
+            memcpy(ref, y, fb);
+            for (int32_t o = 0; o < (trans ? cols : rows); o++) {
+                float acc = 0.0f;
+                for (int32_t i = 0; i < (trans ? rows : cols); i++) {
+                    float m = trans ? x[i * cols + o] * y[i] : x[o * cols + i] * y[i];
+                    acc = acc + m;
+                }
+                ref[o] = alpha * acc;
+            }
+            down(got, dy, fb);
+            expect(gemvs[k], got, ref, fb, &all);
+        }
     }
     app_checksum("kernelcheck-all", all);
 

@@ -26,9 +26,20 @@
  *             (on another stream) releases: a replay must not make the host
  *             wait for the previous step's graph to read its staging (it
  *             waits on the next step's call)
- * Usage: subtle MODULE ITERS [lastbyte|lastrare|gridy|memset|event|staging|held]
+ *   stagedlast  a step whose last op is a host-to-device copy from
+ *             pageable memory (its bytes changing every step), read by the
+ *             next step's first kernel; s is synchronized every step
+ *   stagingorder  a kernel reading the last step's copy, a long kernel
+ *             (over 2^19 floats), then the pageable copy, and a timing
+ *             event recorded on s (a boundary, no host wait); the host
+ *             then synchronizes the previous step's event only and works
+ *             0.5 ms (a pause), so each step is issued while the one before
+ *             still runs its long kernel, before its copy
+ * Usage: subtle MODULE ITERS
+ *        [lastbyte|lastrare|gridy|memset|event|staging|held|stagedlast|stagingorder]
  * (default lastbyte) */
 #include <string.h>
+#include <time.h>
 
 #include <cuda.h>
 
@@ -36,19 +47,23 @@
 
 #define N 1024
 #define NX 30 /* jacobi2d interior: (NX+2) x (NX+2) cells, 16x16 blocks */
+#define NBIG (1 << 19) /* stagingorder's long kernel */
 
 int main(int argc, char **argv)
 {
-    app_usage(argc, argv, "[lastbyte|lastrare|gridy|memset|event|staging|held]");
+    app_usage(argc, argv, "[lastbyte|lastrare|gridy|memset|event|staging|held|stagedlast|"
+                          "stagingorder]");
     long iters = app_arg(argc, argv, 2, 0, 0, 100000000);
     const char *mode = argc > 3 ? argv[3] : "lastbyte";
     int lastbyte = !strcmp(mode, "lastbyte"), lastrare = !strcmp(mode, "lastrare"),
         gridy = !strcmp(mode, "gridy"),
         memset_ = !strcmp(mode, "memset"), event = !strcmp(mode, "event"),
-        staging = !strcmp(mode, "staging"), held = !strcmp(mode, "held");
-    if (!lastbyte && !lastrare && !gridy && !memset_ && !event && !staging && !held)
-        app_die("the third argument must be lastbyte, lastrare, gridy, memset, event, staging or "
-                "held");
+        staging = !strcmp(mode, "staging"), held = !strcmp(mode, "held"),
+        stagedlast = !strcmp(mode, "stagedlast"), stagingorder = !strcmp(mode, "stagingorder");
+    if (!lastbyte && !lastrare && !gridy && !memset_ && !event && !staging && !held &&
+        !stagedlast && !stagingorder)
+        app_die("the third argument must be lastbyte, lastrare, gridy, memset, event, staging, "
+                "held, stagedlast or stagingorder");
 
     CUdevice dev;
     CUcontext ctx;
@@ -107,6 +122,21 @@ int main(int argc, char **argv)
         CK(cuMemsetD32, (flag, 0, 1));
         CK(cuCtxSynchronize, ());
     }
+    CUdeviceptr big = 0;
+    CUevent tev[2] = {NULL, NULL};
+    int32_t nbig = NBIG;
+    void *scale_big[] = { &big, &nbig, &decay, &dt, &iter };
+    if (stagedlast || stagingorder) { /* y is read before the first copy */
+        CK(cuMemsetD32, (y, 0, N));
+        CK(cuCtxSynchronize, ());
+    }
+    if (stagingorder) {
+        CK(cuMemAlloc, (&big, NBIG * sizeof(float)));
+        CK(cuMemsetD32, (big, 0, NBIG));
+        CK(cuEventCreate, (&tev[0], CU_EVENT_DEFAULT)); /* timing events: boundaries */
+        CK(cuEventCreate, (&tev[1], CU_EVENT_DEFAULT));
+        CK(cuCtxSynchronize, ());
+    }
     for (long it = 0; it < iters; it++) {
         if (lastbyte) {
             iter = (it & 1) ? 3u : 3u + (1u << 24);
@@ -145,6 +175,26 @@ int main(int argc, char **argv)
             CK(cuMemcpyHtoDAsync, (y, pageable, bytes, s));
             CK(cuLaunchKernel, (f_axpy, grid, 1, 1, TK_BLOCK, 1, 1, 0, s, fold_y, NULL));
             CK(cuStreamWriteValue32, (w, flag, (cuuint32_t)it, 0)); /* the last step's wait */
+        } else if (stagedlast) {
+            CK(cuLaunchKernel, (f_axpy, grid, 1, 1, TK_BLOCK, 1, 1, 0, s, fold_y, NULL));
+            CK(cuLaunchKernel, (f_scale, grid, 1, 1, TK_BLOCK, 1, 1, 0, s, scale_z, NULL));
+            for (int i = 0; i < N; i++)
+                pageable[i] = (float)((it * 3 + i) % 17) * 0.125f;
+            CK(cuMemcpyHtoDAsync, (y, pageable, bytes, s)); /* read by the next step */
+            CK(cuStreamSynchronize, (s));
+        } else if (stagingorder) {
+            CK(cuLaunchKernel, (f_axpy, grid, 1, 1, TK_BLOCK, 1, 1, 0, s, fold_y, NULL));
+            CK(cuLaunchKernel, (f_scale, app_blocks(NBIG), 1, 1, TK_BLOCK, 1, 1, 0, s, scale_big,
+                                NULL));
+            for (int i = 0; i < N; i++)
+                pageable[i] = (float)((it * 5 + i) % 19) * 0.125f;
+            CK(cuMemcpyHtoDAsync, (y, pageable, bytes, s)); /* runs after the long kernel */
+            CK(cuEventRecord, (tev[it & 1], s));
+            if (it > 0) { /* the previous step is done; this one may still run */
+                CK(cuEventSynchronize, (tev[(it - 1) & 1]));
+                struct timespec host_work = {0, 500 * 1000}; /* shorter than the long kernel */
+                nanosleep(&host_work, NULL);
+            }
         } else {
             for (int i = 0; i < N; i++)
                 pageable[i] = (float)((it * 5 + i) % 11) * 0.25f;
@@ -176,6 +226,11 @@ int main(int argc, char **argv)
     if (held) {
         CK(cuMemFree, (flag));
         CK(cuStreamDestroy, (w));
+    }
+    if (stagingorder) {
+        CK(cuMemFree, (big));
+        CK(cuEventDestroy, (tev[0]));
+        CK(cuEventDestroy, (tev[1]));
     }
     CK(cuStreamDestroy, (s));
     app_close(dev, mod);

@@ -1,6 +1,9 @@
 /* counters.c - what reached the driver: the counters, the per-entry call
  * counts, fault injection (CPUCUDA_FAULTS / cpucuda_faults_set), the
- * CPUCUDA_STATS report written at exit, the debug log, and the global state. */
+ * CPUCUDA_STATS report written at exit, the debug log, the order graph
+ * launches run their nodes in (CPUCUDA_GRAPH_ORDER / CPUCUDA_GRAPH_WORKERS,
+ * cpucuda_graph_order_set / cpucuda_graph_workers_set), and the global
+ * state. */
 #include "internal.h"
 
 #include <errno.h>
@@ -16,6 +19,8 @@ struct cc_global cc__g = {
     .mu = PTHREAD_MUTEX_INITIALIZER,
     .progress = PTHREAD_COND_INITIALIZER,
     .next_id = 1,
+    .order = CC_ORDER_RANDOM, /* its seed: the process's, chosen at load */
+    .workers = 2,
 };
 
 const char *const cc__entry_names[CC_E__COUNT] = {
@@ -192,6 +197,139 @@ void cpucuda_counters_reset(void)
     for (int i = 0; i < CC_E__COUNT; i++) atomic_store(&calls[i], 0);
 }
 
+/* ---- the graph order ------------------------------------------------------
+ * The CPU driver exists for tests, and a test must not pass because a graph
+ * missing a dependency edge happens to run its nodes in the order they were
+ * created (capture order, a valid eager order): by default a launch runs
+ * its ready nodes in a seeded pseudo-random order, on two threads. The seed
+ * is the process's own unless the spec names one; CPUCUDA_STATS and the log
+ * report it, so that a failing run can be repeated. */
+#define DEFAULT_WORKERS 2u
+
+/* The seed "random" without one means: chosen at load from the pid and the
+ * time, 32 bits (a number every JSON reader keeps exact). */
+static unsigned long long process_seed;
+
+static unsigned long long mix64(unsigned long long x)
+{
+    x += 0x9e3779b97f4a7c15ULL;
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+    return x ^ (x >> 31);
+}
+
+/* Parses "creation", "reverse", "random" or "random:SEED" (SEED decimal,
+ * 0 to 2^64-1). Returns NULL and sets *o and *seed (the process's seed for
+ * plain "random", 0 for the others), or why not. */
+static const char *parse_order(const char *s, enum cc_order *o, unsigned long long *seed)
+{
+    *seed = 0;
+    if (!strcmp(s, "creation")) {
+        *o = CC_ORDER_CREATION;
+        return NULL;
+    }
+    if (!strcmp(s, "reverse")) {
+        *o = CC_ORDER_REVERSE;
+        return NULL;
+    }
+    if (strncmp(s, "random", 6) != 0 || (s[6] && s[6] != ':'))
+        return "want creation, reverse, random or random:SEED";
+    *o = CC_ORDER_RANDOM;
+    if (!s[6]) {
+        *seed = process_seed;
+        return NULL;
+    }
+    const char *p = s + 7;
+    if (!*p) return "empty SEED";
+    unsigned long long v = 0;
+    for (; *p; p++) {
+        if (*p < '0' || *p > '9') return "SEED must be a decimal number";
+        unsigned d = (unsigned)(*p - '0');
+        if (v > (~0ULL - d) / 10) return "SEED too large";
+        v = v * 10 + d;
+    }
+    *seed = v;
+    return NULL;
+}
+
+void cc__order_spec(char *buf, size_t n)
+{
+    if (cc__g.order == CC_ORDER_CREATION) snprintf(buf, n, "creation");
+    else if (cc__g.order == CC_ORDER_REVERSE) snprintf(buf, n, "reverse");
+    else snprintf(buf, n, "random:%llu", cc__g.order_seed);
+}
+
+int cpucuda_graph_order_set(const char *spec) CC_EXPORT;
+int cpucuda_graph_order_set(const char *spec)
+{
+    enum cc_order o = CC_ORDER_RANDOM;
+    unsigned long long seed = process_seed;
+    const char *why = spec && *spec ? parse_order(spec, &o, &seed) : NULL;
+    cc__lock();
+    if (why) {
+        char now[48];
+        cc__order_spec(now, sizeof now);
+        cc__unlock();
+        fprintf(stderr, "cpucuda: bad graph order '%s': %s; keeping %s\n", spec, why, now);
+        return -1;
+    }
+    cc__g.order = o;
+    cc__g.order_seed = seed;
+    cc__g.launches = 0;
+    cc__unlock();
+    return 0;
+}
+
+int cpucuda_graph_workers_set(unsigned n) CC_EXPORT;
+int cpucuda_graph_workers_set(unsigned n)
+{
+    cc__lock();
+    unsigned now = cc__g.workers;
+    if (n >= 1 && n <= CC_MAX_WORKERS) cc__g.workers = n;
+    cc__unlock();
+    if (n >= 1 && n <= CC_MAX_WORKERS) return 0;
+    fprintf(stderr, "cpucuda: bad graph workers %u: want 1 to %d; keeping %u\n", n, CC_MAX_WORKERS, now);
+    return -1;
+}
+
+/* At load (no other thread exists yet): the process's seed, then the
+ * environment. A malformed value gets one line naming it and what is used
+ * instead. */
+static void order_load(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    process_seed = mix64(((unsigned long long)getpid() << 32) ^ (unsigned long long)ts.tv_sec * 1000000000ULL ^
+                         (unsigned long long)ts.tv_nsec) & 0xffffffffULL;
+    cc__g.order_seed = process_seed;
+    const char *o = getenv("CPUCUDA_GRAPH_ORDER");
+    if (o && *o) {
+        enum cc_order ord;
+        unsigned long long seed;
+        const char *why = parse_order(o, &ord, &seed);
+        if (why) {
+            fprintf(stderr, "cpucuda: bad CPUCUDA_GRAPH_ORDER '%s': %s; using random:%llu\n", o, why,
+                    process_seed);
+        } else {
+            cc__g.order = ord;
+            cc__g.order_seed = seed;
+        }
+    }
+    const char *w = getenv("CPUCUDA_GRAPH_WORKERS");
+    if (w && *w) {
+        char *end;
+        unsigned long v = strtoul(w, &end, 10);
+        if (*end || *w < '0' || *w > '9' || v < 1 || v > CC_MAX_WORKERS)
+            fprintf(stderr, "cpucuda: bad CPUCUDA_GRAPH_WORKERS '%s': want 1 to %d; using %u\n", w,
+                    CC_MAX_WORKERS, DEFAULT_WORKERS);
+        else
+            cc__g.workers = (unsigned)v;
+    }
+    char spec[48];
+    cc__order_spec(spec, sizeof spec);
+    cc__log("graph order %s, %u workers (CPUCUDA_GRAPH_ORDER=%s repeats it)", spec, cc__g.workers, spec);
+}
+
 /* Writes the CPUCUDA_STATS report; %p in the path becomes the pid. */
 static void write_stats(void)
 {
@@ -229,7 +367,14 @@ static void write_stats(void)
         fprintf(f, "%s\"%s\":%llu", sep, cc__entry_names[i], v);
         sep = ",";
     }
-    fprintf(f, "},");
+    /* The order graph launches ran their nodes in, as a spec that repeats
+     * it (CPUCUDA_GRAPH_ORDER), and the threads they could use. */
+    char spec[48];
+    cc__lock();
+    cc__order_spec(spec, sizeof spec);
+    unsigned workers = cc__g.workers;
+    cc__unlock();
+    fprintf(f, "},\"graph_order\":\"%s\",\"graph_workers\":%u,", spec, workers);
     cc__digest_json(f);
     fprintf(f, "}\n");
     fclose(f);
@@ -279,6 +424,7 @@ __attribute__((constructor)) static void cc_load(void)
     }
     const char *fs = getenv("CPUCUDA_FAULTS");
     if (fs && *fs) cpucuda_faults_set(fs);
+    order_load();
 }
 
 /* Work still queued at exit runs before the counters are written, as a real

@@ -1,6 +1,7 @@
 /* cpucuda.h - the test interface of the CPU driver (libcuda.so.1 under
- * tests/): counters of what reached the driver and in-process fault
- * injection. See README.md for the counter names and the fault spec. */
+ * tests/): counters of what reached the driver, in-process fault injection
+ * and the order graph launches run their nodes in. See README.md for the
+ * counter names, the fault spec and the graph orders. */
 #ifndef CPUCUDA_H
 #define CPUCUDA_H
 
@@ -30,6 +31,20 @@ void cpucuda_digest(unsigned long long value[2], unsigned long long *ops);
 
 /* Starts the digest afresh (value 0, no ops). */
 void cpucuda_digest_reset(void);
+
+/* Sets the order later graph launches run their ready nodes in, as
+ * CPUCUDA_GRAPH_ORDER does: "creation", "reverse", "random" (the process's
+ * seed) or "random:SEED"; NULL or "" is the default, "random". Restarts the
+ * launch numbering a random order's per-launch seeds are drawn by, so the
+ * same spec and the same launches give the same order again. A launch
+ * already queued keeps its order. Returns 0, or -1 for a malformed spec
+ * (one line on stderr naming it; the order is unchanged). */
+int cpucuda_graph_order_set(const char *spec);
+
+/* Sets how many threads a later graph launch may run independent nodes on
+ * (1 to 8; CPUCUDA_GRAPH_WORKERS, default 2). Returns 0, or -1 for any
+ * other value (one line on stderr; unchanged). */
+int cpucuda_graph_workers_set(unsigned n);
 
 #ifdef __cplusplus
 }

@@ -1,8 +1,11 @@
 /* graph.c - graphs (built by capture), their node getters, executable
  * graphs (instantiate, launch, upload, per-node updates, whole-graph
- * update). An executable owns deep copies of its nodes' work (a plan) and
- * runs them in dependency order as one op on the launch stream's worker; a
- * queued launch keeps the plan it was launched with. */
+ * update). An executable owns deep copies of its nodes' work and their
+ * dependencies (a plan); a launch runs them as one op on the launch
+ * stream's worker, each node after its dependencies, in the order
+ * CPUCUDA_GRAPH_ORDER chooses among the nodes that are ready, independent
+ * ones on more than one thread; a queued launch keeps the plan it was
+ * launched with. */
 #include "internal.h"
 
 #include <stdio.h>
@@ -13,7 +16,11 @@
 struct cc_plan {
     int refs;              /* the executable's and each queued launch's */
     size_t n;
-    cc_work *w;            /* topological (= creation) order */
+    cc_work *w;            /* in creation order, which is a topological order */
+    /* Node i's dependencies are dep[dep_at[i] .. dep_at[i+1]), its
+     * successors succ[succ_at[i] .. succ_at[i+1]) (indices into w). */
+    size_t *dep_at, *dep, *succ_at, *succ;
+    bool chain;            /* only one topological order: nothing to choose */
 };
 
 /* Which allocation a memory operand of a memset or copy node lies in: its
@@ -275,12 +282,77 @@ void cc__plan_unref(cc_plan *p)
     if (--p->refs > 0) return;
     for (size_t i = 0; i < p->n; i++) cc__work_free(&p->w[i]);
     free(p->w);
+    free(p->dep_at);
+    free(p->dep);
+    free(p->succ_at);
+    free(p->succ);
     free(p);
 }
 
-/* A plan holding deep copies of n works (from graph nodes when `nodes`,
- * else from works `w`). NULL when memory runs out (nothing left allocated). */
-static cc_plan *plan_new(size_t n, cc_node *const *nodes, const cc_work *w)
+/* Whether the plan's nodes have one topological order only: Kahn's
+ * algorithm finds exactly one ready node at every step. */
+static bool plan_is_chain(const cc_plan *p, size_t *left)
+{
+    size_t ready = SIZE_MAX, nready = 0;
+    for (size_t i = 0; i < p->n; i++) {
+        left[i] = p->dep_at[i + 1] - p->dep_at[i];
+        if (!left[i]) {
+            ready = i;
+            nready++;
+        }
+    }
+    for (size_t done = 0; done < p->n; done++) {
+        if (nready != 1) return false;
+        size_t i = ready;
+        nready = 0;
+        for (size_t k = p->succ_at[i]; k < p->succ_at[i + 1]; k++)
+            if (--left[p->succ[k]] == 0) {
+                ready = p->succ[k];
+                nready++;
+            }
+    }
+    return true;
+}
+
+/* Fills the plan's dependencies and successors: from graph nodes when
+ * `nodes`, else from plan `from`. -1 when memory runs out. */
+static int plan_edges(cc_plan *p, cc_node *const *nodes, const cc_plan *from)
+{
+    size_t n = p->n, e = 0;
+    for (size_t i = 0; i < n; i++) e += nodes ? nodes[i]->ndeps : from->dep_at[i + 1] - from->dep_at[i];
+    p->dep_at = calloc(n + 1, sizeof *p->dep_at);
+    p->succ_at = calloc(n + 2, sizeof *p->succ_at);
+    p->dep = malloc((e ? e : 1) * sizeof *p->dep);
+    p->succ = malloc((e ? e : 1) * sizeof *p->succ);
+    size_t *left = malloc((n ? n : 1) * sizeof *left);
+    if (!p->dep_at || !p->succ_at || !p->dep || !p->succ || !left) {
+        free(left);
+        return -1;
+    }
+    e = 0;
+    for (size_t i = 0; i < n; i++) {
+        p->dep_at[i] = e;
+        if (nodes) {
+            for (size_t j = 0; j < nodes[i]->ndeps; j++) p->dep[e++] = nodes[i]->deps[j]->idx;
+        } else {
+            for (size_t k = from->dep_at[i]; k < from->dep_at[i + 1]; k++) p->dep[e++] = from->dep[k];
+        }
+    }
+    p->dep_at[n] = e;
+    /* Successors: count into succ_at[d + 2], prefix-sum, then place. */
+    for (size_t k = 0; k < e; k++) p->succ_at[p->dep[k] + 2]++;
+    for (size_t i = 2; i < n + 2; i++) p->succ_at[i] += p->succ_at[i - 1];
+    for (size_t i = 0; i < n; i++)
+        for (size_t k = p->dep_at[i]; k < p->dep_at[i + 1]; k++) p->succ[p->succ_at[p->dep[k] + 1]++] = i;
+    p->chain = plan_is_chain(p, left);
+    free(left);
+    return 0;
+}
+
+/* A plan holding deep copies of n works and their edges, from graph nodes
+ * when `nodes`, else from plan `from`. NULL when memory runs out (nothing
+ * left allocated). */
+static cc_plan *plan_new(size_t n, cc_node *const *nodes, const cc_plan *from)
 {
     cc_plan *p = calloc(1, sizeof *p);
     if (!p) return NULL;
@@ -291,10 +363,14 @@ static cc_plan *plan_new(size_t n, cc_node *const *nodes, const cc_work *w)
         return NULL;
     }
     for (; p->n < n; p->n++)
-        if (cc__work_copy(&p->w[p->n], nodes ? &nodes[p->n]->w : &w[p->n])) {
+        if (cc__work_copy(&p->w[p->n], nodes ? &nodes[p->n]->w : &from->w[p->n])) {
             cc__plan_unref(p);
             return NULL;
         }
+    if (plan_edges(p, nodes, from)) {
+        cc__plan_unref(p);
+        return NULL;
+    }
     return p;
 }
 
@@ -306,7 +382,7 @@ static cc_plan *plan_new(size_t n, cc_node *const *nodes, const cc_work *w)
 static cc_plan *plan_own(cc_exec *x)
 {
     if (x->plan->refs == 1) return x->plan;
-    cc_plan *p = plan_new(x->plan->n, NULL, x->plan->w);
+    cc_plan *p = plan_new(x->plan->n, NULL, x->plan);
     if (!p) return NULL;
     cc__plan_unref(x->plan);
     x->plan = p;
@@ -410,19 +486,237 @@ static void exec_unref(cc_exec *x)
     free(x);
 }
 
-void cc__plan_run(cc_plan *p)
+/* ---- the order a launch runs its nodes in ----------------------------------
+ * A launch first fixes an order of its nodes, a topological one chosen by
+ * its policy (`rank`): CREATION is creation order (which capture makes a
+ * topological order); REVERSE takes, among the nodes whose dependencies are
+ * placed, always the one created last; RANDOM a pseudo-random one, from the
+ * launch's seed. Then the nodes run: whichever thread is free takes, among
+ * the ready nodes (dependencies complete, not started), the one first in
+ * that order, so with one thread they run exactly in that order, and with
+ * more, independent nodes run at the same time, as on a GPU. CREATION runs
+ * its nodes one at a time on the stream's worker (what this driver did
+ * before it had orders). Each node costs the simulated time an eager op
+ * costs (CPUCUDA_DELAY_US), slept by the thread that runs it; the worker
+ * slept once before this launch, which is the first node's delay. A graph
+ * missing an edge then runs its reader before its writer, or both at once,
+ * as a GPU may: the wrong result shows. */
+
+/* One launch's scheduling state: on the stream worker's stack; helpers
+ * touch it only under their team's mutex while it is the team's run. */
+typedef struct cc_run {
+    const cc_plan *p;
+    size_t *rank;     /* node -> its place in the launch's order */
+    size_t *left;     /* node -> dependencies not complete yet */
+    size_t *ready;    /* nodes ready and not started */
+    size_t nready, ndone;
+    unsigned nhelp;   /* helpers that may take part (the launch's workers - 1) */
+    unsigned busy;    /* helpers running a node of this run */
+    bool delayed;     /* the next node pays its delay (the first one's is paid) */
+    unsigned delay;
+} cc_run;
+
+/* A stream worker's helper threads, made on its first launch that can use
+ * them and stopped when the worker exits (cc__graph_thread_end). */
+typedef struct cc_team {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;    /* a node completed, became ready, or the run changed */
+    cc_run *run;          /* the launch being run, or NULL */
+    bool quit;
+    unsigned n;           /* helpers started */
+    pthread_t th[CC_MAX_WORKERS - 1];
+} cc_team;
+
+static __thread cc_team *tl_team;
+
+/* splitmix64: the launch's pseudo-random sequence. */
+static unsigned long long rng_next(unsigned long long *s)
 {
-    /* Nodes are in creation order, which capture makes a topological order
-     * (a node only depends on nodes created before it). Each node costs the
-     * simulated time an eager op costs (CPUCUDA_DELAY_US), so that graphs
-     * and eager work compare like with like; the worker slept once before
-     * this launch, which is the first node's delay. delay_us is set before
-     * any worker exists. */
-    unsigned delay = cc__g.delay_us;
+    unsigned long long x = (*s += 0x9e3779b97f4a7c15ULL);
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+    return x ^ (x >> 31);
+}
+
+/* The ready nodes again: every node waiting for all its dependencies. */
+static void run_reset(cc_run *r)
+{
+    const cc_plan *p = r->p;
+    r->nready = 0;
+    for (size_t i = 0; i < p->n; i++) {
+        r->left[i] = p->dep_at[i + 1] - p->dep_at[i];
+        if (!r->left[i]) r->ready[r->nready++] = i;
+    }
+}
+
+/* Node i is complete: its successors may become ready. */
+static void run_complete(cc_run *r, size_t i)
+{
+    const cc_plan *p = r->p;
+    for (size_t k = p->succ_at[i]; k < p->succ_at[i + 1]; k++)
+        if (--r->left[p->succ[k]] == 0) r->ready[r->nready++] = p->succ[k];
+    r->ndone++;
+}
+
+/* The launch's order (r->rank), by its policy, then the run reset. */
+static void run_order(cc_run *r, enum cc_order order, unsigned long long seed)
+{
+    run_reset(r);
+    for (size_t k = 0; r->nready; k++) {
+        size_t at = 0;
+        if (order == CC_ORDER_RANDOM)
+            at = (size_t)(rng_next(&seed) % r->nready);
+        else
+            for (size_t j = 1; j < r->nready; j++)
+                if (order == CC_ORDER_CREATION ? r->ready[j] < r->ready[at] : r->ready[j] > r->ready[at]) at = j;
+        size_t i = r->ready[at];
+        r->ready[at] = r->ready[--r->nready];
+        r->rank[i] = k;
+        run_complete(r, i);
+    }
+    r->ndone = 0;
+    run_reset(r);
+}
+
+/* Takes the ready node first in the launch's order (one must be ready). */
+static size_t run_take(cc_run *r)
+{
+    size_t at = 0;
+    for (size_t j = 1; j < r->nready; j++)
+        if (r->rank[r->ready[j]] < r->rank[r->ready[at]]) at = j;
+    size_t i = r->ready[at];
+    r->ready[at] = r->ready[--r->nready];
+    return i;
+}
+
+/* Runs node i without the team's mutex (held on entry and on return). */
+static void run_node(cc_team *t, cc_run *r, size_t i)
+{
+    bool delay = r->delayed && r->delay;
+    r->delayed = true;
+    pthread_mutex_unlock(&t->mu);
+    if (delay) usleep(r->delay);
+    cc__work_run(&r->p->w[i], true);
+    pthread_mutex_lock(&t->mu);
+    run_complete(r, i);
+    pthread_cond_broadcast(&t->cv);
+}
+
+typedef struct cc_helper_arg {
+    cc_team *t;
+    unsigned idx;
+} cc_helper_arg;
+
+/* A helper: takes ready nodes of its worker's current run while it may
+ * take part (its index below the run's nhelp). */
+static void *helper_main(void *arg)
+{
+    cc_helper_arg a = *(cc_helper_arg *)arg;
+    free(arg);
+    cc_team *t = a.t;
+    pthread_mutex_lock(&t->mu);
+    while (!t->quit) {
+        cc_run *r = t->run;
+        if (r && a.idx < r->nhelp && r->nready) {
+            r->busy++;
+            run_node(t, r, run_take(r));
+            r->busy--;
+            pthread_cond_broadcast(&t->cv);
+        } else {
+            pthread_cond_wait(&t->cv, &t->mu);
+        }
+    }
+    pthread_mutex_unlock(&t->mu);
+    return NULL;
+}
+
+/* The calling worker's team with at least `want` helpers started, or as
+ * many as could be (logged); NULL without memory. */
+static cc_team *team_get(unsigned want)
+{
+    cc_team *t = tl_team;
+    if (!t) {
+        if (!(t = calloc(1, sizeof *t))) return NULL;
+        pthread_mutex_init(&t->mu, NULL);
+        pthread_cond_init(&t->cv, NULL);
+        tl_team = t;
+    }
+    while (t->n < want) {
+        cc_helper_arg *a = malloc(sizeof *a);
+        if (a) *a = (cc_helper_arg){t, t->n};
+        if (!a || pthread_create(&t->th[t->n], NULL, helper_main, a)) {
+            free(a);
+            cc__log("graph launch: could not start helper thread %u; running on %u", t->n + 1, t->n + 1);
+            break;
+        }
+        t->n++;
+    }
+    return t;
+}
+
+void cc__graph_thread_end(void)
+{
+    cc_team *t = tl_team;
+    if (!t) return;
+    pthread_mutex_lock(&t->mu);
+    t->quit = true;
+    pthread_cond_broadcast(&t->cv);
+    pthread_mutex_unlock(&t->mu);
+    for (unsigned i = 0; i < t->n; i++) pthread_join(t->th[i], NULL);
+    pthread_cond_destroy(&t->cv);
+    pthread_mutex_destroy(&t->mu);
+    free(t);
+    tl_team = NULL;
+}
+
+/* Without scheduling memory: one at a time, in creation order. */
+static void run_in_creation_order(const cc_plan *p, unsigned delay)
+{
     for (size_t i = 0; i < p->n; i++) {
         if (i && delay) usleep(delay);
         cc__work_run(&p->w[i], true);
     }
+}
+
+void cc__plan_run(const cc_work *w)
+{
+    const cc_plan *p = w->u.g.p;
+    /* delay_us is set before any worker exists. */
+    unsigned delay = cc__g.delay_us;
+    enum cc_order order = w->u.g.order;
+    if (order == CC_ORDER_CREATION || p->chain) {
+        run_in_creation_order(p, delay); /* the only order, or the one asked for */
+        return;
+    }
+    cc_run r = {.p = p, .delay = delay};
+    size_t m = p->n ? p->n : 1;
+    r.rank = malloc(m * sizeof *r.rank);
+    r.left = malloc(m * sizeof *r.left);
+    r.ready = malloc(m * sizeof *r.ready);
+    cc_team *t = r.rank && r.left && r.ready ? team_get(w->u.g.workers - 1) : NULL;
+    if (!t) {
+        cc__log("graph launch: out of memory for its order; running its nodes in creation order");
+        free(r.rank);
+        free(r.left);
+        free(r.ready);
+        run_in_creation_order(p, delay);
+        return;
+    }
+    run_order(&r, order, w->u.g.seed);
+    r.nhelp = w->u.g.workers - 1;
+    pthread_mutex_lock(&t->mu);
+    t->run = &r;
+    pthread_cond_broadcast(&t->cv);
+    while (r.ndone < p->n) {
+        if (r.nready) run_node(t, &r, run_take(&r));
+        else pthread_cond_wait(&t->cv, &t->mu);
+    }
+    while (r.busy) pthread_cond_wait(&t->cv, &t->mu);
+    t->run = NULL;
+    pthread_mutex_unlock(&t->mu);
+    free(r.rank);
+    free(r.left);
+    free(r.ready);
 }
 
 /* Builds an executable from g. OUT_OF_MEMORY / INVALID_VALUE; nothing is
@@ -608,6 +902,13 @@ static CUresult graph_launch(CUgraphExec h, CUstream hs, bool pt)
     if (!r) {
         cc_work w = {.kind = CC_W_GRAPH, .ctx = s->ctx};
         w.u.g.p = x->plan;
+        /* The order this launch runs in, fixed now: launches numbered from
+         * the order's setting give a random order's per-launch seeds, so
+         * the same program with the same seed runs the same orders. */
+        w.u.g.order = cc__g.order;
+        w.u.g.workers = cc__g.workers;
+        unsigned long long no = ++cc__g.launches;
+        w.u.g.seed = cc__g.order_seed ^ rng_next(&no);
         x->plan->refs++;
         cc_fence f = {x->last, x->last_seq};
         unsigned long long seq;

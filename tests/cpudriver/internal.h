@@ -81,6 +81,12 @@ typedef struct cc_exec cc_exec;
 typedef struct cc_plan cc_plan;
 typedef struct cc_capture cc_capture;
 
+/* The order a graph launch runs its ready nodes in (graph.c). CREATION:
+ * one at a time, as created; REVERSE: the ready node created last first;
+ * RANDOM: a seeded pseudo-random ready node. */
+enum cc_order { CC_ORDER_CREATION, CC_ORDER_REVERSE, CC_ORDER_RANDOM };
+#define CC_MAX_WORKERS 8
+
 /* One mutex guards all driver state; `progress` is broadcast whenever any
  * queued op completes, so every wait (host or worker) is a predicate loop on
  * it. Kernels, copies and host functions run outside the lock. */
@@ -94,6 +100,13 @@ struct cc_global {
     cc_ctx *ctxs;           /* every live context, primary included */
     cc_ctx *retired;        /* destroyed contexts, kept (never reused: see ctx_destroy) */
     cc_capture *captures;   /* every capture not yet ended */
+    /* How graph launches run their nodes (CPUCUDA_GRAPH_ORDER,
+     * CPUCUDA_GRAPH_WORKERS, cpucuda_graph_order_set / _workers_set): read
+     * under the lock by each launch, which keeps what it was launched with. */
+    enum cc_order order;
+    unsigned long long order_seed;  /* RANDOM: the seed the spec named or the process chose */
+    unsigned workers;               /* threads a launch may run its nodes on (1..CC_MAX_WORKERS) */
+    unsigned long long launches;    /* graph launches since the order was set: each one's number */
 };
 extern struct cc_global cc__g;
 void cc__lock(void);
@@ -168,7 +181,10 @@ typedef struct cc_work {
         struct { CUhostFn fn; void *data; } h;
         struct { cc_event *ev; unsigned long long gen; } e;
         struct { CUdeviceptr p; size_t n; } a;
-        struct { cc_plan *p; } g;   /* a launch holds the node work it was launched with */
+        /* a launch holds the node work it was launched with, and the order
+         * its nodes run in: the policy, its own seed (RANDOM: from the
+         * order's seed and the launch's number), the workers it may use */
+        struct { cc_plan *p; enum cc_order order; unsigned workers; unsigned long long seed; } g;
         /* stream memory operations: a 32- or 64-bit write, or a wait until
          * the value at p meets the CU_STREAM_WAIT_VALUE_* condition */
         struct { CUdeviceptr p; uint64_t v; unsigned cond; bool is64; } mo;
@@ -386,10 +402,24 @@ CUresult cc__graph_new(cc_graph **out);
 CUresult cc__graph_add(cc_graph *g, cc_work *w, cc_node *const *deps,
                        size_t ndeps, cc_node **out);
 void cc__graph_free(cc_graph *g);
-/* What one launch of an executable runs: its nodes' work, in creation
- * order. Shared by reference between the executable and its queued launches;
- * changed only while the executable holds the sole reference (lock held). */
-void cc__plan_run(cc_plan *p);
+/* What one launch of an executable runs: its nodes' work and their
+ * dependencies. Shared by reference between the executable and its queued
+ * launches; changed only while the executable holds the sole reference
+ * (lock held). */
 void cc__plan_unref(cc_plan *p);
+/* Runs graph-launch work w (CC_W_GRAPH) on the calling stream worker,
+ * without the lock: every node once, each after all its dependencies, in
+ * the order w says (graph.c, "the order a launch runs its nodes in"), on
+ * the worker and up to w->u.g.workers - 1 helper threads of this worker.
+ * Never fails: without memory or threads it runs the nodes one at a time
+ * in creation order (logged). */
+void cc__plan_run(const cc_work *w);
+/* Stops and joins the calling stream worker's graph helpers (graph.c),
+ * before the worker exits. The helpers are idle then: they never take the
+ * global lock while idle, so the caller may hold it. */
+void cc__graph_thread_end(void);
+/* The graph order now as a spec a program can set again
+ * ("random:12345"), into buf (lock held). */
+void cc__order_spec(char *buf, size_t n);
 
 #endif

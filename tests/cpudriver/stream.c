@@ -74,8 +74,10 @@ static void *worker(void *arg)
         free(op);
         pthread_cond_broadcast(&cc__g.progress);
     }
-    /* Retired and drained: leave the context's list (the legacy rule no
-     * longer needs to wait for us) and drop the worker's reference. */
+    /* Retired and drained: stop the graph helpers (idle now), leave the
+     * context's list (the legacy rule no longer needs to wait for us) and
+     * drop the worker's reference. */
+    cc__graph_thread_end();
     if (s->ctx->streams) unlink_from_ctx(s);
     cc__stream_unref(s);
     cc__unlock();

@@ -1,6 +1,7 @@
 /* work.c - what one unit of work does when it runs, shared by queued ops and
  * graph nodes: run a kernel block by block, copy, set, call a host function,
- * record an event, free stream-ordered memory, run a graph. */
+ * record an event, free stream-ordered memory, run a graph (graph.c: its
+ * nodes may run on helper threads of the stream's worker, two at a time). */
 #include "internal.h"
 
 #include <stdlib.h>
@@ -149,7 +150,7 @@ void cc__work_run(cc_work *w, bool in_graph)
         if (in_graph) cc__count(CC_C_NODE_EMPTY);
         break;
     case CC_W_GRAPH:
-        cc__plan_run(w->u.g.p);
+        cc__plan_run(w);
         cc__count(CC_C_LAUNCH_GRAPH);
         break;
     case CC_W_NOP:

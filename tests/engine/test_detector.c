@@ -1,6 +1,6 @@
 /* test_detector.c - the op record's keys and exact comparison, and the
- * detector's warmup, bounds, back-off and eviction (shim/oprecord.c,
- * shim/detector.c). */
+ * detector's warmup, bounds, back-off and eviction (shim/model/oprecord.c,
+ * shim/model/detector.c). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>

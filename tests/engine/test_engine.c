@@ -16,7 +16,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "engine.h"
+#include "coord.h"
 
 /* ---- the fake driver --------------------------------------------------------- */
 
@@ -211,7 +211,7 @@ static int group_setup(void **state)
     (void)state;
     build_fake();
     core = fake;
-    const struct rp__engine_config cfg = {.warmup = 2, .max_variants = 4, .max_updates = 64,
+    const struct rp__engine_config cfg = {.warmup = 2, .max_variants = 4, .cost.max_updates = 64,
                                           .min_ops = 2, .max_ops = 4096, .max_graphs = 256,
                                           .max_staging = 1u << 20, .max_seq_bytes = 1u << 20,
                                           .table_size = 64};

@@ -1,4 +1,4 @@
-/* test_events.c - the table of the program's events (shim/events.c): what
+/* test_events.c - the table of the program's events (shim/engine/rec/events.c): what
  * the engine knows of each event decides whether its records and waits can
  * be ops of a run, and which run must end before anything else names it
  * (docs/engine.md, "Fork and join"). Each test states one rule. */
@@ -10,14 +10,12 @@
 
 #include <string.h>
 
-#include "engine.h"
+#include "rec.h"
 
-/* The table counts a full table as a bound hit: counted here. */
-static unsigned int bound_hits[RP_BOUND_COUNT];
-void rp__bound_hit(rp_ctxstate *cs, enum rp__bound b)
+/* The table counts a full table as a bound hit, with no context. */
+static uint64_t event_bound_hits(void)
 {
-    (void)cs;
-    bound_hits[b]++;
+    return rp__bound_hits_without_context(RP_BOUND_EVENTS);
 }
 
 static CUevent ev(uintptr_t i) { return (CUevent)(0x10000 + 64 * i); }
@@ -49,7 +47,7 @@ static void test_a_reused_handle_starts_afresh(void **state)
     memset(&cs, 0, sizeof cs);
     memset(&home, 0, sizeof home);
     home.used = 1;
-    home.fj_epoch = 5;
+    home.trace.epoch = 5;
     rp__ev_created(ev(2), CU_EVENT_DISABLE_TIMING, NULL);
     assert_int_equal(rp__ev_touched(ev(2), &cs, &home), 1);
     rp__ev_destroyed(ev(2));
@@ -73,16 +71,16 @@ static void test_an_event_is_live_in_a_run_until_its_boundary(void **state)
     memset(&other, 0, sizeof other);
     memset(&home, 0, sizeof home);
     home.used = 1;
-    home.fj_epoch = 9;
+    home.trace.epoch = 9;
     rp__ev_created(ev(3), CU_EVENT_DISABLE_TIMING, NULL);
     assert_int_equal(rp__ev_touched(ev(3), &cs, &home), 1);
     rp_evinfo i;
     assert_int_equal(rp__ev_get(ev(3), &i), 1);
     assert_true(rp__ev_live_in(&i, &cs));
     assert_false(rp__ev_live_in(&i, &other));
-    home.fj_epoch = 10; /* the stream's host boundary */
+    home.trace.epoch = 10; /* the stream's host boundary */
     assert_false(rp__ev_live_in(&i, &cs));
-    home.fj_epoch = 9;
+    home.trace.epoch = 9;
     home.used = 0; /* the stream went */
     assert_false(rp__ev_live_in(&i, &cs));
     rp__ev_destroyed(ev(3));
@@ -102,8 +100,8 @@ static void test_another_contexts_run_must_settle_it_first(void **state)
     memset(&ha, 0, sizeof ha);
     memset(&hb, 0, sizeof hb);
     ha.used = hb.used = 1;
-    ha.fj_epoch = 1;
-    hb.fj_epoch = 2;
+    ha.trace.epoch = 1;
+    hb.trace.epoch = 2;
     rp__ev_created(ev(4), CU_EVENT_DISABLE_TIMING, NULL);
     assert_int_equal(rp__ev_touched(ev(4), &a, &ha), 1);
     assert_int_equal(rp__ev_touched(ev(4), &b, &hb), 0);
@@ -146,7 +144,7 @@ static void test_a_replays_record_is_remembered(void **state)
 static void test_a_full_table_leaves_the_rest_unknown(void **state)
 {
     (void)state;
-    unsigned int before = bound_hits[RP_BOUND_EVENTS];
+    uint64_t before = event_bound_hits();
     for (uintptr_t k = 0; k < 3072; k++)
         rp__ev_created(ev(100 + k), CU_EVENT_DISABLE_TIMING, NULL);
     rp_evinfo i;
@@ -154,13 +152,13 @@ static void test_a_full_table_leaves_the_rest_unknown(void **state)
     assert_int_equal(rp__ev_get(ev(100 + 3071), &i), 1);
     rp__ev_created(ev(100 + 3072), CU_EVENT_DISABLE_TIMING, NULL);
     assert_int_equal(rp__ev_get(ev(100 + 3072), &i), 0);
-    assert_int_equal(bound_hits[RP_BOUND_EVENTS], before + 1);
+    assert_int_equal(event_bound_hits(), before + 1);
     for (uintptr_t k = 0; k < 3072; k++)
         rp__ev_destroyed(ev(100 + k));
     for (uintptr_t k = 0; k < 3072; k++)
         rp__ev_created(ev(10000 + k), CU_EVENT_DISABLE_TIMING, NULL);
     assert_int_equal(rp__ev_get(ev(10000 + 3071), &i), 1);
-    assert_int_equal(bound_hits[RP_BOUND_EVENTS], before + 1);
+    assert_int_equal(event_bound_hits(), before + 1);
     for (uintptr_t k = 0; k < 3072; k++)
         rp__ev_destroyed(ev(10000 + k));
 }

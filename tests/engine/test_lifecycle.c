@@ -1,5 +1,5 @@
 /* test_lifecycle.c - one test per rule of the capture lifecycle
- * (DESIGN.md §4, shim/lifecycle.c), against a fake driver that keeps count of
+ * (DESIGN.md §4, shim/model/lifecycle.c), against a fake driver that keeps count of
  * what is live (captures, graphs, pinned blocks) and of every call made at a
  * moment the real driver would have refused or that would break a capture. */
 #include <setjmp.h>
@@ -34,6 +34,8 @@ static struct {
     pthread_t capture_thread;
     int wrong_thread_refuses;    /* end from another thread: 908, stays open */
     int end_fails_keeping_open;  /* the next N ends fail and leave it open */
+    int event_ready;             /* the fake event's record has completed */
+    int events_destroyed;
 } fk;
 
 static CUresult fk_begin(CUstream s, CUstreamCaptureMode m)
@@ -116,9 +118,24 @@ static CUresult fk_host_free(void *p)
     return CUDA_SUCCESS;
 }
 
+/* The fake has no way to wait: a call that waited for a launch would have
+ * to ask event_query in a loop, and the tests would spin. */
+static CUresult fk_event_query(CUevent e)
+{
+    (void)e;
+    return fk.event_ready ? CUDA_SUCCESS : CUDA_ERROR_NOT_READY;
+}
+
+static CUresult fk_event_destroy(CUevent e)
+{
+    (void)e;
+    fk.events_destroyed++;
+    return CUDA_SUCCESS;
+}
+
 static const rp_lc_driver fake = {
     fk_begin, fk_end, fk_graph_destroy, fk_get_nodes, fk_node_type,
-    fk_host_alloc, fk_host_free,
+    fk_host_alloc, fk_host_free, fk_event_query, fk_event_destroy,
 };
 
 static rp_lc_ctx ctx;
@@ -133,6 +150,13 @@ static int setup(void **state)
     rp__lc_ctx_init(&ctx, &fake);
     rp__lc_window_init(&win, &ctx, STREAM);
     return 0;
+}
+
+/* Pinned blocks a window or a graph holds: those allocated and not in the
+ * pool (released staging waits there for reuse, lifecycle.c). */
+static int held(void)
+{
+    return fk.live_blocks - (int)ctx.npool;
 }
 
 static int teardown(void **state)
@@ -206,7 +230,7 @@ static void a_failed_prepare_frees_what_it_allocated_and_changes_nothing(void **
     fk.fail_alloc_at = 2;
     assert_int_equal(rp__lc_prepare(&win, two_copies, 2), CUDA_ERROR_OUT_OF_MEMORY);
     assert_int_equal(win.state, RP_LC_NO_CAPTURE);
-    assert_int_equal(fk.live_blocks, 0);
+    assert_int_equal(held(), 0);
     assert_null(win.staging);
 }
 
@@ -216,10 +240,10 @@ static void abort_recovers_a_window_that_never_opened_from_prepare(void **state)
 {
     (void)state;
     assert_int_equal(rp__lc_prepare(&win, two_copies, 2), CUDA_SUCCESS);
-    assert_int_equal(fk.live_blocks, 2);
+    assert_int_equal(held(), 2);
     rp__lc_abort(&win);
     assert_int_equal(win.state, RP_LC_NO_CAPTURE);
-    assert_int_equal(fk.live_blocks, 0);
+    assert_int_equal(held(), 0);
     assert_int_equal(fk.end_calls, 0);
     assert_int_equal(ctx.recording, 0);
     assert_int_equal(rp__lc_prepare(&win, two_copies, 2), CUDA_SUCCESS);
@@ -237,7 +261,7 @@ static void abort_recovers_a_window_that_never_opened_from_capture(void **state)
                      CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED);
     assert_int_equal(win.state, RP_LC_NO_CAPTURE);
     assert_int_equal(ctx.recording, 0);
-    assert_int_equal(fk.live_blocks, 0);
+    assert_int_equal(held(), 0);
     assert_int_equal(fk.end_calls, 0); /* nothing was open to close */
     fk.fail_begin = CUDA_SUCCESS;
     assert_int_equal(rp__lc_prepare(&win, two_copies, 2), CUDA_SUCCESS);
@@ -254,7 +278,7 @@ static void abort_of_an_open_window_closes_the_driver_capture(void **state)
     rp__lc_abort(&win);
     assert_false(fk.capturing);
     assert_int_equal(fk.live_graphs, 0);
-    assert_int_equal(fk.live_blocks, 0);
+    assert_int_equal(held(), 0);
     assert_int_equal(ctx.recording, 0);
 }
 
@@ -274,7 +298,7 @@ static void a_new_capture_starts_from_an_empty_recording(void **state)
     assert_int_equal(win.issued, 0);
     assert_int_equal(win.failure, CUDA_SUCCESS);
     assert_int_equal(win.nstaging, 1);
-    assert_int_equal(fk.live_blocks, 1);
+    assert_int_equal(held(), 1);
     assert_int_equal(rp__lc_begin(&win, CU_STREAM_CAPTURE_MODE_RELAXED), CUDA_SUCCESS);
     rp__lc_note_issued(&win, CUDA_SUCCESS);
     assert_int_equal(rp__lc_end(&win, &s), CUDA_SUCCESS);
@@ -304,7 +328,7 @@ static void ending_a_window_you_do_not_own_abandons_it(void **state)
     assert_null(s.graph);
     assert_int_equal(win.state, RP_LC_NO_CAPTURE);
     assert_int_equal(fk.live_graphs, 0);
-    assert_int_equal(fk.live_blocks, 0);
+    assert_int_equal(held(), 0);
     assert_int_equal(ctx.recording, 0);
 }
 
@@ -345,7 +369,7 @@ static void a_doomed_window_refuses_to_seal_and_keeps_its_first_failure(void **s
     assert_null(s.graph);
     assert_false(fk.capturing);        /* the driver capture was still closed */
     assert_int_equal(fk.live_graphs, 0);
-    assert_int_equal(fk.live_blocks, 0);
+    assert_int_equal(held(), 0);
 }
 
 /* A driver that fails an end without closing the capture would leave the
@@ -362,7 +386,7 @@ static void a_failed_end_does_not_leave_the_stream_in_capture_mode(void **state)
     assert_false(fk.capturing);
     assert_null(s.graph);
     assert_int_equal(fk.live_graphs, 0);
-    assert_int_equal(fk.live_blocks, 0);
+    assert_int_equal(held(), 0);
     assert_int_equal(ctx.recording, 0);
 }
 
@@ -398,13 +422,14 @@ static void a_sealed_graph_with_memory_nodes_is_refused(void **state)
     assert_int_equal(rp__lc_end(&win, &s), CUDA_ERROR_NOT_SUPPORTED);
     assert_null(s.graph);
     assert_int_equal(fk.live_graphs, 0);
-    assert_int_equal(fk.live_blocks, 0);
+    assert_int_equal(held(), 0);
 }
 
 /* Allocating or freeing pinned memory while a capture records can
  * invalidate it (global mode) or synchronise under it. Two windows of one
  * context: while the second records, the first's graph is released; its
- * staging must wait until the recording ends, and prepare must refuse. */
+ * staging goes to the pool with no driver call, a trim frees nothing while
+ * the recording lasts, and prepare refuses. */
 static void while_any_stream_of_a_context_records_no_staging_is_allocated_or_freed(void **state)
 {
     (void)state;
@@ -420,19 +445,24 @@ static void while_any_stream_of_a_context_records_no_staging_is_allocated_or_fre
     /* no allocation for a new window while `other` records */
     assert_int_equal(rp__lc_prepare(&win, two_copies, 2), CUDA_ERROR_ILLEGAL_STATE);
     int blocks = fk.live_blocks;
-    rp__lc_sealed_release(&ctx, &s);        /* staging must wait */
+    rp__lc_sealed_release(&ctx, &s);        /* to the pool: no driver call */
+    rp__lc_trim(&ctx);                      /* refused while `other` records */
     assert_int_equal(fk.live_blocks, blocks);
     assert_int_equal(fk.alloc_or_free_while_capturing, 0);
     assert_int_equal(rp__lc_end(&other, &s2), CUDA_SUCCESS);
-    assert_int_equal(fk.live_blocks, blocks - 2); /* released once none records */
     rp__lc_sealed_release(&ctx, &s2);
+    assert_int_equal(held(), 0);
+    rp__lc_trim(&ctx);                      /* none records: freed */
     assert_int_equal(fk.live_blocks, 0);
     assert_int_equal(fk.alloc_or_free_while_capturing, 0);
 }
 
 /* Staging freed before its graph would let a replay read freed memory;
- * staging kept after its graph is a leak that grows with every capture. */
-static void staging_lives_exactly_as_long_as_its_graph(void **state)
+ * freed with its graph, it could hang the program (a free of pinned memory
+ * may wait for the device, which a wait the host releases later may hold).
+ * So it outlives the graph in the pool, where the next prepare takes it
+ * without an allocation, and only a trim frees it. */
+static void staging_outlives_its_graph_in_the_pool_until_a_trim(void **state)
 {
     (void)state;
     rp_lc_sealed s = {0};
@@ -440,12 +470,55 @@ static void staging_lives_exactly_as_long_as_its_graph(void **state)
     assert_int_equal(rp__lc_begin(&win, CU_STREAM_CAPTURE_MODE_RELAXED), CUDA_SUCCESS);
     assert_int_equal(rp__lc_end(&win, &s), CUDA_SUCCESS);
     assert_int_equal(fk.live_graphs, 1);
-    assert_int_equal(fk.live_blocks, 2);
+    assert_int_equal(held(), 2);
     rp__lc_abort(&win); /* the window is done with: staging now belongs to the graph */
-    assert_int_equal(fk.live_blocks, 2);
+    assert_int_equal(held(), 2);
     rp__lc_sealed_release(&ctx, &s);
     assert_int_equal(fk.live_graphs, 0);
+    assert_int_equal(held(), 0);
+    assert_int_equal(fk.live_blocks, 2); /* pooled, not freed */
+    assert_int_equal(rp__lc_new_bytes(&ctx, two_copies, 2), 0);
+    int allocs = fk.allocs;
+    assert_int_equal(rp__lc_prepare(&win, two_copies, 2), CUDA_SUCCESS);
+    assert_int_equal(fk.allocs, allocs); /* reused */
+    assert_int_equal(held(), 2);
+    rp__lc_abort(&win);
+    rp__lc_trim(&ctx);
     assert_int_equal(fk.live_blocks, 0);
+}
+
+/* A launch still queued (behind a cuStreamWaitValue32 the host releases
+ * later) may read a dropped graph's staging: reusing it would change what
+ * that launch copies, waiting for it would hang. The block stays busy until
+ * the event recorded after the launch completes, asked and never waited for,
+ * and the event is destroyed once. */
+static void staging_a_queued_launch_reads_is_reused_only_once_its_event_completes(void **state)
+{
+    (void)state;
+    rp_lc_sealed s = {0};
+    CUevent done = (CUevent)0x77;
+    assert_int_equal(rp__lc_prepare(&win, two_copies, 2), CUDA_SUCCESS);
+    assert_int_equal(rp__lc_begin(&win, CU_STREAM_CAPTURE_MODE_RELAXED), CUDA_SUCCESS);
+    assert_int_equal(rp__lc_end(&win, &s), CUDA_SUCCESS);
+    rp__lc_sealed_release_after(&ctx, &s, done);
+    assert_int_equal(fk.live_graphs, 0);
+    assert_int_equal(rp__lc_new_bytes(&ctx, two_copies, 2), 64 + 128);
+    int allocs = fk.allocs;
+    assert_int_equal(rp__lc_prepare(&win, two_copies, 2), CUDA_SUCCESS);
+    assert_int_equal(fk.allocs, allocs + 2); /* busy: not taken */
+    rp__lc_abort(&win);                      /* these two are free to reuse */
+    rp__lc_trim(&ctx);                       /* frees the free ones only */
+    assert_int_equal(fk.live_blocks, 2);
+    assert_int_equal(fk.events_destroyed, 0);
+    fk.event_ready = 1;
+    allocs = fk.allocs;
+    assert_int_equal(rp__lc_prepare(&win, two_copies, 2), CUDA_SUCCESS);
+    assert_int_equal(fk.allocs, allocs);     /* complete now: reused */
+    assert_int_equal(fk.events_destroyed, 1);
+    rp__lc_abort(&win);
+    rp__lc_trim(&ctx);
+    assert_int_equal(fk.live_blocks, 0);
+    assert_int_equal(fk.events_destroyed, 1);
 }
 
 int main(void)
@@ -467,7 +540,8 @@ int main(void)
         T(a_window_the_driver_will_not_close_stays_open_until_an_abort_closes_it),
         T(a_sealed_graph_with_memory_nodes_is_refused),
         T(while_any_stream_of_a_context_records_no_staging_is_allocated_or_freed),
-        T(staging_lives_exactly_as_long_as_its_graph),
+        T(staging_outlives_its_graph_in_the_pool_until_a_trim),
+        T(staging_a_queued_launch_reads_is_reused_only_once_its_event_completes),
 #undef T
     };
     return cmocka_run_group_tests_name("lifecycle", tests, NULL, NULL);

@@ -1,4 +1,4 @@
-/* test_period.c - the period detector (shim/period.c) on op shape streams
+/* test_period.c - the period detector (shim/model/period.c) on op shape streams
  * made up here: a shape is a small integer standing for an op's structure
  * key. Each test states a rule of finding the step in a stream that no host
  * boundary delimits (DESIGN.md §8). */

@@ -16,7 +16,7 @@ trap 'rm -rf "$work"' EXIT INT TERM
 asan=
 [ -n "${REPRISE_TEST_SANITIZED:-}" ] && asan="ASAN_OPTIONS=verify_asan_link_order=0"
 
-# The driver calls the engine may make on its own: its helpers (shim/entries.h,
+# The driver calls the engine may make on its own: its helpers (shim/core/entries.h,
 # RP_HELPERS) and the interposed entries rp__engine_install requires (hooks.c).
 entries="cuGraphInstantiateWithFlags cuGraphLaunch cuGraphLaunch_ptsz cuGraphExecDestroy
 cuGraphDestroy cuGraphGetNodes cuGraphNodeGetType cuStreamCreate cuStreamGetCtx

@@ -1,5 +1,5 @@
 /* config_fuzz.c - a libFuzzer target for the config-file parser
- * (shim/options.c): any bytes as a config file must parse without a crash,
+ * (shim/core/options.c): any bytes as a config file must parse without a crash,
  * a hang or a sanitizer report, leave every option valid (counts within
  * their range, a known log level), and report each bad line on stderr.
  * Built with clang -fsanitize=fuzzer,address,undefined when clang is found
@@ -11,7 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "shim.h"
+#include "core.h"
 
 static char path[64];
 

@@ -2,12 +2,12 @@
 # long.sh - the long differential-fuzzing campaign: seeds FIRST..LAST with
 # OPS ops each, of the shapes SHAPES (progfuzz's letters, default all), every
 # seed run without the shim (twice, once with simulated device time) and with
-# it in three engine configurations (run_corpus.sh). JOBS (environment,
+# it in four engine configurations (run_corpus.sh). JOBS (environment,
 # default 1) splits the seeds among that many run_corpus.sh at once. Prints
 # every mismatch and the campaign's figures at the end.
 # usage: [JOBS=n] tests/fuzz/long.sh [BUILD_DIR] [FIRST] [LAST] [OPS] [SHAPES]
 set -u
-build=${1:-build} first=${2:-1} last=${3:-2000} ops=${4:-1000} shapes=${5:-ptcdsngf}
+build=${1:-build} first=${2:-1} last=${3:-2000} ops=${4:-1000} shapes=${5:-ptcdsngfj}
 jobs=${JOBS:-1}
 here=$(dirname "$0")
 tmp=$(mktemp -d)

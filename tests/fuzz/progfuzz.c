@@ -44,6 +44,29 @@
  *      step and destroyed while the wait is pending, the legacy stream also
  *      waiting on the join, or the host querying it (after synchronizing
  *      the stream that recorded it, its answer is part of the checksum)
+ *   j  the fork/join shapes of issue 26: a step between two created lanes of
+ *      any blocking flags (a blocking side lane of a non-blocking home
+ *      included) that forks by an event, runs the side lane's kernels on
+ *      its own buffers and joins back (the home lane waits on the side's
+ *      last record, then runs a kernel, sometimes reading the side's buffer
+ *      and handing it back by another event); sometimes the fork event
+ *      recorded again by the side lane as its join, after another event
+ *      (finding 4's shape); sometimes the legacy stream held
+ *      (cuStreamWaitValue32) and writing a blocking side lane's buffer
+ *      before the step, released by the host once the step is issued;
+ *      sometimes a step that stops before its join, its side lane held by
+ *      such a wait, followed at once by the whole step; and the host's
+ *      questions after it, whose answers go into the checksum: after
+ *      synchronizing the join event, is the side lane idle, is the event
+ *      recorded before it complete; after synchronizing an event the home
+ *      lane recorded last, is the home lane idle. Besides, a lane held by
+ *      such a wait replays a step with a staged copy behind it while steps
+ *      on another lane are learnt (each synchronized), and only then does
+ *      the host release it (with REPRISE_MAX_GRAPHS=2, one of
+ *      run_corpus.sh's configurations, captures evict graphs meanwhile);
+ *      its kernel changes for good after three repetitions. Every program
+ *      has a watchdog: a run that hangs prints `error: hung: ...` after
+ *      5 s (a mismatch)
  *
  * The programs are race-free by construction, so that their output is
  * deterministic: each stream ("lane") owns its device buffers and its host
@@ -56,7 +79,7 @@
  * mid-program hands its order to its successor through events.
  * Usage: progfuzz MODULE SEED [OPS [SHAPES]]
  *   OPS: rough number of ops (default 300); SHAPES: letters of the shapes
- *   above (default all, "ptcdsngf"), "-" for the base shapes only */
+ *   above (default all, "ptcdsngfj"), "-" for the base shapes only */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -88,7 +111,7 @@ static unsigned int pick(unsigned int n) { return (unsigned int)(rnd() % n); }
 
 /* The shapes enabled (SHAPES). */
 static int sh_pinned, sh_threads, sh_ctx, sh_teardown, sh_streams, sh_nosync, sh_geometry,
-    sh_fork;
+    sh_fork, sh_fj;
 
 enum op_kind {
     OP_AXPY, OP_SCALE, OP_STENCIL, OP_IOTA, OP_HTOD_PINNED, OP_HTOD_PAGEABLE, OP_DTOH_PINNED,
@@ -99,6 +122,7 @@ enum op_kind {
     /* d */ OP_RETAIN_RELEASE, OP_CTX_DESTROY_OTHER,
     /* s */ OP_RECREATE,
     /* f */ OP_XFER,
+    /* j */ OP_FJSTEP, OP_HELD,
     OP_KINDS
 };
 
@@ -110,7 +134,7 @@ static int is_sync_kind(enum op_kind k)
     return k == OP_DTOD_SYNC || k == OP_MEMSET8_SYNC || k == OP_STREAM_SYNC ||
            k == OP_SYNC_HTOD || k == OP_SYNC_DTOH || k == OP_TEMP || k == OP_CTX_SYNC ||
            k == OP_CTX_DETOUR || k == OP_RETAIN_RELEASE || k == OP_CTX_DESTROY_OTHER ||
-           k == OP_RECREATE;
+           k == OP_RECREATE || k == OP_HELD;
 }
 
 typedef struct op {
@@ -123,6 +147,7 @@ typedef struct op {
     uint32_t u;           /* a counter argument / memset value / variant */
     int varies;           /* the scalar changes with the repetition */
     int skip_at;          /* repetition at which this op is left out (-1: never) */
+    int quiet;            /* in a block with no synchronization (j: no questions) */
 } op;
 
 static CUdevice dev;
@@ -140,6 +165,14 @@ static int host_kind[LANES];
 static int host_pinned[LANES];   /* pinned now (a registered one may not be) */
 static CUdeviceptr host_dev[LANES];
 static CUevent ev, ev_old, ev_leg, ev_fork, ev_join;
+/* j: the step's events (fork, join, the one recorded before the join when
+ * the fork event is recorded again, the hand-back, the home lane's last),
+ * the value the host-released waits wait for (each waits for a higher one
+ * and is released within its op) and the stream that writes it. */
+static CUevent ev_fjf, ev_fjj, ev_fjm, ev_fjb, ev_fje;
+static CUdeviceptr held_flag;
+static cuuint32_t held_count;
+static CUstream wstream;
 static uint64_t acc = 0x66757a7aull, nops;
 /* Calls of the host function per lane: changed only by the host function,
  * which runs in the order of the streams that use the lane's buffer. */
@@ -209,6 +242,7 @@ static void gen_op(op *o, int nosync)
         o->region = (int)pick(2);
     if (o->kind == OP_XFER)
         o->region = !nosync; /* may synchronize the reading lane */
+    o->quiet = nosync; /* j: the host asks nothing */
     o->f = (float)(int)(pick(9) + 1) * 0.125f;
     o->u = (uint32_t)pick(1000);
     o->varies = pick(3) == 0;
@@ -320,6 +354,86 @@ static void recreate(int l, int new_blocking, int capture)
     CK(cuStreamWaitEvent, (CU_STREAM_LEGACY, ev_old, 0));
     streams[l] = s;
     blocking[l] = new_blocking;
+}
+
+/* j: another created lane than `lane` (lanes 0, 1, 3 and 4 are always in
+ * use), chosen by `u`, of either blocking flag. */
+static int other_created(int lane, uint32_t u)
+{
+    static const int created[] = {0, 1, 3, 4};
+    for (int i = 0; i < 4; i++) {
+        int l = created[(i + (int)u) % 4];
+        if (l != lane)
+            return l;
+    }
+    return -1;
+}
+
+static int is_created(int lane)
+{
+    return lane == 0 || lane == 1 || lane == 3 || lane == 4;
+}
+
+/* A host-released wait: `s` waits until the host writes a value at least
+ * this one's (held_release), which the op that made it does before it
+ * ends, before any call that could wait for `s`. */
+static cuuint32_t held_wait(CUstream s)
+{
+    CK(cuStreamWaitValue32, (s, held_flag, ++held_count, CU_STREAM_WAIT_VALUE_GEQ));
+    return held_count;
+}
+
+static void held_release(cuuint32_t v)
+{
+    CK(cuStreamWriteValue32, (wstream, held_flag, v, 0));
+}
+
+/* The host's question, its answer into the checksum (complete or idle,
+ * eagerly, whenever j asks). */
+static void answer(CUresult r, const char *call)
+{
+    if (r != CUDA_SUCCESS && r != CUDA_ERROR_NOT_READY)
+        app_fail(call, (int)r);
+    acc = app_hash_u64(acc, (uint64_t)r);
+}
+
+/* One fork/join step of shape j from home lane A to side lane B (see the
+ * top): B's kernels touch only B's buffers; A's kernel after the join its
+ * own, or (back) reads B's and hands it back by an event B waits on, so
+ * that B's later writes come after the read. Returns the join event. */
+static CUevent fj_step(int A, int B, const op *o, uint32_t bits, float f, int32_t n,
+                       unsigned int grid, int join)
+{
+    CUstream sa = streams[A], sb = streams[B];
+    int reuse = bits & 1, back = bits & 32;
+    CUevent J = reuse ? ev_fjf : ev_fjj;
+    CUdeviceptr yb = buf(B, o->b), yb2 = buf(B, (o->b + 1) % BUFS), xa = buf(A, o->a);
+    float decay = 0.75f;
+    uint32_t it = bits >> 8;
+    CK(cuEventRecord, (ev_fjf, sa));
+    CK(cuStreamWaitEvent, (sb, ev_fjf, 0));
+    void *sargs[] = { &yb, &n, &decay, &f, &it };
+    CK(cuLaunchKernel, (f_scale, grid, 1, 1, TK_BLOCK, 1, 1, 0, sb, sargs, NULL));
+    if (reuse)
+        CK(cuEventRecord, (ev_fjm, sb));
+    void *aargs[] = { &yb, &yb2, &f, &n };
+    CK(cuLaunchKernel, (f_axpy, grid, 1, 1, TK_BLOCK, 1, 1, 0, sb, aargs, NULL));
+    CK(cuEventRecord, (J, sb)); /* reuse: the fork event again, B's last op */
+    if (!join)
+        return J;
+    CK(cuStreamWaitEvent, (sa, J, 0));
+    if (back) {
+        void *args[] = { &xa, &yb, &f, &n };
+        CK(cuLaunchKernel, (f_axpy, grid, 1, 1, TK_BLOCK, 1, 1, 0, sa, args, NULL));
+        CK(cuEventRecord, (ev_fjb, sa));
+        CK(cuStreamWaitEvent, (sb, ev_fjb, 0));
+    } else {
+        void *args[] = { &xa, &n, &decay, &f, &it };
+        CK(cuLaunchKernel, (f_scale, grid, 1, 1, TK_BLOCK, 1, 1, 0, sa, args, NULL));
+    }
+    if (bits & 4)
+        CK(cuEventRecord, (ev_fje, sa)); /* A's last op */
+    return J;
 }
 
 static void run_op(const op *o, unsigned int rep)
@@ -527,6 +641,83 @@ static void run_op(const op *o, unsigned int rep)
         }
         break;
     }
+    case OP_FJSTEP: { /* j: a fork/join step (see the top and fj_step) */
+        uint32_t bits = o->u;
+        int A = o->lane, B = other_created(A, bits);
+        if (!is_created(A) || B < 0)
+            break;
+        cuuint32_t release = 0;
+        if ((bits & 64) && blocking[B]) {
+            /* The legacy stream's work before the step, which B's ops wait
+             * for (B is blocking), held until the step is issued. */
+            CUdeviceptr yb2 = buf(B, (o->b + 1) % BUFS);
+            float base = (float)(bits % 13u);
+            release = held_wait(CU_STREAM_LEGACY);
+            void *args[] = { &yb2, &n, &f, &base };
+            CK(cuLaunchKernel, (f_iota, grid, 1, 1, TK_BLOCK, 1, 1, 0, CU_STREAM_LEGACY, args,
+                                NULL));
+        }
+        if ((bits & 16) && rep % 3 == 2) {
+            /* A step that stops before its join, B held; the whole step
+             * follows at once. */
+            release = held_wait(streams[B]);
+            fj_step(A, B, o, bits, f, n, grid, 0);
+        }
+        CUevent J = fj_step(A, B, o, bits, f, n, grid, 1);
+        if (release)
+            held_release(release);
+        if (o->quiet)
+            break;
+        if ((bits & 2) && !(bits & 32)) { /* J is B's last op */
+            CK(cuEventSynchronize, (J));
+            answer(cuStreamQuery(streams[B]), "cuStreamQuery");
+        }
+        if ((bits & 1) && (bits & 8)) { /* recorded on B before J's last record */
+            CK(cuEventSynchronize, (J));
+            answer(cuEventQuery(ev_fjm), "cuEventQuery");
+        }
+        if (bits & 4) { /* A's last op */
+            CK(cuEventSynchronize, (ev_fje));
+            answer(cuStreamQuery(streams[A]), "cuStreamQuery");
+        }
+        break;
+    }
+    case OP_HELD: { /* j: a replay behind a host-released wait (see the top) */
+        int L = o->lane, M = other_created(L, o->u);
+        if (!is_created(L) || M < 0)
+            break;
+        cuuint32_t v = held_wait(streams[L]);
+        float *h = malloc(N * sizeof(float));
+        if (!h)
+            app_die("out of host memory");
+        for (unsigned int i = 0; i < N; i++)
+            h[i] = (float)((i * 3u + rep) % 19u) * f;
+        CUdeviceptr xl = buf(L, o->a), yl = buf(L, (o->a + 1) % BUFS);
+        CK(cuMemcpyHtoDAsync, (xl, h, bytes, streams[L]));
+        memset(h, 0xee, N * sizeof(float)); /* staged at the call */
+        free(h);
+        if ((o->u & 1) && rep >= 3) { /* the step's structure changes for good */
+            float wl = 0.25f, wr = 0.25f;
+            void *args[] = { &yl, &xl, &n, &wl, &f, &wr };
+            CK(cuLaunchKernel, (f_stencil, grid, 1, 1, TK_BLOCK, 1, 1, 0, streams[L], args, NULL));
+        } else {
+            void *args[] = { &yl, &xl, &f, &n };
+            CK(cuLaunchKernel, (f_axpy, grid, 1, 1, TK_BLOCK, 1, 1, 0, streams[L], args, NULL));
+        }
+        /* Steps on another lane meanwhile, learnt and captured. */
+        CUdeviceptr xm = buf(M, o->b), ym = buf(M, (o->b + 1) % BUFS);
+        for (unsigned int k = 0; k <= o->u % 3u; k++) {
+            float decay = 0.5f;
+            uint32_t it = o->u;
+            void *sargs[] = { &xm, &n, &decay, &f, &it };
+            CK(cuLaunchKernel, (f_scale, grid, 1, 1, TK_BLOCK, 1, 1, 0, streams[M], sargs, NULL));
+            void *aargs[] = { &ym, &xm, &f, &n };
+            CK(cuLaunchKernel, (f_axpy, grid, 1, 1, TK_BLOCK, 1, 1, 0, streams[M], aargs, NULL));
+            CK(cuStreamSynchronize, (streams[M]));
+        }
+        held_release(v);
+        break;
+    }
     case OP_RECREATE: {
         int l = o->lane;
         int nb = (u & 3) ? !blocking[l] : blocking[l]; /* mostly the other kind */
@@ -640,8 +831,9 @@ static void parse_shapes(const char *s)
         case 'n': sh_nosync = 1; break;
         case 'g': sh_geometry = 1; break;
         case 'f': sh_fork = 1; break;
+        case 'j': sh_fj = 1; break;
         default:
-            fprintf(stderr, "progfuzz: unknown shape '%c' (want letters of ptcdsngf, or -)\n", *s);
+            fprintf(stderr, "progfuzz: unknown shape '%c' (want letters of ptcdsngfj, or -)\n", *s);
             exit(2);
         }
     }
@@ -654,8 +846,9 @@ int main(int argc, char **argv)
         return 2;
     }
     uint64_t seed = strtoull(argv[2], NULL, 0);
+    app_watchdog("progfuzz", 5);
     long budget = argc > 3 ? atol(argv[3]) : 300;
-    parse_shapes(argc > 4 ? argv[4] : "ptcdsngf");
+    parse_shapes(argc > 4 ? argv[4] : "ptcdsngfj");
     rng_state = seed;
     for (int k = 0; k < OP_KINDS; k++)
         weight[k] = k <= OP_CTX_SYNC ? 10 : 0;
@@ -670,6 +863,8 @@ int main(int argc, char **argv)
         weight[OP_RECREATE] = 3;
     if (sh_fork)
         weight[OP_XFER] = 15;
+    if (sh_fj)
+        weight[OP_FJSTEP] = 12, weight[OP_HELD] = 5;
     nlanes = 0;
     for (int l = 0; l < LANES; l++)
         if (sh_threads || l < 5)
@@ -701,6 +896,14 @@ int main(int argc, char **argv)
     CK(cuEventCreate, (&ev_leg, CU_EVENT_DISABLE_TIMING));
     CK(cuEventCreate, (&ev_fork, CU_EVENT_DISABLE_TIMING));
     CK(cuEventCreate, (&ev_join, CU_EVENT_DISABLE_TIMING));
+    if (sh_fj) {
+        CUevent *fj[] = { &ev_fjf, &ev_fjj, &ev_fjm, &ev_fjb, &ev_fje };
+        for (size_t i = 0; i < sizeof fj / sizeof fj[0]; i++)
+            CK(cuEventCreate, (fj[i], CU_EVENT_DISABLE_TIMING));
+        CK(cuStreamCreate, (&wstream, CU_STREAM_NON_BLOCKING));
+        CK(cuMemAlloc, (&held_flag, sizeof(uint32_t)));
+        CK(cuMemsetD32, (held_flag, 0, 1));
+    }
     if (sh_streams) {
         CK(cuStreamCreate, (&capstream, CU_STREAM_NON_BLOCKING));
         CK(cuMemAlloc, (&capbuf, N * sizeof(float)));
@@ -798,6 +1001,13 @@ int main(int argc, char **argv)
     CK(cuEventDestroy, (ev));
     CK(cuEventDestroy, (ev_old));
     CK(cuEventDestroy, (ev_leg));
+    if (sh_fj) {
+        CUevent fj[] = { ev_fjf, ev_fjj, ev_fjm, ev_fjb, ev_fje };
+        for (size_t i = 0; i < sizeof fj / sizeof fj[0]; i++)
+            CK(cuEventDestroy, (fj[i]));
+        CK(cuMemFree, (held_flag));
+        CK(cuStreamDestroy, (wstream));
+    }
     if (sh_streams) {
         CK(cuMemFree, (capbuf));
         CK(cuStreamDestroy, (capstream));

@@ -101,7 +101,13 @@ runs=("kernelcheck 2" "heat 200" "pingpong 96" "pingpong 60 2 3" "stepper 200 1"
       # 2026-12-01: executables per content that comes back (rotate), a
       # field widened on another thread while work is held (ptwiden), steps
       # of varying length cut after a landmark (diverge, 500 steps)
-      "rotate 60 3 1" "rotate 60 4 1 1" "ptwiden 12" "nosync 500 diverge")
+      "rotate 60 3 1" "rotate 60 4 1 1" "ptwiden 12" "nosync 500 diverge"
+      # issue 28's framework shapes (tests/apps/shapes_expect.txt; the goals
+      # there are for the CPU driver, where timing is simulated): a backward
+      # thread on the legacy stream, CuPy-like groups, kernels that switch
+      # with the cache length, host time between launches
+      "train 200 sgd" "train 200 adam" "groups 300" "groups 300 one 8" "decode2 100"
+      "decode2 100 8 1 static" "infer 200")
 # Long kernels: 2^25 floats a buffer on a GPU (~100 us a kernel, to be
 # confirmed there); far smaller on the CPU driver.
 if [ "$mode" = gpu ]; then

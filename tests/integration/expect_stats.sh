@@ -6,7 +6,10 @@
 # are PATH[]); an expression holds when some line with that PATH satisfies it.
 #
 # usage: expect_stats.sh [--absent] [--may-fail] [--sanitized] [--asan-runtime LIB]
-#            [--env VAR=VALUE] --stats driver|shim BUILD_DIR EXPR... -- APP ARGS...
+#            [--env VAR=VALUE] [--idle-default] --stats driver|shim BUILD_DIR EXPR... -- APP ARGS...
+# --idle-default leaves the idle flush at the shim's default (REPRISE_IDLE_US
+# unset) instead of turning it off: for checks of what a program gets at
+# defaults, timing included (tests/apps/shapes_expect.txt).
 set -u
 
 here=$(dirname "$0")
@@ -16,6 +19,7 @@ sanitized=0
 asan_rt=
 which=driver
 extra_env=
+idle_env=REPRISE_IDLE_US=0
 while [ $# -gt 0 ]; do
     case $1 in
         --absent) absent=1; shift ;;
@@ -23,6 +27,7 @@ while [ $# -gt 0 ]; do
         --sanitized) sanitized=1; shift ;;
         --asan-runtime) asan_rt=$2; shift 2 ;;
         --env) extra_env="$extra_env $2"; shift 2 ;;
+        --idle-default) idle_env=; shift ;;
         --stats) which=$2; shift 2 ;;
         *) break ;;
     esac
@@ -57,9 +62,10 @@ fi
 
 # The idle flush (REPRISE_IDLE_US) acts on timing: a run preempted for a
 # while mid-step would count differently. Counts are checked exactly here,
-# so it is off unless the check sets it (--env REPRISE_IDLE_US=...).
+# so it is off unless the check sets it (--env REPRISE_IDLE_US=...) or asks
+# for the default (--idle-default).
 # shellcheck disable=SC2086
-env LD_LIBRARY_PATH="$driver_dir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" REPRISE_IDLE_US=0 \
+env LD_LIBRARY_PATH="$driver_dir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" $idle_env \
     $preload_env $stats_env $extra_env "$@" >"$work/out" 2>"$work/err"
 rc=$?
 echo "ran: $* (exit $rc)"

@@ -82,12 +82,21 @@ same() {
     fi
 }
 
+# The CPU driver runs a graph's independent nodes in a random order by
+# default (tests/cpudriver/README.md): one seed for every run here, named
+# when a run fails, so that the failure can be repeated.
+if [ -z "${CPUCUDA_GRAPH_ORDER:-}" ]; then
+    CPUCUDA_GRAPH_ORDER=random:$(od -An -N4 -tu4 /dev/urandom | tr -d ' ')
+    export CPUCUDA_GRAPH_ORDER
+fi
+order_note() { echo "(graph order: CPUCUDA_GRAPH_ORDER=$CPUCUDA_GRAPH_ORDER repeats these runs)"; }
+
 preload_env=
 if [ $sanitized -eq 1 ]; then
     preload_env="ASAN_OPTIONS=verify_asan_link_order=0"
 fi
 
-run absent -- "$@" || exit 1
+run absent -- "$@" || { order_note; exit 1; }
 run absent2 -- "$@" && same absent2
 
 if [ $absent_only -eq 0 ]; then
@@ -112,5 +121,7 @@ if [ $status -eq 0 ]; then
     done
     echo "ok: every run ($runs ) printed:"
     cat "$work/absent.out"
+else
+    order_note
 fi
 exit $status

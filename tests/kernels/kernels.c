@@ -217,6 +217,82 @@ static void k_iota_f32(const cpuk_block *b, void *const *p)
     }
 }
 
+/* The softmax of a length bucket (testkernels.h): at most `limit` elements
+ * (0: no limit). Every block takes the whole sum in index order first, as
+ * each GPU thread does, so that no block depends on another. */
+static void softmax_upto(const cpuk_block *b, void *const *p, int32_t limit)
+{
+    float *out = CPUK_ARG(p, 0, float *);
+    const float *in = CPUK_ARG(p, 1, const float *);
+    int32_t n = CPUK_ARG(p, 2, int32_t);
+    if (limit > 0 && n > limit)
+        n = limit;
+    if (n <= 0)
+        return;
+    float s = 0.0f;
+    for (int32_t i = 0; i < n; i++) {
+        float w = in[i] * in[i];
+        float e = w + 1.0f;
+        s = s + e;
+    }
+    CPUK_FOR_THREADS(b, tx, ty, tz) {
+        (void)ty; (void)tz;
+        for (uint64_t i = GID(b, tx); i < (uint64_t)n; i += GSTRIDE(b)) {
+            float w = in[i] * in[i];
+            float e = w + 1.0f;
+            out[i] = e / s;
+        }
+    }
+}
+
+static void k_softmax_16(const cpuk_block *b, void *const *p) { softmax_upto(b, p, 16); }
+static void k_softmax_32(const cpuk_block *b, void *const *p) { softmax_upto(b, p, 32); }
+static void k_softmax_64(const cpuk_block *b, void *const *p) { softmax_upto(b, p, 64); }
+static void k_softmax_128(const cpuk_block *b, void *const *p) { softmax_upto(b, p, 128); }
+static void k_softmax_block(const cpuk_block *b, void *const *p) { softmax_upto(b, p, 0); }
+
+/* y[r] = alpha * sum_c A[r*cols + c] * x[c], one thread a row. */
+static void k_gemv_n(const cpuk_block *b, void *const *p)
+{
+    float *y = CPUK_ARG(p, 0, float *);
+    const float *a = CPUK_ARG(p, 1, const float *);
+    const float *x = CPUK_ARG(p, 2, const float *);
+    int32_t rows = CPUK_ARG(p, 3, int32_t), cols = CPUK_ARG(p, 4, int32_t);
+    float alpha = CPUK_ARG(p, 5, float);
+    CPUK_FOR_THREADS(b, tx, ty, tz) {
+        (void)ty; (void)tz;
+        for (uint64_t r = GID(b, tx); r < (uint64_t)(rows > 0 ? rows : 0); r += GSTRIDE(b)) {
+            float acc = 0.0f;
+            for (int32_t c = 0; c < cols; c++) {
+                float m = a[r * (uint64_t)cols + (uint64_t)c] * x[c];
+                acc = acc + m;
+            }
+            y[r] = alpha * acc;
+        }
+    }
+}
+
+/* y[c] = alpha * sum_r A[r*cols + c] * x[r], one thread a column. */
+static void k_gemv_t(const cpuk_block *b, void *const *p)
+{
+    float *y = CPUK_ARG(p, 0, float *);
+    const float *a = CPUK_ARG(p, 1, const float *);
+    const float *x = CPUK_ARG(p, 2, const float *);
+    int32_t rows = CPUK_ARG(p, 3, int32_t), cols = CPUK_ARG(p, 4, int32_t);
+    float alpha = CPUK_ARG(p, 5, float);
+    CPUK_FOR_THREADS(b, tx, ty, tz) {
+        (void)ty; (void)tz;
+        for (uint64_t c = GID(b, tx); c < (uint64_t)(cols > 0 ? cols : 0); c += GSTRIDE(b)) {
+            float acc = 0.0f;
+            for (int32_t r = 0; r < rows; r++) {
+                float m = a[(uint64_t)r * (uint64_t)cols + c] * x[r];
+                acc = acc + m;
+            }
+            y[c] = alpha * acc;
+        }
+    }
+}
+
 /* One parameter's {offset, size} from its layout structure's member. */
 #define P(T, m) { offsetof(T, m), sizeof(((T *)0)->m) }
 
@@ -257,5 +333,18 @@ const cpuk_kernel cpuk_module_kernels[] = {
         P(tk_iota_f32_args, base) } },
     { TK_SCALE_INPLACE_NAME, k_scale_inplace, 3,
       { P(tk_scale_inplace_args, x), P(tk_scale_inplace_args, n), P(tk_scale_inplace_args, a) } },
+#define SOFTMAX(name, fn) \
+    { name, fn, 3, { P(tk_softmax_args, out), P(tk_softmax_args, in), P(tk_softmax_args, n) } }
+    SOFTMAX("softmax_16", k_softmax_16),
+    SOFTMAX("softmax_32", k_softmax_32),
+    SOFTMAX("softmax_64", k_softmax_64),
+    SOFTMAX("softmax_128", k_softmax_128),
+    SOFTMAX("softmax_block", k_softmax_block),
+#define GEMV(name, fn) \
+    { name, fn, 6, { P(tk_gemv_args, y), P(tk_gemv_args, a), P(tk_gemv_args, x), \
+                     P(tk_gemv_args, rows), P(tk_gemv_args, cols), P(tk_gemv_args, alpha) } }
+    GEMV("gemv_n_small", k_gemv_n),
+    GEMV("gemv_n_large", k_gemv_n),
+    GEMV("gemv_t", k_gemv_t),
     { NULL, NULL, 0, { { 0, 0 } } },
 };

@@ -142,3 +142,55 @@ extern "C" __global__ void iota_f32(float *x, int32_t n, float scale, float base
     for (uint64_t i = GID(); i < (uint64_t)(n > 0 ? n : 0); i += GSTRIDE())
         x[i] = __fadd_rn(__fmul_rn(__int2float_rn((int32_t)i), scale), base);
 }
+
+/* The softmax of a length bucket (testkernels.h): at most LIMIT elements
+ * (0: no limit); every thread takes the whole sum in index order, so that
+ * no block depends on another. */
+template <int LIMIT> static __device__ __forceinline__ void softmax_upto(float *out, const float *in, int32_t n)
+{
+    if (LIMIT > 0 && n > LIMIT)
+        n = LIMIT;
+    if (n <= 0)
+        return;
+    float s = 0.0f;
+    for (int32_t i = 0; i < n; i++)
+        s = __fadd_rn(s, __fadd_rn(__fmul_rn(in[i], in[i]), 1.0f));
+    for (uint64_t i = GID(); i < (uint64_t)n; i += GSTRIDE()) {
+        float e = __fadd_rn(__fmul_rn(in[i], in[i]), 1.0f);
+        out[i] = __fdiv_rn(e, s);
+    }
+}
+
+extern "C" __global__ void softmax_16(float *out, const float *in, int32_t n) { softmax_upto<16>(out, in, n); }
+extern "C" __global__ void softmax_32(float *out, const float *in, int32_t n) { softmax_upto<32>(out, in, n); }
+extern "C" __global__ void softmax_64(float *out, const float *in, int32_t n) { softmax_upto<64>(out, in, n); }
+extern "C" __global__ void softmax_128(float *out, const float *in, int32_t n) { softmax_upto<128>(out, in, n); }
+extern "C" __global__ void softmax_block(float *out, const float *in, int32_t n) { softmax_upto<0>(out, in, n); }
+
+/* y[r] = alpha * sum_c A[r*cols + c] * x[c], one thread a row. */
+static __device__ __forceinline__ void gemv_n(float *y, const float *a, const float *x, int32_t rows, int32_t cols, float alpha)
+{
+    for (uint64_t r = GID(); r < (uint64_t)(rows > 0 ? rows : 0); r += GSTRIDE()) {
+        float acc = 0.0f;
+        for (int32_t c = 0; c < cols; c++)
+            acc = __fadd_rn(acc, __fmul_rn(a[r * (uint64_t)cols + (uint64_t)c], x[c]));
+        y[r] = __fmul_rn(alpha, acc);
+    }
+}
+
+extern "C" __global__ void gemv_n_small(float *y, const float *a, const float *x, int32_t rows,
+                                        int32_t cols, float alpha) { gemv_n(y, a, x, rows, cols, alpha); }
+extern "C" __global__ void gemv_n_large(float *y, const float *a, const float *x, int32_t rows,
+                                        int32_t cols, float alpha) { gemv_n(y, a, x, rows, cols, alpha); }
+
+/* y[c] = alpha * sum_r A[r*cols + c] * x[r], one thread a column. */
+extern "C" __global__ void gemv_t(float *y, const float *a, const float *x, int32_t rows,
+                                  int32_t cols, float alpha)
+{
+    for (uint64_t c = GID(); c < (uint64_t)(cols > 0 ? cols : 0); c += GSTRIDE()) {
+        float acc = 0.0f;
+        for (int32_t r = 0; r < rows; r++)
+            acc = __fadd_rn(acc, __fmul_rn(a[(uint64_t)r * (uint64_t)cols + c], x[r]));
+        y[c] = __fmul_rn(alpha, acc);
+    }
+}

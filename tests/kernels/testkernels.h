@@ -68,6 +68,23 @@ typedef struct tk_checksum_u64_args {       /* *out += sum of word hashes */
 typedef struct tk_iota_f32_args {           /* x[i] = i*scale + base */
     uint64_t x; int32_t n; float scale, base;
 } tk_iota_f32_args;
+/* softmax_16, softmax_32, softmax_64, softmax_128 and softmax_block: one
+ * function per length bucket, as a framework's softmax template is
+ * specialised by size (softmax_N reads at most N elements; softmax_block
+ * any number). Exponentials differ between a CPU's libm and a GPU, so the
+ * "exponential" is e = in*in + 1 and out[i] = e[i] / sum(e), the sum taken
+ * in index order (every thread takes it whole: order-free across blocks).
+ * out must not overlap in. */
+typedef struct tk_softmax_args {
+    uint64_t out, in; int32_t n;
+} tk_softmax_args;
+/* gemv_n_small, gemv_n_large: y[r] = alpha * sum_c A[r*cols + c] * x[c]
+ * (row-major A, the sum in column order), one thread a row; the same
+ * arithmetic under two names, as a BLAS library picks one of its gemv
+ * kernels by shape. gemv_t: y[c] = alpha * sum_r A[r*cols + c] * x[r]. */
+typedef struct tk_gemv_args {
+    uint64_t y, a, x; int32_t rows, cols; float alpha;
+} tk_gemv_args;
 
 /* splitmix64's finaliser: a bijective 64-bit mix. */
 TK_HD uint64_t tk_mix64(uint64_t z)

@@ -4,10 +4,15 @@
 # the shim is rebuilt with the patch applied, in a copy of the working tree,
 # and the whole ctest suite runs; the mutation must make at least one test
 # fail by printing a wrong checksum (a program's stdout differing from the
-# run without the shim). Prints, per mutation, the tests that caught it, and
+# run without the shim; so does a run that the program's own watchdog
+# ended, its stdout saying `error: hung: ...` instead of its checksums:
+# tests/apps/hostwait). Prints, per mutation, the tests that caught it, and
 # exits 1 if any mutation survived. Not part of CI (about a minute per
 # mutation on 2 cores); docs/RELIABILITY.md has the latest figures.
 # usage: tests/mutations/run.sh [PATCH...]   (default: every *.patch here)
+# MUTATION_EXCLUDE=REGEX leaves out the tests it matches (ctest -E), for
+# tests that fail on the unmutated tree too (a finding not fixed yet): a
+# mutation caught only by them proves nothing.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../.." && pwd)
@@ -28,10 +33,11 @@ for p in "$@"; do
     if ! cmake --build "$work/build" -j "$jobs" >"$work/build-$name.log" 2>&1; then
         echo "$name: does not build ($work/build-$name.log)"; survived=1
     else
-        ctest --test-dir "$work/build" -j "$jobs" --timeout 120 --output-on-failure >"$work/ctest-$name.log" 2>&1
+        ctest --test-dir "$work/build" -j "$jobs" --timeout 120 --output-on-failure \
+            ${MUTATION_EXCLUDE:+-E "$MUTATION_EXCLUDE"} >"$work/ctest-$name.log" 2>&1
         caught=$(grep -E '^[[:space:]]*[0-9]+ - .* \(Failed|Timeout|SEGFAULT\)' "$work/ctest-$name.log" |
                  sed 's/^[[:space:]]*[0-9]* - //; s/ (.*//' | tr '\n' ' ')
-        wrong=$(grep -c 'printed a different stdout\|MISMATCH' "$work/ctest-$name.log")
+        wrong=$(grep -c 'printed a different stdout\|MISMATCH\|^error: hung: ' "$work/ctest-$name.log")
         if [ -z "$caught" ]; then
             echo "$name: SURVIVED (no test failed)"; survived=1
         elif [ "$wrong" -eq 0 ]; then

@@ -11,7 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "shim.h"
+#include "core.h"
 
 /* Run fn with stderr captured; returns what it wrote. */
 static const char *capture_stderr(void (*fn)(void))

@@ -14,7 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "shim.h"
+#include "core.h"
 #include "init.h"
 
 /* ---- the fake driver ------------------------------------------------------ */

@@ -1,0 +1,339 @@
+/* learn.c - learning what repeats (DESIGN.md §5, §8): each stream's
+ * segment of eagerly executed ops since its last boundary, fed op by op to
+ * the stream's period detector once it runs long, and counted by the
+ * detectors when it ends (the policy, policy.c, decides what is captured);
+ * the cuts a period makes in a stream without boundaries; and rest, for a
+ * stream whose learning never pays. Runs under the context's lock. */
+#include "learn.h"
+
+
+#include <stdlib.h>
+#include <string.h>
+
+void rp__seg_clear(rp_stream *st)
+{
+    for (size_t i = 0; i < st->learn.nseg; i++)
+        rp__op_free(&st->learn.seg[i]);
+    st->learn.nseg = 0;
+    st->learn.overflow = 0;
+    st->learn.diverged = 0;
+}
+
+/* Why the ops of a segment that outgrew REPRISE_MAX_OPS ran eagerly: no
+ * period was found on a stream that is looking for one, or the bound. */
+static enum rp__eager_reason overflow_reason(const rp_stream *st)
+{
+    return st->learn.per && !rp__period_cuts(st->learn.per) ? RP_EAGER_NO_PERIOD : RP_EAGER_BOUND;
+}
+
+/* A segment this long with no boundary in sight: the stream starts looking
+ * for its period (DESIGN.md §8). Loops that synchronize every few ops never
+ * pay for it. */
+#define WATCH_AFTER 16
+
+static void watch_period(rp_stream *st, const rp_op *op)
+{
+    if (!st->learn.per && st->learn.nseg >= WATCH_AFTER) {
+        unsigned int repeats = rp__eng.cfg.warmup > 1 ? rp__eng.cfg.warmup - 1 : 1;
+        st->learn.per = rp__malloc(sizeof *st->learn.per);
+        if (st->learn.per && rp__period_init(st->learn.per, repeats, rp__eng.cfg.min_ops) != 0) {
+            free(st->learn.per);
+            st->learn.per = NULL;
+        }
+        if (!st->learn.per)
+            rp__bound_hit(st->cs, RP_BOUND_MEMORY);
+    }
+    if (st->learn.per) {
+        uint64_t landmarks = st->learn.per->lfound;
+        int changed = rp__period_feed(st->learn.per, op->opno, op->skey);
+        if (st->learn.per->lfound != landmarks) {
+            st->cs->counters.landmarks_found++;
+            static _Atomic unsigned int lm_logged;
+            if (atomic_fetch_add(&lm_logged, 1) < 8)
+                rp__info("stream %p has no single period, but a run of ops that comes back "
+                         "every %llu to %llu ops with no boundary: its steps are cut after it",
+                         (void *)st->handle, (unsigned long long)st->learn.per->lgmin,
+                         (unsigned long long)st->learn.per->lgap);
+        }
+        if (changed && st->learn.per->d) {
+            st->cs->counters.periods_found++;
+            st->learn.per_align = st->trace.nmembers > 0;
+            static _Atomic unsigned int logged;
+            if (atomic_fetch_add(&logged, 1) < 8)
+                rp__info("stream %p repeats every %llu ops with no boundary: its steps are "
+                         "captured from there, in chunks of at most %zu ops",
+                         (void *)st->handle, (unsigned long long)st->learn.per->d, rp__eng.cfg.max_held);
+        }
+    }
+}
+
+/* End the segment of `st` at every point its period cuts inside it, each
+ * piece counted as a segment of its own: when the period is first found,
+ * the segment already holds several steps, and they count towards the
+ * warmup at once instead of being learnt again. */
+static void seg_end_at_cuts(rp_stream *st)
+{
+    if (st->learn.overflow) { /* records were dropped: it cannot be cut up */
+        rp__seg_end(st);
+        return;
+    }
+    rp_op *all = st->learn.seg;
+    size_t n = st->learn.nseg, start = 0, diverged = st->learn.diverged;
+    for (size_t i = 1; i <= n; i++) {
+        if (i < n && !rp__period_cut_before(st->learn.per, all[i].opno, rp__eng.cfg.max_held))
+            continue;
+        st->learn.seg = all + start;
+        st->learn.nseg = i - start;
+        /* Flushed ops are not told apart within a segment: counted first. */
+        st->learn.diverged = diverged < st->learn.nseg ? diverged : st->learn.nseg;
+        diverged -= st->learn.diverged;
+        rp__seg_end(st); /* frees the piece's records */
+        st->learn.cut_by_period = 1;
+        start = i;
+    }
+    st->learn.seg = all;
+    st->learn.nseg = 0;
+    st->learn.diverged = 0;
+}
+
+int rp__learn_cuts_next(const rp_stream *st)
+{
+    /* Host boundaries, where the program has them at least every
+     * REPRISE_MAX_HELD ops (and every other period), delimit the steps as
+     * they are: the period cuts only a stream that has gone longer than
+     * that without one. */
+    if (!st->learn.per || !rp__period_cuts(st->learn.per))
+        return 0;
+    uint64_t quiet = 2 * rp__period_step(st->learn.per);
+    if (quiet < rp__eng.cfg.max_held)
+        quiet = rp__eng.cfg.max_held;
+    return st->opno - st->learn.boundary_opno >= quiet &&
+           rp__period_cut_due(st->learn.per, st->opno, rp__eng.cfg.max_held);
+}
+
+int rp__learn_next(rp_stream *st, rp_op *op)
+{
+    int cut = rp__learn_cuts_next(st);
+    op->opno = st->opno++;
+    if (cut)
+        rp__period_cut_taken(st->learn.per);
+    return cut;
+}
+
+void rp__learn_cut(rp_stream *st)
+{
+    if (st->learn.nseg) {
+        st->cs->counters.period_cuts++;
+        seg_end_at_cuts(st);
+    }
+    st->learn.cut_by_period = 1; /* the next segment begins at a step or chunk */
+}
+
+/* Drop the stream's period detector (its history). */
+static void period_free(rp_stream *st)
+{
+    if (st->learn.per) {
+        rp__period_fini(st->learn.per);
+        free(st->learn.per);
+        st->learn.per = NULL;
+    }
+}
+
+void rp__learn_stream_free(rp_stream *st)
+{
+    rp__seg_clear(st);
+    free(st->learn.seg);
+    period_free(st);
+    memset(&st->learn, 0, sizeof st->learn);
+}
+
+/* How long a stream may learn without a replay before it rests: the
+ * option, or longer where its own steps need it (a capture takes warmup
+ * occurrences, more while it backs off, and the replay comes one or two
+ * occurrences later). */
+static uint64_t patience_of(const rp_stream *st)
+{
+    uint64_t steps = ((uint64_t)rp__eng.cfg.warmup << st->learn.churn) + 3;
+    uint64_t own = steps * st->learn.longest_seg;
+    return own > rp__eng.cfg.patience ? own : rp__eng.cfg.patience;
+}
+
+/* Learning that never pays stops costing (DESIGN.md §5): a stream with no
+ * replay in patience_of() ops rests for as long (twice as long the next
+ * time it rests without a replay in between, up to 8 times): its eager ops
+ * are issued without being recorded, keyed or fed to the period detector.
+ * Then it learns again from scratch. Returns 1 if it rests from now on. */
+static int maybe_rest(rp_stream *st)
+{
+    if (!rp__eng.cfg.patience || st->opno - st->learn.paid_opno < patience_of(st))
+        return 0;
+    uint64_t span = patience_of(st) << st->learn.rest_level;
+    if (st->learn.rest_level < 3)
+        st->learn.rest_level++;
+    st->learn.rest_until = st->opno + span;
+    st->learn.paid_opno = st->learn.rest_until;
+    st->cs->counters.rests++;
+    static _Atomic unsigned int logged;
+    if (atomic_fetch_add(&logged, 1) < 4)
+        rp__info("stream %p: no replay in its last %llu ops; it stops learning for %llu ops "
+                 "(REPRISE_PATIENCE)", (void *)st->handle,
+                 (unsigned long long)patience_of(st), (unsigned long long)span);
+    rp__seg_end(st); /* what it learnt so far still counts */
+    period_free(st); /* its period history goes stale */
+    return 1;
+}
+
+/* A fork/join run's period was just accepted: its steps start where a step
+ * is rooted, if some start makes it so (a step cut inside a side stream's
+ * part would depend on the step before, and its graph could be launched
+ * only when that side stream is idle: replay.c, fj_ready). Needs the last
+ * period's ops recorded in a row; tried again with each op until then. */
+static void align_fork_join(rp_stream *st)
+{
+    uint64_t d = st->learn.per->d;
+    if (!d || d > st->learn.nseg)
+        return;
+    const rp_op *ops = &st->learn.seg[st->learn.nseg - d];
+    if (ops[d - 1].opno - ops[0].opno != d - 1)
+        return;
+    st->learn.per_align = 0;
+    for (size_t j = 0; j < d; j++) {
+        if (ops[j].stream == st->handle && rp__ops_rooted(ops, d, j, st->handle)) {
+            rp__period_align(st->learn.per, ops[j].opno);
+            return;
+        }
+    }
+}
+
+void rp__seg_append(rp_stream *st, rp_op *op, enum rp__eager_reason pending)
+{
+    if (pending != RP_EAGER_DIVERGED && (rp__learn_resting(st) || maybe_rest(st))) {
+        rp__count_eager(st->cs, RP_EAGER_RESTING, 1);
+        rp__op_free(op);
+        return;
+    }
+    /* Keys only for what the detectors will see: a deferred op that is
+     * replayed never needs them. */
+    rp__op_keys(op);
+    watch_period(st, op);
+    if (pending == RP_EAGER_DIVERGED)
+        st->learn.diverged++;
+    if (st->learn.overflow || (rp__eng.cfg.max_ops && st->learn.nseg >= rp__eng.cfg.max_ops)) {
+        st->learn.overflow = 1;
+        rp__count_eager(st->cs, pending == RP_EAGER_DIVERGED ? pending : overflow_reason(st), 1);
+        if (pending == RP_EAGER_DIVERGED)
+            st->learn.diverged--;
+        rp__op_free(op);
+        return;
+    }
+    if (st->learn.nseg == st->learn.capseg) {
+        size_t cap = st->learn.capseg ? 2 * st->learn.capseg : 32;
+        rp_op *n = rp__realloc(st->learn.seg, cap * sizeof *n);
+        if (!n) {
+            st->learn.overflow = 1;
+            rp__count_eager(st->cs, RP_EAGER_BOUND, 1);
+            rp__op_free(op);
+            return;
+        }
+        st->learn.seg = n;
+        st->learn.capseg = cap;
+    }
+    st->learn.seg[st->learn.nseg++] = *op;
+    memset(op, 0, sizeof *op);
+    if (st->learn.per_align && st->learn.per && st->learn.per->d)
+        align_fork_join(st);
+}
+
+void rp__seg_end(rp_stream *st)
+{
+    rp_ctxstate *cs = st->cs;
+    if (st->learn.nseg == 0) {
+        rp__seg_clear(st);
+        st->learn.cut_by_period = 0;
+        return;
+    }
+    cs->counters.segments++;
+    if (st->learn.nseg > st->learn.longest_seg)
+        st->learn.longest_seg = st->learn.nseg;
+    uint64_t diverged = st->learn.diverged, rest = st->learn.nseg - st->learn.diverged;
+    rp__count_eager(cs, RP_EAGER_DIVERGED, diverged);
+    uint64_t param_bytes = 0;
+    for (size_t i = 0; i < st->learn.nseg; i++)
+        param_bytes += st->learn.seg[i].param_bytes;
+    if (st->learn.overflow || param_bytes > rp__eng.cfg.max_seq_bytes) {
+        rp__bound_hit(cs, st->learn.overflow ? RP_BOUND_OPS : RP_BOUND_SEQ_BYTES);
+        rp__count_eager(cs, st->learn.overflow ? overflow_reason(st) : RP_EAGER_BOUND, rest);
+        rp__seg_clear(st);
+        st->learn.cut_by_period = 0;
+        return;
+    }
+    /* The records' keys were computed when they were recorded. */
+    rp_det_entry *e = NULL;
+    enum rp__eager_reason why = RP_EAGER_WARMING_UP;
+    rp_det_verdict verdict = rp__det_observe(&cs->det, st->learn.seg, st->learn.nseg, &e);
+    switch (verdict) {
+    case RP_DET_TOO_SHORT:
+        why = RP_EAGER_SHORT;
+        break;
+    case RP_DET_TOO_LONG:
+        rp__bound_hit(cs, RP_BOUND_OPS);
+        why = RP_EAGER_BOUND;
+        break;
+    case RP_DET_NO_MEMORY:
+        rp__bound_hit(cs, RP_BOUND_MEMORY);
+        why = RP_EAGER_BOUND;
+        break;
+    case RP_DET_WARMING:
+        break;
+    case RP_DET_BACKING_OFF:
+        why = RP_EAGER_CAPTURE_FAILED;
+        break;
+    case RP_DET_HAS_GRAPH:
+        why = RP_EAGER_DIVERGED;
+        break;
+    case RP_DET_CAPTURE:
+        /* Its structure is counted first: when the structure's contents
+         * keep changing (more than REPRISE_MAX_VARIANTS of them, or a new
+         * one every time), one graph with updates serves them all, rather
+         * than one more exact variant; so does one that exists already
+         * (widened if need be).
+         * With a warmup of 1 this is the only place contents are compared:
+         * every segment is an exact capture candidate at once. */
+        if (rp__learn_backing_off(st, e))
+            why = RP_EAGER_CAPTURE_FAILED;
+        else if (!rp__learn_volatile(st) &&
+                 rp__learn_capture(cs, &cs->det, e, NULL, st->learn.cut_by_period, st->handle) != 0)
+            why = RP_EAGER_BOUND;
+        break;
+    }
+    if (verdict == RP_DET_WARMING)
+        rp__learn_volatile(st);
+    rp__count_eager(cs, why, rest);
+    rp__seg_clear(st);
+    st->learn.cut_by_period = 0;
+    rp__learn_sweep_broken(cs);
+}
+
+void rp__learn_replayed(rp_stream *st, rp_seq *s)
+{
+    rp__learn_paid(st);
+    if (s->replays == 4) {
+        st->learn.churn = 0; /* it paid off: the stream has stabilised */
+        rp__det_paid_off(s->det); /* its entry: in the by-content or by-structure table */
+    }
+    s->last_use = st->cs->det.clock;
+}
+
+void rp__learn_resolved(rp_stream *st, const rp_seq *replayed, rp_op *flushed, size_t n)
+{
+    if (replayed) {
+        /* A step or chunk found by the period ends where the next begins.
+         * (Read first: ending the segment may capture, and a capture may
+         * take the replayed sequence's executable over and drop it.) */
+        int by_period = replayed->by_period;
+        rp__seg_end(st); /* the ops before the graph launch end a segment */
+        st->learn.cut_by_period = by_period;
+    }
+    for (size_t i = 0; i < n; i++)
+        rp__seg_append(st, &flushed[i], RP_EAGER_DIVERGED);
+}

@@ -1,0 +1,76 @@
+/* learn.h - the learning layer of the engine (DESIGN.md §5, §8): each
+ * stream's segment of eagerly executed ops since its last boundary, counted
+ * by the detectors when it ends (by content, for exact repeats; by
+ * structure, for repeats whose arguments change); the period of streams
+ * without boundaries; rest for streams whose learning does not pay
+ * (learn.c); and the capture policy: warmup, variants or updates, back-off,
+ * the graphs a context keeps (policy.c). It calls the sequence layer to
+ * capture; what it cannot do itself (resolve a stream before a cut) it
+ * reports to the coordinator, which calls back down. Runs under the
+ * context's lock. */
+#ifndef REPRISE_LEARN_H
+#define REPRISE_LEARN_H
+
+#include "seq.h"
+
+/* ---- learn.c: segments, periods, rest -------------------------------------- */
+
+/* Append an eagerly executed op to the stream's segment (the record moves
+ * into it; `op` is zeroed). `pending` is the reason it counts under if the
+ * segment is never captured. */
+void rp__seg_append(rp_stream *st, rp_op *op, enum rp__eager_reason pending);
+/* The segment of `st` ends: count it, and capture it if the detector asks. */
+void rp__seg_end(rp_stream *st);
+/* Forget the segment of `st` without counting it (its stream goes). */
+void rp__seg_clear(rp_stream *st);
+/* The next capturable op of `st` gets its position. Returns 1 when the
+ * stream's period says a step or chunk starts at it: the caller then
+ * resolves what `st` holds deferred (it began before the cut and cannot be
+ * this step's graph) and calls rp__learn_cut; 0 otherwise. */
+int rp__learn_next(rp_stream *st, rp_op *op);
+/* The cut rp__learn_next announced: the segment learnt so far ends at
+ * every step it holds, and the next one begins at a step or chunk. */
+void rp__learn_cut(rp_stream *st);
+/* 1 when rp__learn_next would cut before the stream's next op (no effect). */
+int rp__learn_cuts_next(const rp_stream *st);
+/* A replay on `st`: its learning paid off (it does not rest). */
+static inline void rp__learn_paid(rp_stream *st)
+{
+    st->learn.paid_opno = st->opno;
+    st->learn.rest_level = 0;
+}
+/* 1 while `st` rests from learning: its eager ops are not recorded. */
+static inline int rp__learn_resting(const rp_stream *st)
+{
+    return st->learn.rest_until > st->opno;
+}
+/* Release what learning keeps for a stream (its segment's records, its
+ * period detector). */
+void rp__learn_stream_free(rp_stream *st);
+/* Sequence `s` was just replayed on `st`: the stream's learning paid off,
+ * and after four replays the sequence has proved itself (its back-off and
+ * its entry's failures are forgotten). */
+void rp__learn_replayed(rp_stream *st, rp_seq *s);
+/* What a resolution of `st` did, for learning: a replay (`replayed`, or
+ * NULL) ends the segment before it (the ops around a graph launch are not
+ * contiguous), and the `n` flushed records at `flushed` join the segment
+ * (each moves into it). */
+void rp__learn_resolved(rp_stream *st, const rp_seq *replayed, rp_op *flushed, size_t n);
+
+/* ---- policy.c: what is captured, and what is kept ----------------------------- */
+
+/* The segment that just ended on `st` was asked for (by-content entry `e`)
+ * or learnt by structure: capture it, an exact variant, or with updates, as
+ * the policy says (learn.c's rp__seg_end calls these). */
+int rp__learn_backing_off(const rp_stream *st, const rp_det_entry *e);
+int rp__learn_volatile(rp_stream *st);
+int rp__learn_capture(rp_ctxstate *cs, rp_detector *d, rp_det_entry *e, const uint64_t *vmask,
+                      int by_period, CUstream home);
+/* Drop sequences whose launch or update failed, once no stream matches
+ * against them; their segments back off. */
+void rp__learn_sweep_broken(rp_ctxstate *cs);
+/* Destroy every sequence of the context (a teardown; their report lines
+ * are kept). */
+void rp__learn_forget_seqs(rp_ctxstate *cs);
+
+#endif

@@ -1,0 +1,311 @@
+/* policy.c - the capture policy (DESIGN.md §5): whether a segment that
+ * ends is captured, as an exact variant or with volatile fields updated
+ * before each replay (or widens the sequence with updates that serves it);
+ * what a capture may take over (an executable of a shape that changed for
+ * good) or must make room for (the least recently used sequences no stream
+ * matches against, within REPRISE_MAX_GRAPHS and REPRISE_MAX_STAGING);
+ * streams whose captures keep being replaced back off; sequences whose
+ * launch failed are given up. Runs under the context's lock. */
+#include "learn.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* A stream is matching against `s` (the matcher pins it): it must stay. */
+static int seq_in_use(const rp_seq *s)
+{
+    return s->pins > 0;
+}
+
+/* Drop sequence number `i` of the context (its report line is kept). With
+ * `wasted`, it was replaced or evicted before it paid off: its stream backs
+ * off (the warmup of its next captures doubles). */
+static void drop_seq(rp_ctxstate *cs, size_t i, int wasted)
+{
+    rp_seq *s = rp__seqs_remove(cs, i);
+    rp__seq_retire(s);
+    if (wasted && s->replays < 2) {
+        for (size_t k = 0; k < cs->nstreams; k++) {
+            rp_stream *st = &cs->streams[k];
+            if (st->used && st->handle == s->home && st->learn.churn < 10) {
+                st->learn.churn++;
+                cs->counters.backoffs++;
+                break;
+            }
+        }
+    }
+    rp__det_forget_graph(&cs->det, s->det);
+    rp__seq_destroy(s);
+    cs->counters.graphs_dropped++;
+}
+
+/* Make room for one more graph in the context (its sequences' executables
+ * counted, the ones beside their own too: rp_seq.alt): drop the least
+ * recently used sequences that no stream is matching against. Returns 0, or
+ * -1 when every sequence is in use (the capture is skipped: a bound hit). */
+static int make_room(rp_ctxstate *cs)
+{
+    while (cs->nseqs + cs->nalts >= rp__eng.cfg.max_graphs) {
+        size_t victim = SIZE_MAX;
+        for (size_t i = 0; i < cs->nseqs; i++) {
+            if (!seq_in_use(cs->seqs[i]) &&
+                (victim == SIZE_MAX || cs->seqs[i]->last_use < cs->seqs[victim]->last_use))
+                victim = i;
+        }
+        if (victim == SIZE_MAX)
+            return -1;
+        cs->counters.evictions++;
+        drop_seq(cs, victim, 1);
+    }
+    return 0;
+}
+
+/* A stream whose captures keep being replaced before they pay off backs
+ * off: its segments need warmup x 2^churn occurrences before a capture. */
+int rp__learn_backing_off(const rp_stream *st, const rp_det_entry *e)
+{
+    return st->learn.churn && e->seen < ((uint64_t)rp__eng.cfg.warmup << st->learn.churn);
+}
+
+/* An executable the new capture of `e` may take over: a sequence of the
+ * same stream with the same number and kinds of ops but another structure
+ * (the shape changed in a way no node update can follow), not being matched, and
+ * not replayed for longer than a new shape takes to be learnt (so it is not
+ * a variant still in use): as exact variants, warmup + max_variants
+ * occurrences at most; with updates (`vmask`), warmup + 1 (its contents
+ * kept changing). NULL if none. */
+static rp_seq *reusable(rp_ctxstate *cs, const rp_det_entry *e, const uint64_t *vmask,
+                       CUstream home)
+{
+    uint64_t stale = vmask ? (uint64_t)rp__eng.cfg.warmup + 1
+                           : (uint64_t)rp__eng.cfg.warmup + rp__eng.cfg.max_variants;
+    stale = stale > 1 ? stale - 1 : 1;
+    /* A fork/join graph is never updated to another: the update pairs
+     * nodes in an order only a single chain makes op order. */
+    for (size_t k = 0; k < e->n; k++)
+        if (e->ops[k].stream != home || rp__op_is_event(e->ops[k].kind))
+            return NULL;
+    for (size_t i = 0; i < cs->nseqs; i++) {
+        rp_seq *s = cs->seqs[i];
+        const rp_det_entry *o = s->det;
+        if (o == e || o->n != e->n || s->home != home || s->fj.multi || !s->exec ||
+            s->broken || cs->det.clock - s->last_use < stale || seq_in_use(s))
+            continue;
+        /* Kernels with launch attributes must carry the same ones: an
+         * executable update is not known to change a node's attributes
+         * (docs/engine.md, "What is captured"). */
+        size_t k = 0, same = 0;
+        for (; k < e->n && o->ops[k].kind == e->ops[k].kind && rp__op_same_attrs(&o->ops[k], &e->ops[k]);
+             k++)
+            same += rp__op_same_structure(&o->ops[k], &e->ops[k]);
+        /* Of the same structure it is another content of the same shape
+         * (a variant, or the sequence with updates that serves them), not
+         * a shape that changed for good. */
+        if (k == e->n && same < e->n)
+            return s;
+    }
+    return NULL;
+}
+
+/* Whether capturing `e` would take the context's pinned staging past
+ * REPRISE_MAX_STAGING: the staging of live graphs, the pool's (blocks no
+ * graph owns, kept for reuse: lifecycle.c) and what would be allocated new. */
+static int staging_over(rp_ctxstate *cs, const rp_det_entry *e)
+{
+    uint64_t staging = 0;
+    size_t n = 0;
+    for (size_t i = 0; i < e->n; i++)
+        if (rp__op_staged(&e->ops[i]))
+            staging += e->ops[i].bytes, n++;
+    uint64_t have = cs->counters.staging_live_bytes + cs->lc.pool_bytes;
+    if (!staging || have + staging <= rp__eng.cfg.max_staging)
+        return 0;
+    /* Over at first sight: the pool may serve some of it. */
+    size_t *sizes = rp__calloc(n, sizeof *sizes);
+    if (!sizes)
+        return 1;
+    n = 0;
+    for (size_t i = 0; i < e->n; i++)
+        if (rp__op_staged(&e->ops[i]))
+            sizes[n++] = e->ops[i].bytes;
+    uint64_t fresh = rp__lc_new_bytes(&cs->lc, sizes, n);
+    free(sizes);
+    return have + fresh > rp__eng.cfg.max_staging;
+}
+
+/* Capture detector entry `e` of table `d` (with volatile fields `vmask`, or
+ * NULL for an exact-content sequence). Returns 0, or -1 when a bound
+ * stopped it (the failure is counted either way). */
+int rp__learn_capture(rp_ctxstate *cs, rp_detector *d, rp_det_entry *e, const uint64_t *vmask,
+                      int by_period, CUstream home)
+{
+    rp_seq *reuse = reusable(cs, e, vmask, home);
+    if (!reuse && make_room(cs) != 0) {
+        rp__bound_hit(cs, RP_BOUND_GRAPHS);
+        rp__det_capture_failed(d, e);
+        return -1;
+    }
+    if (staging_over(cs, e)) {
+        rp__bound_hit(cs, RP_BOUND_STAGING);
+        rp__det_capture_failed(d, e);
+        return -1;
+    }
+    pthread_rwlock_wrlock(&cs->gate);
+    rp__nvtx_push("reprise: capture sequence %u (%zu ops)", e->id, e->n);
+    rp_seq *s = rp__program_capture_pending() ? NULL : rp__capture(cs, e, vmask, reuse, home);
+    rp__nvtx_pop();
+    pthread_rwlock_unlock(&cs->gate);
+    if (reuse && !reuse->exec) {
+        /* Its executable now runs the new sequence. */
+        for (size_t i = 0; i < cs->nseqs; i++)
+            if (cs->seqs[i] == reuse) {
+                drop_seq(cs, i, 1);
+                break;
+            }
+    }
+    if (!s) {
+        rp__det_capture_failed(d, e);
+        cs->counters.capture_failures++;
+        return 0;
+    }
+    s->captured_at = e->seen;
+    s->by_period = by_period;
+    s->last_use = cs->det.clock;
+    unsigned int id = s->id;
+    if (rp__seqs_add(cs, s) != 0) { /* s is gone: its ops stay eager */
+        rp__det_capture_failed(d, e);
+        cs->counters.capture_failures++;
+        return 0;
+    }
+    rp__det_captured(d, e);
+    cs->counters.graphs_captured++;
+    if (vmask)
+        cs->counters.volatile_captures++;
+    static _Atomic unsigned int captures_logged;
+    if (atomic_fetch_add(&captures_logged, 1) < 16)
+        rp__info("captured sequence %u: %zu ops, first kernel %s%s", id, e->n,
+                 rp__rec_kernel_name(cs, &e->ops[0]), vmask ? ", with volatile arguments" : "");
+    return 0;
+}
+
+/* The fields in which segment `ops` differs from the entry's first
+ * occurrence, op by op, into `mask`. Returns 1 if some field differs and
+ * every difference can be updated on a graph, else 0. */
+static int volatile_fields(rp_ctxstate *cs, const rp_det_entry *e, const rp_op *ops, uint64_t *mask)
+{
+    int any = 0;
+    for (size_t i = 0; i < e->n; i++) {
+        int ok;
+        mask[i] = rp__op_diff(&e->ops[i], &ops[i], rp__rec_layout(cs, &e->ops[i]), &ok);
+        if (!ok)
+            return 0;
+        any |= mask[i] != 0;
+    }
+    return any;
+}
+
+/* A segment's structure is counted too. Each occurrence's differences from
+ * the first join the entry's `differs`, so that a capture with volatile
+ * fields starts with every field seen changing, not only those of one
+ * pair. If the structure keeps repeating with more distinct contents than
+ * REPRISE_MAX_VARIANTS, or with contents that keep changing (detector.h),
+ * capture it once with the differing fields volatile (updated before each
+ * replay); if that sequence exists already, the fields that differ now
+ * become volatile too, so that the next occurrence matches. Returns 1 when
+ * a capture with volatile fields was made (or tried) from this segment, or
+ * such a sequence exists and serves it (widened if need be), else 0: no
+ * exact variant is captured beside a sequence with updates. */
+int rp__learn_volatile(rp_stream *st)
+{
+    rp_ctxstate *cs = st->cs;
+    rp_det_entry *e = NULL;
+    rp_det_verdict v = rp__det_observe(&cs->sdet, st->learn.seg, st->learn.nseg, &e);
+    if (e && !e->stamp) /* a new entry: it keeps this occurrence */
+        e->stamp = rp__frees() + 1;
+    if (!e || !e->differs || e->n != st->learn.nseg)
+        return 0;
+    uint64_t *mask = rp__calloc(e->n, sizeof *mask);
+    if (!mask) {
+        rp__bound_hit(cs, RP_BOUND_MEMORY);
+        return 0;
+    }
+    int ok = volatile_fields(cs, e, st->learn.seg, mask);
+    size_t nvol = 0;
+    for (size_t k = 0; ok && k < e->n; k++) {
+        e->differs[k] |= mask[k];
+        nvol += e->differs[k] != 0;
+    }
+    int served = 0;
+    if (v == RP_DET_CAPTURE && (!ok || !rp__updates_pay(cs, e->n, nvol))) {
+        /* Not captured; retried after a back-off. With too many volatile
+         * nodes, every replay would update more than allowed (or more than
+         * pays, cost.c): a graph would never run. */
+        if (ok)
+            rp__bound_hit(cs, RP_BOUND_UPDATES);
+        rp__det_capture_failed(&cs->sdet, e);
+    } else if (ok && v == RP_DET_CAPTURE) {
+        /* When the program has freed memory since the first occurrence,
+         * its addresses may name freed memory: captured from this one
+         * (every field that differed stays volatile). */
+        if (e->stamp != rp__frees() + 1)
+            rp__det_refresh(e, st->learn.seg, st->learn.nseg);
+        rp__learn_capture(cs, &cs->sdet, e, e->differs, st->learn.cut_by_period, st->handle);
+        served = 1;
+    } else if (ok && v == RP_DET_HAS_GRAPH) {
+        for (size_t i = 0; i < cs->nseqs; i++) {
+            rp_seq *s = cs->seqs[i];
+            if (s->det != e || !s->vmask)
+                continue;
+            size_t now_volatile = 0;
+            for (size_t k = 0; k < e->n; k++) {
+                uint64_t add = e->differs[k] & ~s->vmask[k];
+                if (add) {
+                    s->vmask[k] |= add;
+                    s->ex.widened++;
+                    cs->counters.widenings++;
+                }
+                now_volatile += s->vmask[k] != 0;
+            }
+            if (!rp__updates_pay(cs, e->n, now_volatile))
+                s->broken = 1; /* could never replay any more: dropped, backs off */
+            /* It serves this content from now on: no exact variant beside. */
+            served |= !s->broken;
+        }
+    }
+    free(mask);
+    return served;
+}
+
+/* Sequences whose launch or update failed are dropped once no stream is
+ * matching against them; their segment backs off before it is tried again. */
+void rp__learn_sweep_broken(rp_ctxstate *cs)
+{
+    for (size_t i = 0; i < cs->nseqs;) {
+        rp_seq *s = cs->seqs[i];
+        if (!s->broken || seq_in_use(s)) {
+            i++;
+            continue;
+        }
+        rp_det_entry *e = s->det;
+        static _Atomic unsigned int drops_logged;
+        if (atomic_fetch_add(&drops_logged, 1) < 8)
+            rp__info("sequence %u given up after %llu replays (a launch or update failed, or "
+                     "replays kept needing too many updates); it backs off before a new capture",
+                     s->id, (unsigned long long)s->replays);
+        drop_seq(cs, i, 0);
+        rp__det_capture_failed(&cs->det, e);
+    }
+}
+
+void rp__learn_forget_seqs(rp_ctxstate *cs)
+{
+    /* Report lines first: each counts its variants among all the others. */
+    for (size_t i = 0; i < cs->nseqs; i++)
+        rp__seq_retire(cs->seqs[i]);
+    while (cs->nseqs) {
+        rp_seq *s = rp__seqs_remove(cs, cs->nseqs - 1);
+        rp__det_forget_graph(&cs->det, s->det);
+        rp__seq_destroy(s);
+        cs->counters.graphs_dropped++;
+    }
+}

@@ -1,0 +1,75 @@
+/* fast.c - the images the matcher's fast path (match.h) compares a launch
+ * with: per kernel op of a sequence, what a launch must name, and its
+ * arguments' values when every one is 4 or 8 bytes; and, for a sequence
+ * with volatile fields, where each matched launch's values go in the
+ * stream's arena. Made once, when the matcher first meets the sequence. */
+#include "match.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static size_t align8(size_t n) { return (n + 7) & ~(size_t)7; }
+
+void rp__match_adopt(rp_seq *s)
+{
+    if (s->match.tried)
+        return;
+    s->match.tried = 1;
+    const rp_det_entry *e = s->det;
+    if (!s->lay)
+        return; /* every launch takes the general path */
+    size_t nvals = 0;
+    for (size_t i = 0; i < e->n; i++)
+        if (s->lay[i])
+            nvals += s->lay[i]->n;
+    size_t fast_bytes = align8(e->n * sizeof(rp_fast));
+    size_t vals_bytes = nvals * sizeof(uint64_t);
+    size_t poff_bytes = s->vmask ? e->n * sizeof(uint32_t) : 0;
+    uint8_t *block = rp__calloc(1, fast_bytes + vals_bytes + poff_bytes);
+    if (!block)
+        return;
+    s->match.block = block;
+    s->match.fast = (rp_fast *)(void *)block;
+    s->match.fvals = nvals ? (uint64_t *)(void *)(block + fast_bytes) : NULL;
+    nvals = 0;
+    for (size_t i = 0; i < e->n; i++) {
+        const rp_op *op = &e->ops[i];
+        const rp_param_layout *L = s->lay[i];
+        rp_fast *f = &s->match.fast[i];
+        if (op->kind != RP_OP_KERNEL || !L || op->nattrs || L->total != op->param_bytes)
+            continue; /* f->f NULL: never matched by the fast path */
+        f->f = op->func;
+        f->stream = op->stream;
+        f->tag = rp__fast_tag(op->entry, op->flags & RP_OPF_PTSZ);
+        f->nparams = L->n;
+        memcpy(f->geometry, op->grid, sizeof f->geometry);
+        int words = L->n <= RP_FAST_PARAMS;
+        for (uint32_t j = 0; words && j < L->n; j++)
+            words = L->size[j] == 4 || L->size[j] == 8;
+        if (!words)
+            continue; /* the layout is walked */
+        for (uint32_t j = 0; j < L->n; j++) {
+            uint64_t v = 0;
+            if (L->size[j] == 4) {
+                uint32_t u;
+                memcpy(&u, op->params + L->off[j], 4);
+                v = u;
+                f->size4 |= 1u << j;
+            } else {
+                memcpy(&v, op->params + L->off[j], 8);
+            }
+            s->match.fvals[nvals + j] = v;
+        }
+        f->words = 1;
+        f->vals = s->match.fvals + nvals;
+        nvals += L->n;
+    }
+    if (s->vmask) {
+        /* An op's place in the arena: its geometry, then its parameters. */
+        s->match.poff = (uint32_t *)(void *)(block + fast_bytes + vals_bytes);
+        for (size_t i = 0; i < e->n; i++) {
+            s->match.poff[i] = (uint32_t)s->match.ptotal;
+            s->match.ptotal += RP_ARENA_GEOMETRY + align8(e->ops[i].param_bytes);
+        }
+    }
+}

@@ -1,0 +1,432 @@
+/* match.c - the matcher: once sequences have graphs, a stream's ops that
+ * match a sequence's ops from its first one on are deferred, op by op; a
+ * complete match is replayed with one cuGraphLaunch; a divergence flushes
+ * the deferred ops eagerly, in order (DESIGN.md §1, §2). Deferral delays; it
+ * never reorders, drops or duplicates. The matcher only matches, launches
+ * (seq/replay.c) and flushes: it says what it did, and its caller
+ * (coord/streams.c) decides where the work goes and hands what ran to
+ * learning. A sequence stays while a stream matches against it: the
+ * matcher counts those streams in its pins. Runs under the lock of the
+ * stream's context. */
+#include "match.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* Issue one recorded op of `st` eagerly (a flush): as the program called
+ * it (on its own stream: `st`'s, or that of a stream that joined its trace)
+ * when `st`'s own stream is the target, else the async form on `target`
+ * (another thread's per-thread stream, which no other stream joins). */
+static CUresult issue_eager(const rp_stream *st, const rp_op *op, CUstream target)
+{
+    if (target == st->handle)
+        return rp__rec_issue_as_called(st->cs, op);
+    return rp__rec_issue(st->cs, op, target, op->data);
+}
+
+/* Keep the record of a deferred op, with the bytes of a host-to-device copy
+ * from pageable memory copied now: the driver reads them at the call, and
+ * the program may reuse its buffer as soon as the call returns. A pinned
+ * source is not copied: the driver reads it when the copy runs, after the
+ * earlier work of the stream that may fill it (DESIGN.md §2.3). Returns 0,
+ * or -1 if memory runs out (the op then runs eagerly). */
+int rp__def_reserve(rp_stream *st, size_t want)
+{
+    if (want <= st->match.capdef)
+        return 0;
+    size_t cap = st->match.capdef ? 2 * st->match.capdef : 16;
+    while (cap < want)
+        cap *= 2;
+    rp_op *n = rp__realloc(st->match.def, cap * sizeof *n);
+    if (!n)
+        return -1;
+    st->match.def = n;
+    st->match.capdef = cap;
+    return 0;
+}
+
+static int def_room(rp_stream *st)
+{
+    return rp__def_reserve(st, st->match.ndef + 1);
+}
+
+/* Where the fast path put the geometry and the parameters of the launch
+ * it deferred as op k of `s`, a sequence with volatile fields
+ * (rp_stream.match.arena). */
+static uint8_t *arena_of(const rp_stream *st, const rp_seq *s, size_t k)
+{
+    return st->match.arena + s->match.poff[k];
+}
+
+/* Write down the ops the fast path deferred without a record: the
+ * sequence's, borrowed, with, for a sequence with volatile fields, the
+ * values of the launch (in the arena, also borrowed: a flush copies them). */
+static void write_down(rp_stream *st)
+{
+    rp_seq *s = st->match.borrowed_seq;
+    if (!s)
+        return;
+    st->match.borrowed_seq = NULL;
+    for (size_t i = st->match.borrowed_from; i < st->match.ndef; i++) {
+        rp_op *d = &st->match.def[i];
+        *d = s->det->ops[i];
+        d->borrowed = 1;
+        d->opno = st->match.borrowed_opno + (i - st->match.borrowed_from);
+        if (s->vmask) { /* every launch of it was kept there (match.h) */
+            const uint8_t *a = arena_of(st, s, i);
+            memcpy(d->grid, a, 7 * sizeof(unsigned int));
+            d->params = d->param_bytes ? (uint8_t *)a + RP_ARENA_GEOMETRY : NULL;
+        }
+    }
+}
+
+static int defer_push(rp_stream *st, rp_op *op)
+{
+    if (rp__op_staged(op) && op->bytes) {
+        op->data = rp__malloc(op->bytes);
+        if (!op->data)
+            return -1;
+        memcpy(op->data, op->host, op->bytes);
+    }
+    if (def_room(st) != 0) {
+        free(op->data);
+        op->data = NULL;
+        return -1;
+    }
+    if (rp__op_is_event(op->kind))
+        rp__ev_deferred_add(1);
+    st->match.def[st->match.ndef++] = *op;
+    memset(op, 0, sizeof *op);
+    return 0;
+}
+
+/* The stream no longer matches against any of its candidates or its
+ * complete match: they are unpinned. */
+static void unpin_all(rp_stream *st)
+{
+    for (size_t i = 0; i < st->match.ncand; i++)
+        st->match.cand[i]->pins--;
+    if (st->match.complete)
+        st->match.complete->pins--;
+    st->match.ncand = 0;
+    st->match.complete = NULL;
+}
+
+static void diverged(rp_seq *s, size_t at, const char *why)
+{
+    s->divergences++;
+    s->div_op = at;
+    s->div_why = why;
+}
+
+/* Whether op `k` of sequence `s` can stand for `op`: exactly equal, or
+ * equal outside the fields declared volatile. */
+static int seq_match(const rp_seq *s, size_t k, const rp_op *op)
+{
+    const rp_op *want = &s->det->ops[k];
+    if (!s->vmask || !s->vmask[k])
+        return rp__op_same_content(want, op);
+    return rp__op_match_masked(want, op, s->vmask[k],
+                               s->lay ? s->lay[k] : rp__rec_layout(s->cs, want));
+}
+
+void rp__match_resolve(rp_stream *st, CUstream target, struct rp_resolved *out)
+{
+    out->replayed = NULL;
+    out->flushed = NULL;
+    out->nflushed = 0;
+    out->err = CUDA_SUCCESS;
+    if (st->match.ndef == 0) {
+        unpin_all(st); /* candidates found for an op that was not deferred */
+        return;
+    }
+    /* Ops the fast path deferred are written down only if they are flushed
+     * (they are kernels: the replay reads no record of theirs). */
+    size_t written = st->match.borrowed_seq ? st->match.borrowed_from : st->match.ndef;
+    rp_ctxstate *cs = st->cs;
+    uint64_t gen = rp__issued();
+    for (size_t i = 0; i < written; i++) /* every event op leaves the list below */
+        if (rp__op_is_event(st->match.def[i].kind))
+            rp__ev_deferred_add(-1);
+    size_t done = 0;
+    rp_seq *c = st->match.complete;
+    if (c) {
+        rp__trace("replay sequence %u (%zu ops) on stream %p", c->id, c->det->n,
+                  (void *)target);
+        rp__nvtx_push("reprise: replay sequence %u", c->id);
+        enum rp_replay_step failed = RP_STEP_LAUNCH;
+        CUresult after_err = CUDA_SUCCESS;
+        rp_vals v = {st->match.def, st->match.borrowed_seq, st->match.borrowed_from,
+                     st->match.arena};
+        CUresult rc = rp__seq_replay(st, c, target, &v, gen, &failed, &after_err);
+        if (after_err != CUDA_SUCCESS)
+            out->err = after_err;
+        rp__nvtx_pop();
+        if (rc == CUDA_SUCCESS) {
+            done = c->det->n;
+            out->replayed = c;
+            if (st->handle != CU_STREAM_PER_THREAD) { /* see rp__match_first */
+                st->match.hint = c;
+                st->match.hint_gone = cs->seqs_gone;
+            }
+        } else if (rc == CUDA_ERROR_NOT_READY && failed == RP_STEP_ORDER) {
+            /* A fork/join sequence whose streams are busy: eagerly this
+             * time, the graph stays. */
+            cs->counters.fork_joins_busy++;
+        } else if (rc == CUDA_ERROR_NOT_READY && failed == RP_STEP_STAGING) {
+            cs->counters.staging_busy++; /* likewise */
+        } else if (rc == CUDA_ERROR_NOT_READY) {
+            /* The graph stays while next time may need fewer updates; when
+             * it keeps needing too many it goes, and its shape backs off. */
+            cs->counters.too_many_updates++;
+            if (++c->ex.too_many >= 3)
+                c->broken = 1;
+        } else {
+            /* A replay runs every recorded op or none: the ops go eagerly
+             * below, and the graph is not offered again. A node update the
+             * driver refuses as invalid is one of its rules (new memory
+             * from another context, say), not a failure: said at info. */
+            static unsigned int logged;
+            int refused = rc == CUDA_ERROR_INVALID_VALUE && failed == RP_STEP_UPDATE;
+            if (logged++ < 8)
+                rp__log(refused ? RP_LOG_INFO : RP_LOG_WARN,
+                        "%s %s (CUresult %d); the sequence's ops ran eagerly and its graph was "
+                        "dropped", rp__replay_step_names[failed],
+                        refused ? "refused by the driver" : "failed", (int)rc);
+            c->broken = 1;
+            cs->counters.replay_failures++;
+        }
+    }
+    if (done < st->match.ndef) {
+        cs->counters.divergences++;
+        /* Candidates still matching when a boundary came: the program
+         * stopped before their end. */
+        for (size_t i = 0; i < st->match.ncand; i++)
+            diverged(st->match.cand[i], st->match.ndef, "a boundary came before the sequence ended");
+    }
+    for (size_t i = 0; i < done && i < written; i++)
+        if (!st->match.def[i].borrowed) /* a borrowed one owns nothing */
+            rp__op_free(&st->match.def[i]);
+    if (done < st->match.ndef)
+        write_down(st);
+    st->match.borrowed_seq = NULL;
+    if (done < st->match.ndef) {
+        rp__trace("flush %zu deferred ops on stream %p", st->match.ndef - done, (void *)target);
+        rp__nvtx_push("reprise: flush %zu ops", st->match.ndef - done);
+    }
+    size_t kept = 0;
+    rp_fj_tails tails;
+    rp__fj_track_begin(&tails, target == st->handle);
+    for (size_t i = done; i < st->match.ndef; i++) {
+        rp_op *op = &st->match.def[i];
+        CUresult rc = issue_eager(st, op, target);
+        if (rc != CUDA_SUCCESS) {
+            if (out->err == CUDA_SUCCESS)
+                out->err = rc;
+            rp__op_free(op);
+            tails.on = 0;
+            continue;
+        }
+        rp__fj_track(st, &tails, op);
+        if (op->borrowed) {
+            /* Learning keeps it past the sequence it was borrowed from. */
+            rp_op own;
+            if (rp__op_copy(&own, op) != 0) {
+                rp__bound_hit(cs, RP_BOUND_MEMORY);
+                rp__count_eager(cs, RP_EAGER_BOUND, 1);
+                rp__op_free(op);
+                continue;
+            }
+            *op = own;
+        }
+        free(op->data); /* payload: not part of what is learnt */
+        op->data = NULL;
+        st->match.def[kept++] = *op;
+    }
+    if (done < st->match.ndef)
+        rp__nvtx_pop();
+    /* Work reached streams: once for the resolution (what rp__fj_after
+     * expects), once more for ops flushed, which may be a side stream's. */
+    rp__note_issue();
+    if (done < st->match.ndef) {
+        rp__note_issue();
+        rp__fj_tracked(st, &tails, gen + 2);
+    }
+    out->flushed = st->match.def;
+    out->nflushed = kept;
+    st->match.ndef = 0;
+    unpin_all(st);
+}
+
+/* Drop the candidates that cannot match the op at position st->match.ndef, noting
+ * why for the report. */
+static void narrow(rp_stream *st, const rp_op *op)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < st->match.ncand; i++) {
+        rp_seq *s = st->match.cand[i];
+        if (NEVER(s->det->n <= st->match.ndef)) { /* complete candidates left the list */
+            s->pins--;
+            continue;
+        }
+        const rp_op *want = &s->det->ops[st->match.ndef];
+        if (!s->broken && seq_match(s, st->match.ndef, op)) {
+            st->match.cand[k++] = s;
+            continue;
+        }
+        if (!s->broken)
+            diverged(s, st->match.ndef, rp__op_same_structure(want, op)
+                                      ? "same operation, other arguments, geometry or addresses"
+                                      : "another operation");
+        s->pins--;
+    }
+    st->match.ncand = k;
+}
+
+static void note_complete(rp_stream *st)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < st->match.ncand; i++) {
+        rp_seq *s = st->match.cand[i];
+        if (s->det->n == st->match.ndef) {
+            /* The longest wins; between equals, an exact one (no updates). */
+            if (!st->match.complete || st->match.complete->det->n < s->det->n ||
+                (st->match.complete->vmask && !s->vmask)) {
+                if (st->match.complete)
+                    st->match.complete->pins--;
+                st->match.complete = s;
+            } else {
+                s->pins--;
+            }
+        } else {
+            st->match.cand[k++] = s;
+        }
+    }
+    st->match.ncand = k;
+}
+
+enum rp_offer rp__match_offer(rp_stream *st, const rp_op *op)
+{
+    write_down(st);
+    if (st->match.ndef) {
+        narrow(st, op);
+        /* Divergence (or a complete match followed by an op that no
+         * longer sequence extends): what is pending must be resolved
+         * first, then the op starts afresh. */
+        return st->match.ncand ? RP_OFFER_MATCHES : RP_OFFER_RESOLVE;
+    }
+    unpin_all(st); /* ALWAYS none: nothing is held */
+    for (size_t i = 0; i < st->cs->nseqs && st->match.ncand < RP_MAX_CANDIDATES; i++) {
+        rp_seq *s = st->cs->seqs[i];
+        if (!s->broken && s->ctx == op->ctx && s->home == st->handle && seq_match(s, 0, op)) {
+            rp__match_adopt(s);
+            s->pins++;
+            st->match.cand[st->match.ncand++] = s;
+        }
+    }
+    return st->match.ncand ? RP_OFFER_MATCHES : RP_OFFER_EAGER;
+}
+
+/* The fast path at op k of a candidate with volatile fields (op k's may be
+ * none): the launch must equal the sequence's op outside them (as
+ * rp__op_match_masked says of records). Its geometry and parameters go to
+ * the stream's arena (the sequence's bytes, padding zeroed, then the
+ * volatile ones): the update, or, if it is flushed, its record's values
+ * (write_down). Returns 0 when it does not match. */
+static int match_masked(rp_stream *st, const rp_seq *s, size_t k, const rp_launch *l)
+{
+    const rp_op *want = &s->det->ops[k];
+    const rp_param_layout *L = s->lay[k];
+    uint64_t m = s->vmask[k];
+    if (want->kind != RP_OP_KERNEL || want->func != l->f || !L ||
+        L->total != want->param_bytes || (L->n && !l->kp))
+        return 0;
+    if (!(m & (RP_VOL_GRID | RP_VOL_BLOCK | RP_VOL_SHMEM))) {
+        if (!rp__geometry_same(want->grid, l->grid))
+            return 0;
+    } else {
+        for (int i = 0; i < 3; i++)
+            if ((!(m & RP_VOL_GRID) && want->grid[i] != l->grid[i]) ||
+                (!(m & RP_VOL_BLOCK) && want->block[i] != l->block[i]))
+                return 0;
+        if (!(m & RP_VOL_SHMEM) && want->shmem != l->shmem)
+            return 0;
+    }
+    if (!rp__params_same(want->params, L, l->kp, m & ((1ull << RP_VOL_MAX_PARAMS) - 1)))
+        return 0;
+    uint8_t *a = arena_of(st, s, k);
+    memcpy(a, l->grid, 7 * sizeof(unsigned int));
+    uint8_t *params = a + RP_ARENA_GEOMETRY;
+    /* Whole words (the arena's places are too): no memcpy call for a
+     * kernel's few parameters. */
+    size_t i8 = 0;
+    for (; i8 + 8 <= want->param_bytes; i8 += 8)
+        memcpy(params + i8, want->params + i8, 8);
+    if (i8 < want->param_bytes)
+        memcpy(params + i8, want->params + i8, want->param_bytes - i8);
+    for (uint32_t i = 0; i < L->n && i < RP_VOL_MAX_PARAMS; i++) {
+        if (!(m >> i & 1))
+            continue;
+        rp__param_copy(params + L->off[i], l->kp[i], L->size[i]);
+    }
+    return 1;
+}
+
+/* Room in the stream's arena for sequence `s` (0, or -1 if memory runs
+ * out). Only the one candidate's ops point in (rp_stream), and none yet
+ * when it is too small for it. */
+static int arena_room(rp_stream *st, const rp_seq *s)
+{
+    if (st->match.arena_cap >= s->match.ptotal)
+        return 0;
+    uint8_t *a = rp__realloc(st->match.arena, s->match.ptotal);
+    if (!a)
+        return -1;
+    st->match.arena = a;
+    st->match.arena_cap = s->match.ptotal;
+    return 0;
+}
+
+enum rp_offer rp__match_first(rp_stream *st, CUstream h, const rp_launch *l,
+                              enum rp__entry entry)
+{
+    rp_seq *s = st->match.hint; /* never a per-thread stream's (rp__match_resolve) */
+    if (!s || st->match.hint_gone != st->cs->seqs_gone || !s->first_unique)
+        return RP_OFFER_EAGER; /* none, or a sequence went since: it may be this one */
+    return rp__match_at(st, s, 0, h, *l, entry);
+}
+
+int rp__match_masked(rp_stream *st, const rp_seq *s, size_t k, const rp_launch *l)
+{
+    return s->match.poff && arena_room(st, s) == 0 && match_masked(st, s, k, l);
+}
+
+void rp__match_cancel(rp_stream *st)
+{
+    unpin_all(st);
+}
+
+void rp__match_stream_free(rp_stream *st)
+{
+    unpin_all(st);
+    for (size_t i = 0; i < (st->match.borrowed_seq ? st->match.borrowed_from : st->match.ndef); i++) {
+        if (rp__op_is_event(st->match.def[i].kind))
+            rp__ev_deferred_add(-1);
+        rp__op_free(&st->match.def[i]); /* the fast path's unwritten ones own nothing */
+    }
+    free(st->match.def);
+    free(st->match.arena);
+    memset(&st->match, 0, sizeof st->match);
+}
+
+enum rp_offer rp__match_defer(rp_stream *st, rp_op *op)
+{
+    if (defer_push(st, op) != 0) {
+        rp__bound_hit(st->cs, RP_BOUND_MEMORY);
+        if (!st->match.ndef)
+            unpin_all(st); /* nothing held: no candidate any more */
+        return RP_OFFER_RESOLVE;
+    }
+    note_complete(st);
+    return st->match.ncand == 0 && st->match.complete ? RP_OFFER_COMPLETE : RP_OFFER_DEFERRED;
+}

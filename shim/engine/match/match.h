@@ -1,0 +1,201 @@
+/* match.h - the matcher layer of the engine (DESIGN.md §1, §2): once
+ * sequences have graphs, a stream's ops that match a sequence's from its
+ * first on are deferred op by op; a complete match is replayed (seq/), a
+ * divergence flushes the deferred ops eagerly, in order. It says what it
+ * did (rp_resolved); the coordinator decides what follows. Its fast path
+ * is here, inline in the launch hooks: it runs for every launch of a
+ * loop's steady state, and a call with its frame weighed on each (the rest
+ * is match.c, the images it compares with fast.c). */
+#ifndef REPRISE_MATCH_H
+#define REPRISE_MATCH_H
+
+#include "seq.h"
+
+/* A sequence's kernel op as the matcher's fast path compares a launch
+ * with it (match.h), made once the matcher first meets the sequence (fast.c): what a launch must name, and
+ * its arguments' values when every one is 4 or 8 bytes (at most
+ * RP_FAST_PARAMS of them); otherwise the layout is walked
+ * (rp__op_is_launch). `f` NULL: not a kernel the fast path can
+ * match (no layout, launch attributes). */
+#define RP_FAST_PARAMS 32
+typedef struct rp_fast {
+    CUfunction f;
+    CUstream stream;
+    uint32_t tag;           /* rp__fast_tag(entry, ptsz) of the call recorded */
+    uint32_t nparams;
+    unsigned int geometry[7]; /* grid, block, shared memory bytes */
+    uint32_t words;         /* 1: every parameter is a word, valued in `vals` */
+    uint32_t size4;         /* bit i: parameter i is 4 bytes (else 8) */
+    const uint64_t *vals;   /* the parameters' values */
+} rp_fast;
+
+static inline uint32_t rp__fast_tag(unsigned int entry, int ptsz)
+{
+    return entry | (uint32_t)!!ptsz << 16;
+}
+
+
+enum rp_offer {
+    RP_OFFER_EAGER,    /* no sequence can start with it: issue it now */
+    RP_OFFER_MATCHES,  /* candidates can take it: rp__match_defer it */
+    RP_OFFER_RESOLVE,  /* what is pending cannot take it: resolve, then offer again */
+    RP_OFFER_DEFERRED, /* (rp__match_defer) deferred: the record belongs to the stream */
+    RP_OFFER_COMPLETE, /* (rp__match_defer) deferred, and a sequence matched in full */
+};
+/* Offer a recorded capturable op to the matcher of `st`: narrows the
+ * candidates (or, with nothing pending, finds them). */
+enum rp_offer rp__match_offer(rp_stream *st, const rp_op *op);
+/* Defer `op` after rp__match_offer said MATCHES: DEFERRED, COMPLETE (resolve
+ * now), or RESOLVE when it cannot be kept (memory; the op is left to the
+ * caller, to issue eagerly after resolving). */
+enum rp_offer rp__match_defer(rp_stream *st, rp_op *op);
+/* The matcher's fast path (rp__match_launch, below, inline in the launch
+ * hook) calls these out of line: */
+/* Room for `want` deferred records; 0, or -1 if memory runs out. */
+int rp__def_reserve(rp_stream *st, size_t want);
+/* Op k of `s`, a sequence with volatile fields there, stands for launch
+ * `l`: equal outside them; its values are kept in the stream's arena
+ * (rp_stream.match.arena). 1, or 0 (nothing done). */
+int rp__match_masked(rp_stream *st, const rp_seq *s, size_t k, const rp_launch *l);
+/* The fast path for the first op of a match (match.h): the sequence last
+ * replayed on the stream, when no other of its home begins with its first
+ * op's kernel (rp_seq.first_unique: rp__match_offer would find it alone).
+ * Not on a per-thread stream: a match there begins by recording where
+ * (coord/handoff.c, mark_start). */
+enum rp_offer rp__match_first(rp_stream *st, CUstream h, const rp_launch *l,
+                              enum rp__entry entry);
+
+/* Forget the candidates rp__match_offer found (nothing deferred yet). */
+void rp__match_cancel(rp_stream *st);
+/* The stream's record goes (or its context's teardown forgets it): the
+ * sequences it matched against are its no longer (rp_seq.pins). Frees
+ * what the matcher keeps for it. */
+void rp__match_stream_free(rp_stream *st);
+/* What rp__match_resolve did. */
+struct rp_resolved {
+    rp_seq *replayed;   /* the sequence launched in place of the first ops, or NULL */
+    rp_op *flushed;     /* the ops issued eagerly after it, whose records the
+                           caller takes (until the stream's next op) ... */
+    size_t nflushed;    /* ... and how many */
+    CUresult err;       /* the first error of a flushed call */
+};
+/* Resolve what is deferred on `st`, issuing on `target` (its own stream, or
+ * the private stream for another thread's per-thread stream): launch the
+ * longest complete match, issue the rest eagerly in order. Afterwards
+ * nothing is deferred and the flushed records wait (out->flushed) for the
+ * caller to hand them to learning (rp__learn_resolved). The bookkeeping of
+ * a replay for learning is the caller's too (rp__learn_replayed). */
+void rp__match_resolve(rp_stream *st, CUstream target, struct rp_resolved *out);
+/* ---- fast.c -------------------------------------------------------------------- */
+/* Make the fast path's images of `s`'s kernels, once (at its first offer):
+ * without memory, none, and every launch of it takes the general path. */
+void rp__match_adopt(rp_seq *s);
+
+
+/* 1 when the launch's geometry and arguments are those of the image. The
+ * launch is taken by value, and its fields read one by one, so that it
+ * need not be made in memory (the caller's inline code keeps it in
+ * registers). */
+static inline __attribute__((always_inline)) int rp__fast_same(const rp_fast *fo, rp_launch l)
+{
+    const unsigned int *g = fo->geometry;
+    if (((g[0] ^ l.grid[0]) | (g[1] ^ l.grid[1]) | (g[2] ^ l.grid[2]) | (g[3] ^ l.block[0]) |
+         (g[4] ^ l.block[1]) | (g[5] ^ l.block[2]) | (g[6] ^ l.shmem)) ||
+        (fo->nparams && !l.kp))
+        return 0;
+    for (uint32_t i = 0; i < fo->nparams; i++) {
+        uint64_t v;
+        if (fo->size4 >> i & 1) {
+            uint32_t u;
+            memcpy(&u, l.kp[i], 4);
+            v = u;
+        } else {
+            memcpy(&v, l.kp[i], 8);
+        }
+        if (v != fo->vals[i])
+            return 0;
+    }
+    return 1;
+}
+
+/* Op k of `s` stands for launch `l` (`s` the stream's only candidate, or,
+ * at k = 0, the one rp__match_first chose): deferred as rp__match_launch
+ * says. */
+static inline __attribute__((always_inline)) enum rp_offer
+rp__match_at(rp_stream *st, rp_seq *s, size_t k, CUstream h, rp_launch l, enum rp__entry entry)
+{
+    size_t n = s->det->n;
+    const rp_fast *fo = s->match.fast ? &s->match.fast[k] : NULL;
+    if (!fo || fo->f != l.f || fo->stream != h || fo->tag != rp__fast_tag(entry, l.ptsz) ||
+        s->broken)
+        return RP_OFFER_EAGER;
+    if (RP_UNLIKELY(s->vmask)) {
+        /* Every launch of a sequence with updates keeps its values in the
+         * arena, also one matched exactly: its op's mask may be widened
+         * while it is deferred (another thread's per-thread stream learns
+         * the same structure), and the arena is then what it is read from. */
+        rp_launch copy = l; /* in memory here only */
+        if (!rp__match_masked(st, s, k, &copy))
+            return RP_OFFER_EAGER;
+    } else if (RP_LIKELY(fo->words)) {
+        if (!rp__fast_same(fo, l))
+            return RP_OFFER_EAGER;
+    } else {
+        rp_launch copy = l;
+        if (!rp__op_is_launch(&s->det->ops[k], s->lay[k], copy.f, copy.grid, copy.kp))
+            return RP_OFFER_EAGER;
+    }
+    if (!st->match.borrowed_seq) {
+        /* Room for the rest of the sequence now: writing it down later
+         * must not fail. */
+        if (n > st->match.capdef && rp__def_reserve(st, n) != 0)
+            return RP_OFFER_EAGER;
+        st->match.borrowed_seq = s;
+        st->match.borrowed_from = k;
+        st->match.borrowed_opno = st->opno;
+    }
+    if (!k) { /* as rp__match_offer begins a match (nothing was held) */
+        st->match.cand[0] = s;
+        st->match.ncand = 1;
+        st->match.complete = NULL;
+        s->pins++;
+    }
+    st->opno++;
+    /* Complete after op k: `s`, the only candidate, is the longest
+     * (match.c, note_complete). */
+    if ((st->match.ndef = k + 1) < n)
+        return RP_OFFER_DEFERRED;
+    st->match.complete = s;
+    st->match.ncand = 0;
+    return RP_OFFER_COMPLETE;
+}
+
+/* For a launch `l` (by value: see rp__fast_same) through `entry` on the
+ * stream whose record's handle is `h`, in the trace of `st` (`h`'s, or the
+ * one it joined). When `st` holds deferred ops that one sequence alone
+ * still matches (or none, and rp__match_first picks one) and `l` is that
+ * sequence's next op (exactly, or outside the op's volatile fields, whose
+ * values are then kept: rp__match_masked), it is deferred as a borrowed
+ * record (the sequence's own: nothing recorded, nothing copied, written
+ * down only if something reads it: see rp_stream.match.borrowed_seq) and given its
+ * position: DEFERRED, or COMPLETE (resolve now). Otherwise EAGER, and
+ * nothing was done (the caller records the launch and offers it as usual).
+ * The sequence outlives the borrowed records: it stays the candidate or the
+ * complete match until the stream is resolved, and a resolution makes the
+ * flushed ones owned. */
+static inline __attribute__((always_inline)) enum rp_offer
+rp__match_launch(rp_stream *st, CUstream h, rp_launch l, enum rp__entry entry)
+{
+    if (l.extra || (l.cfg && l.cfg->numAttrs))
+        return RP_OFFER_EAGER;
+    size_t k = st->match.ndef;
+    if (RP_UNLIKELY(!k)) {
+        rp_launch copy = l; /* in memory here only */
+        return rp__match_first(st, h, &copy, entry);
+    }
+    if (st->match.ncand != 1)
+        return RP_OFFER_EAGER;
+    return rp__match_at(st, st->match.cand[0], k, h, l, entry);
+}
+
+#endif

@@ -1,0 +1,69 @@
+/* rec.h - the recorder layer of the engine: op records from the program's
+ * calls (recorder.c: a kernel's parameter layout, its bytes packed, the
+ * CUkernel handles the program obtained) and their re-issue, and what the
+ * engine knows of the program's events (events.c). Below it: the engine's
+ * records (engine.h), the model, the core. */
+#ifndef REPRISE_REC_H
+#define REPRISE_REC_H
+
+#include "engine.h"
+
+/* ---- recorder.c ------------------------------------------------------------- */
+/* Remember that `k` is a CUkernel (from cuLibraryGetKernel). */
+void rp__rec_note_kernel(CUkernel k);
+/* Fill `op` for a kernel launch (`cfg`: cuLaunchKernelEx's, for its
+ * attributes; NULL for cuLaunchKernel); the parameter bytes go to `op->params`
+ * (the caller owns the record). Returns 0, or -1 with *why set when the
+ * launch cannot be recorded (op untouched). */
+int rp__rec_kernel(rp_ctxstate *cs, rp_op *op, CUfunction f, const unsigned int grid[3],
+                   const unsigned int block[3], unsigned int shmem, void **kernelParams,
+                   void **extra, const CUlaunchConfig *cfg, enum rp__eager_reason *why);
+/* The kernelParams array of a kernel record: ptrs[i] points at parameter i
+ * in its packed bytes; *kp is ptrs, or NULL for a kernel without parameters.
+ * Returns 0, or -1 if the kernel's layout is unknown. */
+int rp__rec_param_ptrs(rp_ctxstate *cs, const rp_op *op, void **ptrs, void ***kp);
+/* Re-issue a record exactly as the program issued it: the same entry
+ * point (sync or async form, _ptsz/_ptds variant), on its own stream. */
+CUresult rp__rec_issue_as_called(rp_ctxstate *cs, const rp_op *op);
+/* Issue a copy, memset or event record through the entry the program
+ * called (op->entry) on op->stream. */
+CUresult rp__rec_issue_entry(const rp_op *op);
+/* Re-issue a record on `stream` (async form); a staged host-to-device copy
+ * reads `staged`. */
+CUresult rp__rec_issue(rp_ctxstate *cs, const rp_op *op, CUstream stream, const void *staged);
+/* The parameter layout of a kernel record (NULL for other kinds, or if it
+ * cannot be read). Valid until rp__rec_reset of the context. */
+const rp_param_layout *rp__rec_layout(rp_ctxstate *cs, const rp_op *op);
+/* The kernel name of a record ("" if unknown); for stats. */
+const char *rp__rec_kernel_name(rp_ctxstate *cs, const rp_op *op);
+/* Is `host` pinned (page-locked, registered) memory the driver knows? */
+int rp__rec_is_pinned(const void *host);
+/* Forget the context's parameter layouts (their handles may be reused). */
+void rp__rec_reset(rp_ctxstate *cs);
+/* Forget every CUkernel handle (the engine's reset, for tests). */
+void rp__rec_forget_kernels(void);
+
+/* ---- events.c: the program's events --------------------------------------- */
+void rp__ev_created(CUevent e, unsigned int flags, CUcontext ctx);
+void rp__ev_destroyed(CUevent e);
+/* 1 and *out when the event is known (created through the engine). */
+int rp__ev_get(CUevent e, rp_evinfo *out);
+/* The trace of `home` (in `cs`, locked) records or waits on `e` now: 1, or
+ * 0 (nothing changed) when the event is held by another context's trace,
+ * which must be settled first (from outside this context's lock). */
+int rp__ev_touched(CUevent e, rp_ctxstate *cs, rp_stream *home);
+/* The trace `i` names has ended (or was never live): the event is held by
+ * none, unless another trace took it meanwhile. */
+void rp__ev_settled(CUevent e, const rp_evinfo *i);
+/* A fork/join replay on `home` recorded `e` again after its graph. */
+void rp__ev_rerecorded(CUevent e, uint64_t gen, CUstream home);
+/* Forget every event (the engine's reset, for tests). */
+void rp__ev_forget_all(void);
+/* 1 when `i` names a live trace of `cs` (cs locked). */
+static inline int rp__ev_live_in(const rp_evinfo *i, const rp_ctxstate *cs)
+{
+    return i->live_cs == cs && i->live_home && i->live_home->used &&
+           i->live_home->trace.epoch == i->live_epoch;
+}
+
+#endif

@@ -1,0 +1,393 @@
+/* exec.c - a sequence's executables and what they hold: node updates that
+ * bring an executable to an occurrence's values (DESIGN.md §5: volatile
+ * fields set on the executable before a launch), and, for contents that
+ * come back (buffers in rotation), an executable per content, so that
+ * their replays update nothing (docs/engine.md, "Contents that come
+ * back"). The values come from the matcher's view of the deferred
+ * occurrence (rp_vals). Runs under the context's lock. */
+#include "seq.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* Free a record of the values an executable holds (n ops; those never
+ * filled are zeroed and own nothing). */
+void rp__exec_held_free(rp_op *held, size_t n)
+{
+    for (size_t i = 0; held && i < n; i++)
+        rp__op_free(&held[i]);
+    free(held);
+}
+
+/* The values a fresh executable of `e`'s graph holds: its records, without
+ * payload (the staging holds it). NULL when memory runs out. */
+rp_op *rp__exec_held_values(const rp_det_entry *e)
+{
+    rp_op *held = rp__calloc(e->n, sizeof *held);
+    for (size_t i = 0; held && i < e->n; i++) {
+        if (rp__op_copy(&held[i], &e->ops[i]) != 0) {
+            rp__exec_held_free(held, e->n);
+            return NULL;
+        }
+        free(held[i].data);
+        held[i].data = NULL;
+    }
+    return held;
+}
+
+static CUgraphExec alt_exec(rp_seq *s, rp_op **held)
+{
+    rp_ctxstate *cs = s->cs;
+    CUgraphExec x = NULL;
+    /* Instantiated in the sequence's context, as its first executable was
+     * (rp__capture): a replay resolved from a thread where another context
+     * is current makes none. */
+    CUcontext cur = NULL;
+    *held = NULL;
+    if (rp__eng.drv->cuCtxGetCurrent(&cur) != CUDA_SUCCESS || cur != cs->ctx)
+        return NULL;
+    uint64_t t0 = now_ns();
+    *held = rp__exec_held_values(s->det);
+    if (!*held)
+        return NULL;
+    CUresult rc = rp__eng.drv->cuGraphInstantiateWithFlags(&x, s->sealed.graph, 0);
+    if (rc == CUDA_SUCCESS) {
+        cs->counters.instantiates++;
+        rc = rp__eng.drv->cuGraphUpload(x, cs->priv);
+        if (rc != CUDA_SUCCESS) {
+            rp__eng.drv->cuGraphExecDestroy(x);
+            x = NULL;
+        }
+    } else {
+        x = NULL;
+    }
+    cs->counters.instantiate_ns += now_ns() - t0;
+    if (!x) {
+        static unsigned int logged;
+        if (logged++ < 4)
+            rp__info("another executable of sequence %u could not be made (CUresult %d); "
+                     "its replays keep updating the one it has", s->id, (int)rc);
+        rp__exec_held_free(*held, s->det->n);
+        *held = NULL;
+    }
+    return x;
+}
+
+/* Set op `k`'s node of the executable to the values of `op` (same structure,
+ * volatile fields changed: arguments, addresses, values, a kernel's grid,
+ * block and shared memory, a copy's size). The node is named by s->ex.nodes[k], a node of the
+ * graph the executable was instantiated from, also when it was since updated
+ * to another graph (the driver accepts no other handle: capture.c,
+ * take_over). Returns the driver's answer. */
+static CUresult update_kernel(rp_seq *s, size_t k, const unsigned int *g, const uint8_t *params)
+{
+    rp_ctxstate *cs = s->cs;
+    const rp_op *op = &s->det->ops[k];
+    void *ptrs[RP_MAX_PARAMS], **kp = NULL;
+    const rp_param_layout *L = s->lay ? s->lay[k] : rp__rec_layout(cs, op);
+    if (!L)
+        return CUDA_ERROR_INVALID_VALUE; /* NEVER: a volatile kernel has a layout */
+    for (uint32_t i = 0; i < L->n; i++)
+        ptrs[i] = (void *)(params + L->off[i]);
+    if (L->n)
+        kp = ptrs;
+    CUDA_KERNEL_NODE_PARAMS_v2 p;
+    memset(&p, 0, sizeof p);
+    if (op->flags & RP_OPF_KERNEL_HANDLE) {
+        p.kern = (CUkernel)op->func;
+        p.ctx = cs->ctx;
+    } else {
+        p.func = op->func;
+    }
+    p.gridDimX = g[0], p.gridDimY = g[1], p.gridDimZ = g[2];
+    p.blockDimX = g[3], p.blockDimY = g[4], p.blockDimZ = g[5];
+    p.sharedMemBytes = g[6];
+    p.kernelParams = kp;
+    return rp__eng.drv->cuGraphExecKernelNodeSetParams_v2(s->exec, s->ex.nodes[k], &p);
+}
+
+/* The same for a memset or a copy, from its deferred record. */
+static CUresult update_node(rp_seq *s, size_t k, const rp_op *op)
+{
+    rp_ctxstate *cs = s->cs;
+    switch (op->kind) {
+    case RP_OP_KERNEL: /* NEVER: update_kernel */
+        return CUDA_ERROR_INVALID_VALUE;
+    case RP_OP_MEMSET: {
+        CUDA_MEMSET_NODE_PARAMS p;
+        memset(&p, 0, sizeof p);
+        p.dst = op->dst;
+        p.value = op->value;
+        p.elementSize = op->elem;
+        p.width = op->bytes;
+        p.height = 1;
+        return rp__eng.drv->cuGraphExecMemsetNodeSetParams(s->exec, s->ex.nodes[k], &p, cs->ctx);
+    }
+    default: {
+        CUDA_MEMCPY3D p;
+        memset(&p, 0, sizeof p);
+        p.WidthInBytes = op->bytes;
+        p.Height = 1;
+        p.Depth = 1;
+        if (op->kind == RP_OP_HTOD) {
+            p.srcMemoryType = CU_MEMORYTYPE_HOST;
+            p.srcHost = rp__op_staged(op) ? s->sealed.staging[s->stage_of[k]].ptr : op->host;
+        } else {
+            p.srcMemoryType = CU_MEMORYTYPE_DEVICE;
+            p.srcDevice = op->src;
+        }
+        if (op->kind == RP_OP_DTOH) {
+            p.dstMemoryType = CU_MEMORYTYPE_HOST;
+            p.dstHost = op->host;
+        } else {
+            p.dstMemoryType = CU_MEMORYTYPE_DEVICE;
+            p.dstDevice = op->dst;
+        }
+        return rp__eng.drv->cuGraphExecMemcpyNodeSetParams(s->exec, s->ex.nodes[k], &p, cs->ctx);
+    }
+    }
+}
+
+/* A deferred kernel's geometry (7 unsigned ints, as in a record) and
+ * parameter bytes: its record's, or, when the fast path deferred it
+ * unwritten, the arena's. */
+static inline void kernel_values(const rp_vals *v, const rp_seq *s, size_t k,
+                                 const unsigned int **g, const uint8_t **p)
+{
+    if (v->borrowed && k >= v->from) {
+        const uint8_t *a = v->arena + s->match.poff[k];
+        *g = (const unsigned int *)(const void *)a;
+        *p = a + RP_ARENA_GEOMETRY;
+    } else {
+        *g = v->def[k].grid;
+        *p = v->def[k].params;
+    }
+}
+
+/* Whether the executable holds op k's deferred values already. For a
+ * kernel (of the sequence's structure, like the held record), its
+ * geometry and parameter bytes decide. */
+static inline int held_same(const rp_vals *v, const rp_seq *s, size_t k)
+{
+    const rp_op *h = &s->ex.held[k];
+    if (h->kind != RP_OP_KERNEL)
+        return rp__op_same_content(h, &v->def[k]); /* never the fast path's */
+    const unsigned int *g;
+    const uint8_t *p;
+    kernel_values(v, s, k, &g, &p);
+    return rp__geometry_same(h->grid, g) && rp__bytes_same(h->params, p, h->param_bytes);
+}
+
+/* The hash of an op's values (a kernel's geometry and parameter bytes; a
+ * copy's or memset's addresses, size and value): only ever a proposal,
+ * checked value by value (held_same). */
+static inline uint64_t kernel_values_hash(uint64_t h, const unsigned int *g, const uint8_t *p,
+                                          size_t param_bytes)
+{
+    h = rp__acc_bytes(h, g, 7 * sizeof(unsigned int));
+    return rp__acc_bytes(h, p, param_bytes);
+}
+
+static inline uint64_t op_values_hash(uint64_t h, const rp_op *op)
+{
+    if (op->kind == RP_OP_KERNEL)
+        return kernel_values_hash(h, op->grid, op->params, op->param_bytes);
+    h = rp__acc(h, op->dst);
+    h = rp__acc(h, op->src);
+    h = rp__acc(h, (uint64_t)(uintptr_t)op->host);
+    h = rp__acc(h, op->bytes);
+    return rp__acc(h, op->value);
+}
+
+/* The hash of the values of `s`'s volatile ops: those deferred on `st`
+ * (held NULL), or those `held` records (never 0). */
+static uint64_t content_hash(const rp_vals *v, const rp_seq *s, const rp_op *held)
+{
+    uint64_t h = RP_HASH_SEED;
+    for (size_t k = 0; k < s->det->n; k++) {
+        if (!s->vmask[k])
+            continue;
+        if (held) {
+            h = op_values_hash(h, &held[k]);
+        } else if (s->det->ops[k].kind == RP_OP_KERNEL) {
+            const unsigned int *g;
+            const uint8_t *p;
+            kernel_values(v, s, k, &g, &p);
+            h = kernel_values_hash(h, g, p, s->det->ops[k].param_bytes);
+        } else {
+            h = op_values_hash(h, &v->def[k]);
+        }
+    }
+    h = rp__fin(h);
+    return h ? h : 1;
+}
+
+/* Whether a fresh executable, holding the values the graph was captured
+ * with, would be replayed: every volatile node updated, as the costs allow
+ * (apply_updates). If not, making one would only make the replay eager. */
+static int fresh_pays(const rp_seq *s)
+{
+    size_t nvol = 0;
+    for (size_t k = 0; k < s->det->n; k++)
+        nvol += s->vmask[k] != 0;
+    return rp__updates_pay(s->cs, s->det->n, nvol);
+}
+
+/* Before a replay with updates (returns the hash of its content): run it
+ * on the executable that holds its content already, when one of the
+ * sequence's does (a rotation of buffers
+ * comes back to the same arguments), or on a new one made for it when the
+ * content came back within the last RP_SEQ_RECENT replays and the sequence
+ * has fewer than REPRISE_MAX_VARIANTS executables (and the context fewer
+ * than REPRISE_MAX_GRAPHS). The one chosen becomes `exec`/`held`; the
+ * updates (apply_updates) then bring it to the content, none when it holds
+ * it. A content that never comes back (a counter) adds nothing: one
+ * executable, updated. Hashes only choose: what an executable holds is
+ * compared value by value before any replay. Not for a sequence whose
+ * executable was taken over (its node handles are another graph's), a
+ * fork/join one, or one with staging. */
+static uint64_t choose_exec(const rp_vals *v, rp_seq *s)
+{
+    rp_ctxstate *cs = s->cs;
+    if (s->ex.hashed_widened != s->ex.widened || !s->ex.held_hash) {
+        /* The first time, or fields became volatile since: every hash
+         * covers them now. */
+        s->ex.hashed_widened = s->ex.widened;
+        s->ex.held_hash = content_hash(v, s, s->ex.held);
+        for (unsigned int j = 0; j < s->ex.nalt; j++)
+            s->ex.alt_hash[j] = content_hash(v, s, s->ex.alt_held[j]);
+        memset(s->ex.recent, 0, sizeof s->ex.recent);
+    }
+    uint64_t h = content_hash(v, s, NULL);
+    int came_back = 0;
+    for (unsigned int i = 0; i < RP_SEQ_RECENT; i++)
+        came_back |= s->ex.recent[i] == h;
+    s->ex.recent[s->ex.recent_at++ % RP_SEQ_RECENT] = h;
+    if (h == s->ex.held_hash)
+        return h;
+    unsigned int j = 0;
+    while (j < s->ex.nalt && s->ex.alt_hash[j] != h)
+        j++;
+    if (j == s->ex.nalt) {
+        if (!came_back || s->ex.nalt == RP_SEQ_ALTS || 1 + s->ex.nalt >= rp__eng.cfg.max_variants ||
+            cs->nseqs + cs->nalts >= rp__eng.cfg.max_graphs || !fresh_pays(s))
+            return h; /* `exec` is updated */
+        rp_op *held;
+        CUgraphExec x = alt_exec(s, &held);
+        if (!x)
+            return h;
+        s->ex.alt[j] = x;
+        s->ex.alt_held[j] = held;
+        s->ex.alt_hash[j] = content_hash(v, s, held);
+        s->ex.nalt++;
+        cs->nalts++;
+        cs->counters.variant_execs++;
+    } else {
+        cs->counters.variant_exec_hits++;
+    }
+    /* Swap it in: `exec` and its values wait among the others. */
+    CUgraphExec x = s->exec;
+    rp_op *held = s->ex.held;
+    uint64_t hh = s->ex.held_hash;
+    s->exec = s->ex.alt[j], s->ex.held = s->ex.alt_held[j], s->ex.held_hash = s->ex.alt_hash[j];
+    s->ex.alt[j] = x, s->ex.alt_held[j] = held, s->ex.alt_hash[j] = hh;
+    return h;
+}
+
+/* Room for n indices in the context's list of nodes to update (0, or -1). */
+static int upd_room(rp_ctxstate *cs, size_t n)
+{
+    if (n <= cs->capupd)
+        return 0;
+    size_t *u = rp__realloc(cs->upd, n * sizeof *u);
+    if (!u)
+        return -1;
+    cs->upd = u;
+    cs->capupd = n;
+    return 0;
+}
+
+/* Bring the executable's volatile fields to this occurrence's values: only
+ * the nodes whose values differ from what the executable holds now. Returns
+ * CUDA_SUCCESS, the driver's error (the executable may then hold a mix: the
+ * sequence is dropped by the caller), or CUDA_ERROR_NOT_READY when more
+ * than REPRISE_MAX_UPDATES nodes would change (nothing updated: eager is
+ * cheaper). */
+static CUresult apply_updates(const rp_vals *v, rp_seq *s)
+{
+    rp_ctxstate *cs = s->cs;
+    size_t n = s->det->n, need = 0;
+    if (upd_room(cs, n) != 0)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    for (size_t k = 0; k < n; k++)
+        if (s->vmask[k] && !held_same(v, s, k))
+            cs->upd[need++] = k;
+    if (!rp__updates_pay(cs, n, need)) {
+        rp__bound_hit(cs, RP_BOUND_UPDATES);
+        return CUDA_ERROR_NOT_READY;
+    }
+    if (need > rp__eng.cfg.cost.max_updates)
+        cs->counters.beyond_max_updates++;
+    uint64_t t0 = need && rp__eng.cfg.cost.model ? rp__cost_now() : 0;
+    for (size_t j = 0; j < need; j++) {
+        size_t k = cs->upd[j];
+        rp_op *h = &s->ex.held[k];
+        CUresult rc;
+        /* The executable then holds every field of the deferred op; the
+         * held record keeps its own parameter block (same size:
+         * structure) and no payload. */
+        if (h->kind == RP_OP_KERNEL) {
+            const unsigned int *g;
+            const uint8_t *p;
+            kernel_values(v, s, k, &g, &p);
+            rc = update_kernel(s, k, g, p);
+            if (rc == CUDA_SUCCESS) {
+                /* Only its geometry and parameters differ (structure). */
+                memcpy(h->grid, g, 7 * sizeof(unsigned int));
+                if (h->param_bytes)
+                    memcpy(h->params, p, h->param_bytes);
+            }
+        } else {
+            const rp_op *op = &v->def[k];
+            rc = update_node(s, k, op);
+            if (rc == CUDA_SUCCESS) {
+                uint8_t *params = h->params;
+                *h = *op;
+                h->params = params;
+                h->data = NULL;
+                h->borrowed = 0;
+                if (op->param_bytes)
+                    memcpy(params, op->params, op->param_bytes);
+            }
+        }
+        if (rc != CUDA_SUCCESS) {
+            cs->counters.update_failures++;
+            return rc;
+        }
+        s->ex.updates++;
+        cs->counters.updates++;
+    }
+    if (t0)
+        rp__cost_note(cs, RP_COST_UPDATE, rp__cost_now() - t0, need);
+    return CUDA_SUCCESS;
+}
+
+CUresult rp__exec_prepare(rp_seq *s, const rp_vals *v)
+{
+    uint64_t h = rp__eng.cfg.max_variants > 1 && !s->origin && !s->fj.multi &&
+                         !s->sealed.nstaging
+                     ? choose_exec(v, s)
+                     : 0;
+    CUresult rc = apply_updates(v, s);
+    if (rc == CUDA_SUCCESS && h)
+        s->ex.held_hash = h; /* it holds this content now */
+    return rc;
+}

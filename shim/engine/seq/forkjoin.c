@@ -1,0 +1,396 @@
+/* forkjoin.c - what a fork/join sequence needs besides a single stream's
+ * (docs/engine.md, "Fork and join"): its capture plan (which private side
+ * stream and event stands for each of the program's), the private streams
+ * and events themselves, the fork into and the join out of the window;
+ * before a replay, whether what its ops depended on eagerly is done or
+ * known to need nothing more; after it, the step's event ops again without
+ * their work, so that the program's streams and events stand as the step
+ * left them; and what a flush leaves known about the streams for the next
+ * replay. Runs under the context's lock. */
+#include "seq.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+int rp__ops_rooted(const rp_op *ops, size_t n, size_t start, CUstream home)
+{
+    CUevent recs[RP_FJ_EVENTS];
+    CUstream seen[RP_FJ_STREAMS];
+    size_t nrec = 0, nseen = 0;
+    for (size_t k = 0; k < n; k++) {
+        const rp_op *op = &ops[(start + k) % n];
+        if (op->stream != home) {
+            size_t m = 0;
+            while (m < nseen && seen[m] != op->stream)
+                m++;
+            if (m == nseen) {
+                size_t r = 0;
+                while (op->kind == RP_OP_EVWAIT && r < nrec && recs[r] != op->ev)
+                    r++;
+                if (nseen == RP_FJ_STREAMS || op->kind != RP_OP_EVWAIT || r == nrec)
+                    return 0;
+                seen[nseen++] = op->stream;
+            }
+        }
+        if (op->kind == RP_OP_EVREC) {
+            size_t r = 0;
+            while (r < nrec && recs[r] != op->ev)
+                r++;
+            if (r == nrec) { /* the events, each once */
+                if ((!nrec && op->stream != home) || nrec == RP_FJ_EVENTS)
+                    return 0;
+                recs[nrec++] = op->ev;
+            }
+        }
+    }
+    return nseen > 0;
+}
+
+void rp__fj_plan_free(rp_fj_plan *p)
+{
+    free(p->on);
+    free(p->evx);
+}
+
+/* Map the sequence's streams and events; note on `s` what its replays
+ * need (other streams, events to record again, events to wait on). Returns
+ * 0, 1 when it runs on more streams or records more events than the
+ * private ones (a bound), or -1 when memory runs out. */
+int rp__fj_plan(rp_seq *s, const rp_det_entry *e, rp_fj_plan *p)
+{
+    memset(p, 0, sizeof *p);
+    p->on = rp__calloc(e->n, 1);
+    p->evx = rp__calloc(e->n, sizeof *p->evx);
+    s->fj.exts = rp__calloc(e->n, sizeof *s->fj.exts);
+    s->fj.shadow = rp__calloc(e->n, sizeof *s->fj.shadow);
+    if (!p->on || !p->evx || !s->fj.exts || !s->fj.shadow)
+        return -1;
+    CUstream last_rec_on[RP_FJ_EVENTS]; /* where each event was last recorded so far */
+    for (size_t i = 0; i < e->n; i++) {
+        const rp_op *op = &e->ops[i];
+        p->evx[i] = SIZE_MAX;
+        if (op->stream != s->home) {
+            unsigned int k = 0;
+            while (k < s->fj.nside && s->fj.side[k] != op->stream)
+                k++;
+            if (k == s->fj.nside) {
+                if (s->fj.nside == RP_FJ_STREAMS)
+                    return 1;
+                s->fj.side_first[s->fj.nside] = op->kind == RP_OP_EVWAIT ? op->ev : NULL;
+                s->fj.side[s->fj.nside++] = op->stream;
+            }
+            p->on[i] = (unsigned char)(k + 1);
+        }
+        if (!rp__op_is_event(op->kind))
+            continue;
+        size_t j = 0;
+        while (j < p->nev && p->prog_ev[j] != op->ev)
+            j++;
+        if (op->kind == RP_OP_EVREC) {
+            if (j == p->nev) {
+                if (p->nev == RP_FJ_EVENTS)
+                    return 1;
+                p->prog_ev[p->nev++] = op->ev;
+            }
+            p->evx[i] = j;
+            last_rec_on[j] = op->stream;
+            s->fj.shadow[s->fj.nshadow++] = (struct rp_fj_shadow){op->stream, op->ev, 1};
+        } else if (j < p->nev) {
+            p->evx[i] = j; /* recorded earlier in the sequence: an edge */
+            if (last_rec_on[j] != op->stream) /* on its own stream: nothing to wait for */
+                s->fj.shadow[s->fj.nshadow++] = (struct rp_fj_shadow){op->stream, op->ev, 0};
+        } else {
+            size_t k = 0;
+            while (k < s->fj.nexts && s->fj.exts[k] != op->ev)
+                k++;
+            if (k == s->fj.nexts)
+                s->fj.exts[s->fj.nexts++] = op->ev;
+        }
+    }
+    s->fj.rooted = rp__ops_rooted(e->ops, e->n, 0, s->home);
+    return 0;
+}
+
+/* Create event *x unless it exists or an earlier creation failed (*rc). */
+static void fj_event_create(CUevent *x, CUresult *rc)
+{
+    if (*rc == CUDA_SUCCESS && !*x &&
+        (*rc = rp__eng.drv->cuEventCreate(x, CU_EVENT_DISABLE_TIMING)) != CUDA_SUCCESS)
+        *x = NULL;
+}
+
+CUresult rp__fj_prepare(rp_ctxstate *cs, const rp_seq *s, size_t nev)
+{
+    struct rp_fj *f = &cs->fj;
+    CUresult rc = CUDA_SUCCESS;
+    fj_event_create(&f->fork, &rc);
+    fj_event_create(&f->post, &rc);
+    for (unsigned int i = 0; i < s->fj.nside; i++) {
+        if (rc == CUDA_SUCCESS && !f->side[i] &&
+            (rc = rp__eng.drv->cuStreamCreate(&f->side[i], CU_STREAM_NON_BLOCKING)) !=
+                CUDA_SUCCESS)
+            f->side[i] = NULL;
+        fj_event_create(&f->join[i], &rc);
+    }
+    for (size_t j = 0; j < nev; j++)
+        fj_event_create(&f->ev[j], &rc);
+    return rc;
+}
+
+void rp__fj_release(rp_ctxstate *cs)
+{
+    const struct rp__driver *D = rp__eng.drv;
+    struct rp_fj *f = &cs->fj;
+    CUevent *evs[] = {&f->fork, &f->post};
+    for (size_t i = 0; i < 2; i++)
+        if (*evs[i])
+            D->cuEventDestroy_v2(*evs[i]);
+    for (size_t i = 0; i < RP_FJ_STREAMS; i++) {
+        if (f->side[i])
+            D->cuStreamDestroy_v2(f->side[i]);
+        if (f->join[i])
+            D->cuEventDestroy_v2(f->join[i]);
+    }
+    for (size_t j = 0; j < RP_FJ_EVENTS; j++)
+        if (f->ev[j])
+            D->cuEventDestroy_v2(f->ev[j]);
+    memset(f, 0, sizeof *f);
+}
+
+/* The private stream op i runs on in the window. */
+CUstream rp__fj_window_stream(rp_ctxstate *cs, const rp_fj_plan *p, size_t i)
+{
+    return p->on && p->on[i] ? cs->fj.side[p->on[i] - 1] : cs->priv;
+}
+
+/* In the window, right after it begins: every private side stream joins the
+ * capture, forked from its start (so none runs outside it, whatever its
+ * first op is). */
+CUresult rp__fj_fork(rp_ctxstate *cs, const rp_seq *s)
+{
+    const struct rp__driver *D = rp__eng.drv;
+    CUresult rc = s->fj.nside ? D->cuEventRecord(cs->fj.fork, cs->priv) : CUDA_SUCCESS;
+    for (unsigned int i = 0; i < s->fj.nside && rc == CUDA_SUCCESS; i++)
+        rc = D->cuStreamWaitEvent(cs->fj.side[i], cs->fj.fork, 0);
+    return rc;
+}
+
+/* ... and before it ends: every side stream joins the private stream back. */
+CUresult rp__fj_join(rp_ctxstate *cs, const rp_seq *s)
+{
+    const struct rp__driver *D = rp__eng.drv;
+    CUresult rc = CUDA_SUCCESS;
+    for (unsigned int i = 0; i < s->fj.nside && rc == CUDA_SUCCESS; i++) {
+        rc = D->cuEventRecord(cs->fj.join[i], cs->fj.side[i]);
+        if (rc == CUDA_SUCCESS)
+            rc = D->cuStreamWaitEvent(cs->priv, cs->fj.join[i], 0);
+    }
+    return rc;
+}
+
+/* An event op in the window: the private event that stands for the
+ * program's; a wait on an event recorded outside the sequence is left out. */
+CUresult rp__fj_event_op(rp_ctxstate *cs, const rp_op *op, CUstream on, size_t evx)
+{
+    if (evx == SIZE_MAX)
+        return CUDA_SUCCESS;
+    if (op->kind == RP_OP_EVREC)
+        return rp__eng.drv->cuEventRecord(cs->fj.ev[evx], on);
+    return rp__eng.drv->cuStreamWaitEvent(on, cs->fj.ev[evx], 0);
+}
+
+/* Before a fork/join sequence's launch on `target`: what it must come
+ * after is done already, or known to need nothing more to be done. Its
+ * side streams' ops depend, eagerly, on their streams' earlier work, and
+ * its ops after a wait on an event recorded outside it on that event; a
+ * graph can only wait for such things as a whole, which could hold up the
+ * home stream's ops behind work the program means to release only once
+ * those ops are done (a side stream blocked on a value the host writes
+ * after synchronizing the home stream). So the graph waits for nothing.
+ * Each stream it runs ops on must be idle, or stamped (fj_clean) with
+ * nothing issued anywhere since (rp__issued): by an earlier replay of ours
+ * on `target` that made it wait for its graph (that graph needed nothing
+ * more to finish), or by a flush after which `target` waited on its last
+ * record (`target` is after its work already). The home stream is among
+ * them because the side streams wait for the whole graph afterwards
+ * (fj_after), unless the sequence is rooted (rp_seq), or every side
+ * stream's first op waits on the record the home stream's flushed work
+ * ended with: then the side streams' ops came after the home stream's
+ * earlier work eagerly too. Each event it waits on recorded outside it
+ * must be complete, or last recorded by such a replay on `target` or as
+ * the home stream's flushed work's last op. Otherwise its ops run eagerly,
+ * as the program issued them (CUDA_ERROR_NOT_READY). A side stream whose
+ * blocking flag differs from the home stream's never replays: the legacy
+ * stream would order its ops otherwise. `gen`: rp__issued when the
+ * resolution began. */
+static int fj_clean(const rp_stream *x, uint64_t gen, CUstream target)
+{
+    return x && x->fj.after_gen == gen && x->fj.after_home == target;
+}
+
+CUresult rp__fj_ready(rp_stream *st, const rp_seq *s, CUstream target, uint64_t gen)
+{
+    rp_ctxstate *cs = st->cs;
+    const struct rp__driver *D = rp__eng.drv;
+    CUresult rc = CUDA_SUCCESS;
+    /* The home stream: its work before the graph comes before the side
+     * streams' ops eagerly too when the sequence is rooted, or when that
+     * work ends with a record every side stream's first op waits on; or it
+     * is a graph of ours, which needs nothing more to finish. */
+    int home_ok = !s->fj.nside || s->fj.rooted;
+    if (!home_ok && fj_clean(st, gen, target)) {
+        home_ok = 1;
+        for (unsigned int i = 0; st->fj.tail_ev && i < s->fj.nside; i++)
+            home_ok &= s->fj.side_first[i] == st->fj.tail_ev;
+    }
+    if (!home_ok)
+        rc = D->cuStreamQuery(target);
+    for (unsigned int i = 0; i < s->fj.nside && rc == CUDA_SUCCESS; i++) {
+        rp_stream *x = rp__stream_find(cs, s->fj.side[i]);
+        /* A side stream's ops wait, eagerly, for the legacy stream's work
+         * before them when it is a blocking stream, and only then; in the
+         * graph they wait as the home stream's launch does: the two must
+         * agree. */
+        if (!x || x->blocking != st->blocking)
+            rc = CUDA_ERROR_NOT_READY;
+        else if (!fj_clean(x, gen, target))
+            rc = D->cuStreamQuery(s->fj.side[i]);
+    }
+    for (size_t i = 0; i < s->fj.nexts && rc == CUDA_SUCCESS; i++) {
+        rp_evinfo ei;
+        /* Recorded last by the home stream (its flushed work ended with
+         * this record): the home stream is after it already. */
+        if (fj_clean(st, gen, target) && st->fj.tail_ev == s->fj.exts[i])
+            continue;
+        if (!rp__ev_get(s->fj.exts[i], &ei) || ei.after_gen != gen || ei.after_home != target)
+            rc = D->cuEventQuery(s->fj.exts[i]);
+    }
+    return rc;
+}
+
+/* After it: the other streams' later work waits for the graph, and the
+ * program's events and streams are left as the step left them eagerly. The
+ * graph's own events are private, so the sequence's event ops are issued
+ * again without its work (rp_seq.shadow): each side stream first waits for
+ * the graph (cs->fj.post, recorded on `target` right after it), then every
+ * record and wait comes again on its own stream, in the step's order. So an
+ * event completes no earlier than eagerly, in the order of its last record
+ * (an event recorded twice in the step stands where its second record
+ * stood); once an event is complete, every stream whose last op of the step
+ * came before it is idle, as eagerly (its last op is its last event op of
+ * the step, or its wait for the graph); and a later wait waits for the
+ * graph. If that cannot be done, the host waits for the graph. `gen`: what
+ * rp__issued will be once this resolution is over if nothing else is
+ * issued meanwhile (the streams, and the events recorded on `target`, are
+ * then clean for the next replay: fj_ready). Returns the first error. */
+CUresult rp__fj_after(rp_stream *st, const rp_seq *s, CUstream target, uint64_t gen)
+{
+    rp_ctxstate *cs = st->cs;
+    const struct rp__driver *D = rp__eng.drv;
+    CUresult rc = CUDA_SUCCESS;
+    if (s->fj.nside) {
+        rc = D->cuEventRecord(cs->fj.post, target);
+        for (unsigned int i = 0; i < s->fj.nside && rc == CUDA_SUCCESS; i++)
+            rc = D->cuStreamWaitEvent(s->fj.side[i], cs->fj.post, 0);
+    }
+    size_t k = 0;
+    for (; k < s->fj.nshadow && rc == CUDA_SUCCESS; k++) {
+        const struct rp_fj_shadow *o = &s->fj.shadow[k];
+        rc = o->record ? D->cuEventRecord(o->ev, o->stream) : D->cuStreamWaitEvent(o->stream, o->ev, 0);
+    }
+    if (rc != CUDA_SUCCESS) {
+        /* The host waits for the graph; the events not recorded again yet
+         * are recorded on `target`, complete once it is (none may complete
+         * before its step's work). */
+        CUresult src = D->cuStreamSynchronize(target);
+        for (size_t j = k; j < s->fj.nshadow; j++)
+            if (s->fj.shadow[j].record)
+                D->cuEventRecord(s->fj.shadow[j].ev, target);
+        (void)src;
+        return rc;
+    }
+    /* Events recorded again on `target` come before the next replay there. */
+    for (size_t j = 0; j < s->fj.nshadow; j++)
+        if (s->fj.shadow[j].record && s->fj.shadow[j].stream == target)
+            rp__ev_rerecorded(s->fj.shadow[j].ev, gen, target);
+    if (s->fj.nside) {
+        st->fj.after_gen = gen;
+        st->fj.after_home = target;
+        st->fj.tail_ev = NULL; /* its work ends with a graph of ours */
+        for (unsigned int i = 0; i < s->fj.nside; i++) {
+            rp_stream *x = rp__stream_find(cs, s->fj.side[i]);
+            if (x) {
+                x->fj.after_gen = gen;
+                x->fj.after_home = target;
+            }
+        }
+    }
+    return CUDA_SUCCESS;
+}
+
+void rp__fj_track_begin(rp_fj_tails *tl, int on)
+{
+    memset(tl, 0, sizeof *tl);
+    tl->on = on;
+}
+
+/* Follow a flushed op `op` of `st`'s trace. Past RP_FJ_STREAMS streams
+ * nothing is concluded (tl->on goes to 0). */
+void rp__fj_track(const rp_stream *st, rp_fj_tails *tl, const rp_op *op)
+{
+    if (!tl->on)
+        return;
+    struct rp_fj_tail *t = tl->t, *home = &tl->home;
+    if (op->kind == RP_OP_EVREC) { /* a record elsewhere is no longer the latest */
+        for (size_t k = 0; k < tl->n; k++)
+            if (t[k].rec == op->ev && t[k].h != op->stream)
+                t[k].rec = NULL, t[k].joined = 0;
+        if (home->rec == op->ev && op->stream != st->handle)
+            home->rec = NULL;
+    }
+    if (op->stream == st->handle) {
+        if (op->kind == RP_OP_EVWAIT)
+            for (size_t k = 0; k < tl->n; k++)
+                if (t[k].rec == op->ev)
+                    t[k].joined = 1;
+        home->joined = 1; /* it had ops */
+        home->rec = op->kind == RP_OP_EVREC ? op->ev : NULL;
+        return;
+    }
+    size_t k = 0;
+    while (k < tl->n && t[k].h != op->stream)
+        k++;
+    if (k == tl->n) {
+        if (tl->n == RP_FJ_STREAMS) {
+            tl->on = 0;
+            return;
+        }
+        t[tl->n++].h = op->stream;
+    }
+    t[k].rec = op->kind == RP_OP_EVREC ? op->ev : NULL;
+    t[k].joined = 0;
+}
+
+void rp__fj_tracked(rp_stream *st, const rp_fj_tails *tl, uint64_t gen)
+{
+    if (!tl->on)
+        return;
+    /* A side stream whose last flushed op was a record the home stream
+     * then waited on has all its work ordered before the home stream's
+     * end: as clean for the next replay as after one (rp__fj_ready). */
+    for (size_t i = 0; i < tl->n; i++) {
+        rp_stream *x = tl->t[i].joined ? rp__stream_find(st->cs, tl->t[i].h) : NULL;
+        if (x) {
+            x->fj.after_gen = gen;
+            x->fj.after_home = st->handle;
+        }
+    }
+    /* The home stream's flushed work ending with a record: a sequence
+     * whose side streams all begin by waiting on it may be replayed next
+     * (rp__fj_ready). */
+    if (tl->home.joined && tl->home.rec) {
+        st->fj.after_gen = gen;
+        st->fj.after_home = st->handle;
+        st->fj.tail_ev = tl->home.rec;
+    }
+}

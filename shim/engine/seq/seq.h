@@ -1,0 +1,154 @@
+/* seq.h - the sequence layer of the engine: a sequence is a segment with an
+ * executable graph. The table of a context's sequences (seqs.c), capture
+ * windows that make them (capture.c, under the lifecycle rules of
+ * model/lifecycle.c), their executables and the updates that bring one to
+ * an occurrence's values (exec.c), their replay (replay.c), and what
+ * fork/join sequences need besides (forkjoin.c). Above it: learning and
+ * matching, which decide when to capture and what to replay; below it: the
+ * recorder, the engine's records, the model, the core. */
+#ifndef REPRISE_SEQ_H
+#define REPRISE_SEQ_H
+
+#include "rec.h"
+
+/* ---- seqs.c: the table and the report lines ------------------------------- */
+
+/* Add a sequence to its context's list, which owns it from then on.
+ * Returns 0, or -1 when the list cannot grow: `s` is destroyed (its caller
+ * must not touch it) and its ops stay eager. */
+int rp__seqs_add(rp_ctxstate *cs, rp_seq *s);
+/* Take sequence number `i` out of its context's list (the caller destroys
+ * it); a stream's hint of any sequence is void from then on. */
+rp_seq *rp__seqs_remove(rp_ctxstate *cs, size_t i);
+/* The report line of sequence `s` (cs locked). */
+void rp__seq_info(const rp_seq *s, struct rp__seq_info *o);
+/* Keep the report line of a sequence whose graph is being dropped. */
+void rp__seq_retire(const rp_seq *s);
+
+/* ---- capture.c: capture windows ---------------------------------------------- */
+
+/* Capture detector entry `e` into a new sequence (with volatile fields
+ * `vmask`, or NULL for an exact-content one). Returns it, or NULL (the
+ * reason counted and logged once). `reuse`, when not NULL, is a sequence
+ * whose executable may be updated to the new graph (cuGraphExecUpdate_v2)
+ * instead of instantiating a new one; on success its executable moves to
+ * the new sequence (reuse->exec becomes NULL), with the graph it was
+ * instantiated from and that graph's node handles (see `origin`), and the
+ * caller drops `reuse`. `home` is the stream whose trace `e` was learnt
+ * on: the sequence is replayed there; its ops on other streams and its
+ * event ops make it a fork/join sequence, captured with private side
+ * streams and events (never taking an executable over, nor taken over). */
+rp_seq *rp__capture(rp_ctxstate *cs, rp_det_entry *e, const uint64_t *vmask, rp_seq *reuse,
+                    CUstream home);
+/* Destroy a sequence. Nothing here waits: its last launch may sit behind a
+ * wait the host releases later; the staging that launch reads goes to the
+ * pool (model/lifecycle.c), busy until it has been read. */
+void rp__seq_destroy(rp_seq *s);
+/* The context's private stream, created on first use (NULL if it cannot be). */
+CUstream rp__private_stream(rp_ctxstate *cs);
+/* The lifecycle's view of a driver table. */
+void rp__lc_driver_from(rp_lc_driver *lc, const struct rp__driver *drv);
+
+/* ---- exec.c: executables and updates ------------------------------------------ */
+
+/* An occurrence's deferred values, as the matcher holds them: its records
+ * (`def`, those written down), and the launches of `borrowed` from op
+ * `from` on, deferred by the fast path with their values in `arena`. */
+typedef struct rp_vals {
+    const rp_op *def;
+    const rp_seq *borrowed;
+    size_t from;
+    const uint8_t *arena;
+} rp_vals;
+/* Before a replay of a sequence with volatile fields: run it on the
+ * executable that holds its content already, or one made for a content
+ * that comes back, and update the nodes whose values differ. Returns
+ * CUDA_SUCCESS, CUDA_ERROR_NOT_READY when more updates would be needed than
+ * pay (nothing updated), or the driver's error (the executable may then
+ * hold a mix: the caller drops the sequence). */
+CUresult rp__exec_prepare(rp_seq *s, const rp_vals *v);
+/* The values a fresh executable of `e`'s graph holds: its records, without
+ * payload. NULL when memory runs out. */
+rp_op *rp__exec_held_values(const rp_det_entry *e);
+/* Free such values (n ops; those never filled own nothing). */
+void rp__exec_held_free(rp_op *held, size_t n);
+
+/* ---- replay.c ------------------------------------------------------------------ */
+
+/* What a replay that was not made failed at. */
+enum rp_replay_step { RP_STEP_LAUNCH, RP_STEP_WAIT, RP_STEP_UPDATE, RP_STEP_ORDER,
+                      RP_STEP_STAGING };
+extern const char *const rp__replay_step_names[];
+/* Launch `s` on `target` in place of its ops deferred on `st` (values `v`):
+ * its staging refilled once the previous launch has read it, its volatile
+ * nodes updated, a fork/join one only once what its ops depend on is done.
+ * Returns CUDA_SUCCESS, or why nothing was launched (*what: the step;
+ * CUDA_ERROR_NOT_READY for a replay not made now: busy streams, staging
+ * still read, too many updates). *after_err: an error of the bookkeeping
+ * after a launch that ran (the program's to see). `gen`: rp__issued when
+ * the resolution began. */
+CUresult rp__seq_replay(rp_stream *st, rp_seq *s, CUstream target, const rp_vals *v,
+                        uint64_t gen, enum rp_replay_step *what, CUresult *after_err);
+
+/* ---- forkjoin.c ------------------------------------------------------------------ */
+
+/* Whether the `n` ops at `ops`, taken from op `start` on (and round), are a
+ * rooted fork/join step (rp_seq.fj.rooted): ops on another stream than
+ * `home`, the first event record on `home`, and every other stream's first
+ * op a wait on an event recorded before it in the step. */
+int rp__ops_rooted(const rp_op *ops, size_t n, size_t start, CUstream home);
+/* How a sequence's ops map onto a capture: op i runs on private stream
+ * `on[i]` (0: the context's private stream, standing for the sequence's
+ * home; i > 0: fj.side[i - 1]), and an event op names private event
+ * `evx[i]` (fj.ev[...], standing for the program's event), or none
+ * (SIZE_MAX) for a wait on an event recorded outside the sequence: the
+ * capture leaves it out, and the replay requires it before. */
+typedef struct rp_fj_plan {
+    unsigned char *on;
+    size_t *evx;
+    CUevent prog_ev[RP_FJ_EVENTS]; /* the program's events, by private index */
+    size_t nev;
+} rp_fj_plan;
+/* Map the sequence's streams and events; note on `s` what its replays need
+ * (other streams, the event ops of its shadow, events to wait on). Returns
+ * 0, 1 when it runs on more streams or records more events than the
+ * private ones (a bound), or -1 when memory runs out. */
+int rp__fj_plan(rp_seq *s, const rp_det_entry *e, rp_fj_plan *p);
+void rp__fj_plan_free(rp_fj_plan *p);
+/* The private streams and events the capture and replays of `s` use,
+ * created before the window (nothing is created inside it). */
+CUresult rp__fj_prepare(rp_ctxstate *cs, const rp_seq *s, size_t nev);
+/* Destroy the context's fork/join streams and events (its teardown). */
+void rp__fj_release(rp_ctxstate *cs);
+/* The private stream op i runs on in the window. */
+CUstream rp__fj_window_stream(rp_ctxstate *cs, const rp_fj_plan *p, size_t i);
+/* In the window: every private side stream joins the capture right after
+ * it begins (rp__fj_fork), and joins the private stream back before it ends
+ * (rp__fj_join); an event op becomes the private event's (rp__fj_event_op). */
+CUresult rp__fj_fork(rp_ctxstate *cs, const rp_seq *s);
+CUresult rp__fj_join(rp_ctxstate *cs, const rp_seq *s);
+CUresult rp__fj_event_op(rp_ctxstate *cs, const rp_op *op, CUstream on, size_t evx);
+/* Before a fork/join replay on `target`: CUDA_SUCCESS when what its ops
+ * depended on eagerly is done or known to need nothing more (else
+ * CUDA_ERROR_NOT_READY, or the driver's error). After it: the streams and
+ * events as the step left them (its shadow). `gen` as for rp__seq_replay;
+ * rp__fj_after's is what rp__issued will be once the resolution is over. */
+CUresult rp__fj_ready(rp_stream *st, const rp_seq *s, CUstream target, uint64_t gen);
+CUresult rp__fj_after(rp_stream *st, const rp_seq *s, CUstream target, uint64_t gen);
+/* What a flush of `st`'s trace left last on each of its streams, followed
+ * op by op (rp__fj_track), so that the streams it leaves ordered before
+ * the home stream's end are known for the next replay (rp__fj_tracked). */
+typedef struct rp_fj_tails {
+    struct rp_fj_tail {
+        CUstream h;
+        CUevent rec;        /* its last op recorded this event (the event's latest record) */
+        int joined;         /* ... and the home stream waited on it since */
+    } t[RP_FJ_STREAMS], home;
+    size_t n;
+    int on;                 /* 0: too many streams, or a call failed: nothing concluded */
+} rp_fj_tails;
+void rp__fj_track_begin(rp_fj_tails *tl, int on);
+void rp__fj_track(const rp_stream *st, rp_fj_tails *tl, const rp_op *op);
+void rp__fj_tracked(rp_stream *st, const rp_fj_tails *tl, uint64_t gen);
+
+#endif

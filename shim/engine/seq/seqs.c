@@ -1,0 +1,163 @@
+/* seqs.c - a context's table of sequences (the ones with a graph), and
+ * their report lines, kept after a sequence is dropped. Which sequences are
+ * kept, and for how long, is the capture policy's (learn/policy.c); this
+ * file only adds, removes and describes them. Runs under the context's
+ * lock. */
+#include "seq.h"
+
+#include <stdio.h>
+#include <string.h>
+
+/* Which sequences are the only ones of their home stream to begin with
+ * their first op's kernel, one the matcher's fast path can take: for those
+ * the fast path may begin a match itself (match.h), the general path
+ * finding no other candidate. Reckoned again whenever a sequence comes or
+ * goes; a sequence marked broken since only leaves fewer candidates. */
+static void first_unique_update(rp_ctxstate *cs)
+{
+    for (size_t i = 0; i < cs->nseqs; i++) {
+        rp_seq *s = cs->seqs[i];
+        const rp_op *a = &s->det->ops[0];
+        const rp_param_layout *L = s->lay ? s->lay[0] : NULL;
+        int unique = a->kind == RP_OP_KERNEL && L && !a->nattrs && L->total == a->param_bytes &&
+                     !s->fj.multi;
+        for (size_t j = 0; unique && j < cs->nseqs; j++) {
+            const rp_seq *t = cs->seqs[j];
+            const rp_op *b = &t->det->ops[0];
+            if (t != s && t->home == s->home && b->kind == RP_OP_KERNEL && b->func == a->func)
+                unique = 0;
+        }
+        s->first_unique = unique;
+    }
+}
+
+rp_seq *rp__seqs_remove(rp_ctxstate *cs, size_t i)
+{
+    rp_seq *s = cs->seqs[i];
+    cs->seqs[i] = cs->seqs[--cs->nseqs];
+    cs->seqs_gone++;
+    first_unique_update(cs);
+    return s;
+}
+
+int rp__seqs_add(rp_ctxstate *cs, rp_seq *s)
+{
+    if (cs->nseqs == cs->capseqs) {
+        size_t cap = cs->capseqs ? 2 * cs->capseqs : 16;
+        rp_seq **n = rp__realloc(cs->seqs, cap * sizeof *n);
+        if (!n) {
+            rp__seq_destroy(s);
+            rp__bound_hit(cs, RP_BOUND_MEMORY);
+            return -1;
+        }
+        cs->seqs = n;
+        cs->capseqs = cap;
+    }
+    cs->seqs[cs->nseqs++] = s;
+    first_unique_update(cs);
+    return 0;
+}
+
+/* Append " word" to the fixed buffer `b` unless it is there already (cut
+ * when full). */
+static void append(char *b, size_t size, const char *word)
+{
+    size_t n = strlen(b), w = strlen(word);
+    for (const char *p = b; (p = strstr(p, word)); p += w)
+        if ((p == b || p[-1] == ' ') && (p[w] == ' ' || p[w] == '\0'))
+            return;
+    if (n + 1 < size)
+        snprintf(b + n, size - n, "%s%s", n ? " " : "", word);
+}
+
+/* The volatile fields of a sequence, named for the report: a kernel's
+ * parameter as name#index and its geometry as name.grid, name.block,
+ * name.shmem; a copy's or memset's field as op<k>.<field>. */
+static void describe_volatile(const rp_seq *s, char *b, size_t size)
+{
+    b[0] = '\0';
+    for (size_t k = 0; s->vmask && k < s->det->n; k++) {
+        uint64_t m = s->vmask[k];
+        const rp_op *op = &s->det->ops[k];
+        char w[96];
+        for (unsigned int i = 0; m && i < 64; i++) {
+            uint64_t bit = 1ull << i;
+            if (!(m & bit))
+                continue;
+            if (op->kind == RP_OP_KERNEL) {
+                const char *name = rp__rec_kernel_name(s->cs, op);
+                if (i < RP_VOL_MAX_PARAMS)
+                    snprintf(w, sizeof w, "%s#%u", name, i);
+                else
+                    snprintf(w, sizeof w, "%s.%s", name,
+                             bit == RP_VOL_GRID ? "grid" : bit == RP_VOL_BLOCK ? "block" : "shmem");
+            } else {
+                const char *f = bit == RP_VOL_DST ? "dst"
+                                : bit == RP_VOL_HOST ? "host"
+                                : bit == RP_VOL_BYTES ? "bytes"
+                                : op->kind == RP_OP_MEMSET ? "value" : "src";
+                snprintf(w, sizeof w, "op%zu.%s", k, f);
+            }
+            append(b, size, w);
+        }
+    }
+}
+
+void rp__seq_info(const rp_seq *s, struct rp__seq_info *o)
+{
+    o->id = s->id;
+    o->ops = s->det->n;
+    o->occurrences = s->det->seen + s->replays;
+    o->replays = s->replays;
+    o->divergences = s->divergences;
+    o->updates = s->ex.updates;
+    o->captured_at = s->captured_at;
+    o->by_period = s->by_period;
+    o->first_kernels[0] = '\0';
+    for (size_t k = 0, named = 0; k < s->det->n && named < 3; k++) {
+        if (s->det->ops[k].kind != RP_OP_KERNEL)
+            continue;
+        size_t n = strlen(o->first_kernels);
+        snprintf(o->first_kernels + n, sizeof o->first_kernels - n, "%s%s", named ? "," : "",
+                 rp__rec_kernel_name(s->cs, &s->det->ops[k]));
+        named++;
+    }
+    o->first_kernel[0] = '\0';
+    o->div_op = s->div_op;
+    o->div_why = s->div_why;
+    o->div_kernel[0] = '\0';
+    if (s->div_why && s->div_op < s->det->n)
+        snprintf(o->div_kernel, sizeof o->div_kernel, "%s",
+                 rp__rec_kernel_name(s->cs, &s->det->ops[s->div_op]));
+    for (size_t k = 0; k < s->det->n; k++) {
+        if (s->det->ops[k].kind == RP_OP_KERNEL) {
+            snprintf(o->first_kernel, sizeof o->first_kernel, "%s",
+                     rp__rec_kernel_name(s->cs, &s->det->ops[k]));
+            break;
+        }
+    }
+    describe_volatile(s, o->volatile_fields, sizeof o->volatile_fields);
+    o->variants = 1;
+    const rp_ctxstate *cs = s->cs;
+    for (size_t i = 0; i < cs->nseqs; i++) {
+        const rp_seq *t = cs->seqs[i];
+        if (t == s || t->det->n != s->det->n)
+            continue;
+        size_t k = 0;
+        while (k < s->det->n && rp__op_same_structure(&t->det->ops[k], &s->det->ops[k]))
+            k++;
+        o->variants += k == s->det->n;
+    }
+}
+
+void rp__seq_retire(const rp_seq *s)
+{
+    pthread_mutex_lock(&rp__eng.retired_lock);
+    if (rp__eng.nretired == RP_MAX_RETIRED) {
+        memmove(rp__eng.retired, rp__eng.retired + 1,
+                (RP_MAX_RETIRED - 1) * sizeof rp__eng.retired[0]);
+        rp__eng.nretired--;
+    }
+    rp__seq_info(s, &rp__eng.retired[rp__eng.nretired++]);
+    pthread_mutex_unlock(&rp__eng.retired_lock);
+}

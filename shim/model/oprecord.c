@@ -1,0 +1,355 @@
+/* oprecord.c - keys, exact comparison and ownership of op records. */
+#include "oprecord.h"
+
+#include "alloc.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* A multiply-xorshift mix per 8-byte word: fast on the short buffers of
+ * kernel parameters, and only ever used to narrow a search. */
+static inline uint64_t mix(uint64_t h, uint64_t v)
+{
+    h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
+    h *= 0xff51afd7ed558ccdull;
+    return h ^ (h >> 33);
+}
+
+const char *rp__op_kind_name(rp_op_kind kind)
+{
+    static const char *const names[] = {[RP_OP_KERNEL] = "kernel", [RP_OP_HTOD] = "htod copy",
+                                        [RP_OP_DTOD] = "dtod copy", [RP_OP_DTOH] = "dtoh copy",
+                                        [RP_OP_MEMSET] = "memset", [RP_OP_EVREC] = "event record",
+                                        [RP_OP_EVWAIT] = "event wait"};
+    return (unsigned int)kind < sizeof names / sizeof names[0] && names[kind] ? names[kind] : "?";
+}
+
+uint64_t rp__hash_u64(uint64_t h, uint64_t v)
+{
+    return mix(h, v);
+}
+
+uint64_t rp__hash_bytes(uint64_t h, const void *p, size_t n)
+{
+    const unsigned char *b = p;
+    while (n >= 8) {
+        uint64_t w;
+        memcpy(&w, b, 8);
+        h = mix(h, w);
+        b += 8;
+        n -= 8;
+    }
+    if (n) {
+        uint64_t w = 0;
+        memcpy(&w, b, n);
+        h = mix(h, w ^ ((uint64_t)n << 56));
+    }
+    return h;
+}
+
+/* Whether a copy's size is part of its identity: a staged copy's graph
+ * reads staging of the captured size, and an empty copy's node cannot be
+ * set to a non-empty one or back ("zero-length operations are not
+ * supported"). */
+static int copy_size_is_identity(const rp_op *op)
+{
+    return rp__op_staged(op) || op->bytes == 0;
+}
+
+/* The keys are computed for every op a stream learns: the cheap hash of
+ * oprecord.h (rp__acc, rp__acc_bytes, rp__fin). */
+void rp__op_keys(rp_op *op)
+{
+    uint64_t h = RP_HASH_SEED;
+    h = rp__acc(h, (uint64_t)op->kind | (uint64_t)op->flags << 8);
+    h = rp__acc(h, (uint64_t)(uintptr_t)op->ctx);
+    h = rp__acc(h, (uint64_t)(uintptr_t)op->stream);
+    switch (op->kind) {
+    case RP_OP_KERNEL:
+        h = rp__acc(h, (uint64_t)(uintptr_t)op->func);
+        if (op->nattrs)
+            h = rp__acc_bytes(h, op->attrs, op->nattrs * sizeof *op->attrs);
+        h = rp__acc(h, op->param_bytes);
+        op->skey = rp__fin(h);
+        /* grid[3], block[3], shmem: seven consecutive unsigned ints */
+        h = rp__acc_bytes(h, op->grid, 7 * sizeof(unsigned int));
+        op->ckey = rp__fin(rp__acc_bytes(h, op->params, op->param_bytes));
+        break;
+    case RP_OP_EVREC:
+    case RP_OP_EVWAIT:
+        op->skey = op->ckey = rp__fin(rp__acc(h, (uint64_t)(uintptr_t)op->ev));
+        break;
+    case RP_OP_MEMSET:
+        h = rp__acc(h, (uint64_t)op->bytes);
+        h = rp__acc(h, op->elem);
+        op->skey = rp__fin(h);
+        op->ckey = rp__fin(rp__acc(rp__acc(h, op->dst), op->value));
+        break;
+    default: /* copies */
+        op->skey =
+            rp__fin(rp__acc(h, copy_size_is_identity(op) ? (uint64_t)op->bytes : UINT64_MAX));
+        h = rp__acc(h, (uint64_t)op->bytes);
+        h = rp__acc(h, op->dst);
+        h = rp__acc(h, op->src);
+        if (rp__op_host_is_content(op))
+            h = rp__acc(h, (uint64_t)(uintptr_t)op->host);
+        op->ckey = rp__fin(h);
+        break;
+    }
+}
+
+int rp__op_same_structure(const rp_op *a, const rp_op *b)
+{
+    if (a->kind != b->kind || a->flags != b->flags || a->ctx != b->ctx ||
+        a->stream != b->stream)
+        return 0;
+    switch (a->kind) {
+    case RP_OP_KERNEL:
+        return a->func == b->func && a->param_bytes == b->param_bytes && rp__op_same_attrs(a, b);
+    case RP_OP_EVREC:
+    case RP_OP_EVWAIT:
+        return a->ev == b->ev;
+    case RP_OP_MEMSET:
+        /* The strict reading of the driver's rule: a 1-D memset node's
+         * width may change only "opportunistically" (docs/engine.md). */
+        return a->bytes == b->bytes && a->elem == b->elem;
+    default:
+        return copy_size_is_identity(a) == copy_size_is_identity(b) &&
+               (!copy_size_is_identity(a) || a->bytes == b->bytes);
+    }
+}
+
+int rp__op_same_geometry(const rp_op *a, const rp_op *b)
+{
+    switch (a->kind) {
+    case RP_OP_KERNEL:
+        return !memcmp(a->grid, b->grid, sizeof a->grid) &&
+               !memcmp(a->block, b->block, sizeof a->block) && a->shmem == b->shmem;
+    case RP_OP_MEMSET:
+    case RP_OP_EVREC:
+    case RP_OP_EVWAIT:
+        return 1; /* its size is structure; an event op has none */
+    default:
+        return a->bytes == b->bytes;
+    }
+}
+
+int rp__op_same_content(const rp_op *a, const rp_op *b)
+{
+    /* No key shortcut: a record's keys are computed only when it joins a
+     * learnt segment, and comparing the fields is as cheap. */
+    if (!rp__op_same_structure(a, b) || !rp__op_same_geometry(a, b))
+        return 0;
+    switch (a->kind) {
+    case RP_OP_KERNEL:
+        return a->param_bytes == 0 || !memcmp(a->params, b->params, a->param_bytes);
+    case RP_OP_MEMSET:
+        return a->dst == b->dst && a->value == b->value;
+    case RP_OP_EVREC:
+    case RP_OP_EVWAIT:
+        return 1; /* the event is structure */
+    default: /* copies: a staged HtoD's source bytes are payload, not content */
+        return a->dst == b->dst && a->src == b->src &&
+               (!rp__op_host_is_content(a) || a->host == b->host);
+    }
+}
+
+/* A free block's first bytes link it to the next one. Blocks freed by
+ * another thread join that thread's list. A list holds at most
+ * FREE_BLOCKS_MAX blocks (the rest go back to malloc), and a thread's list
+ * is freed when the thread exits (a pthread key's destructor), so a program
+ * that keeps starting threads does not leak. */
+#define FREE_BLOCKS_MAX 512
+static __thread __attribute__((tls_model("initial-exec"))) uint8_t *free_blocks;
+static __thread __attribute__((tls_model("initial-exec"))) unsigned int nfree_blocks;
+static pthread_key_t exit_key;
+static pthread_once_t exit_key_once = PTHREAD_ONCE_INIT;
+
+static void free_list_at_exit(void *unused)
+{
+    (void)unused;
+    while (free_blocks) {
+        uint8_t *p = free_blocks;
+        memcpy(&free_blocks, p, sizeof free_blocks);
+        free(p);
+    }
+    nfree_blocks = 0;
+}
+
+static void make_exit_key(void)
+{
+    pthread_key_create(&exit_key, free_list_at_exit);
+}
+
+uint8_t *rp__params_alloc(size_t bytes)
+{
+    if (bytes > RP_PARAM_BLOCK)
+        return rp__calloc(1, bytes);
+    uint8_t *p = free_blocks;
+    if (p) {
+        memcpy(&free_blocks, p, sizeof free_blocks);
+        nfree_blocks--;
+        memset(p, 0, bytes); /* zeroed as far as it is used */
+        return p;
+    }
+    return rp__calloc(1, RP_PARAM_BLOCK);
+}
+
+void rp__params_free(uint8_t *p, size_t bytes)
+{
+    if (!p)
+        return;
+    if (bytes > RP_PARAM_BLOCK || nfree_blocks >= FREE_BLOCKS_MAX) {
+        free(p);
+        return;
+    }
+    if (!free_blocks) {
+        /* The thread's first block: make sure its exit frees the list. */
+        pthread_once(&exit_key_once, make_exit_key);
+        pthread_setspecific(exit_key, (void *)1);
+    }
+    memcpy(p, &free_blocks, sizeof free_blocks);
+    free_blocks = p;
+    nfree_blocks++;
+}
+
+static uint8_t *dup_bytes(const uint8_t *p, size_t n)
+{
+    if (!p || !n)
+        return NULL;
+    uint8_t *q = rp__malloc(n);
+    if (q)
+        memcpy(q, p, n);
+    return q;
+}
+
+int rp__op_copy(rp_op *dst, const rp_op *src)
+{
+    *dst = *src;
+    dst->borrowed = 0;
+    dst->params = NULL;
+    if (src->params && src->param_bytes) {
+        dst->params = rp__params_alloc(src->param_bytes);
+        if (dst->params)
+            memcpy(dst->params, src->params, src->param_bytes);
+    }
+    dst->data = rp__op_staged(src) ? dup_bytes(src->data, src->bytes) : NULL;
+    dst->attrs = src->nattrs ? (CUlaunchAttribute *)dup_bytes((const uint8_t *)src->attrs,
+                                                              src->nattrs * sizeof *src->attrs)
+                             : NULL;
+    if ((src->params && src->param_bytes && !dst->params) ||
+        (rp__op_staged(src) && src->data && src->bytes && !dst->data) ||
+        (src->nattrs && !dst->attrs)) {
+        rp__params_free(dst->params, src->param_bytes);
+        free(dst->data);
+        free(dst->attrs);
+        memset(dst, 0, sizeof *dst);
+        return -1;
+    }
+    return 0;
+}
+
+void rp__op_free(rp_op *op)
+{
+    if (!op->borrowed) {
+        rp__params_free(op->params, op->param_bytes);
+        free(op->data);
+        free(op->attrs);
+    }
+    memset(op, 0, sizeof *op);
+}
+
+/* A kernel's geometry fields that differ, as volatile bits. */
+static uint64_t kernel_geometry_diff(const rp_op *a, const rp_op *b)
+{
+    uint64_t m = 0;
+    if (memcmp(a->grid, b->grid, sizeof a->grid))
+        m |= RP_VOL_GRID;
+    if (memcmp(a->block, b->block, sizeof a->block))
+        m |= RP_VOL_BLOCK;
+    if (a->shmem != b->shmem)
+        m |= RP_VOL_SHMEM;
+    return m;
+}
+
+uint64_t rp__op_diff(const rp_op *a, const rp_op *b, const rp_param_layout *L, int *ok)
+{
+    uint64_t m = 0;
+    *ok = 1;
+    switch (a->kind) {
+    case RP_OP_KERNEL: {
+        m = kernel_geometry_diff(a, b);
+        if (!L || L->total != a->param_bytes || a->nattrs) {
+            /* Without the layout the node cannot be set at all; a kernel
+             * with launch attributes is not set (the node update carries
+             * none: whether the driver keeps them is not known). */
+            if (m || (a->param_bytes && memcmp(a->params, b->params, a->param_bytes)))
+                *ok = 0;
+            return 0;
+        }
+        /* Padding is zeroed by the recorder, so only parameters can differ. */
+        for (uint32_t i = 0; i < L->n; i++) {
+            if (!memcmp(a->params + L->off[i], b->params + L->off[i], L->size[i]))
+                continue;
+            if (i >= RP_VOL_MAX_PARAMS)
+                *ok = 0;
+            else
+                m |= 1ull << i;
+        }
+        return m;
+    }
+    case RP_OP_MEMSET:
+        if (a->dst != b->dst)
+            m |= RP_VOL_DST;
+        if (a->value != b->value)
+            m |= RP_VOL_VALUE;
+        return m;
+    case RP_OP_EVREC:
+    case RP_OP_EVWAIT:
+        return 0; /* everything is structure */
+    default:
+        if (a->dst != b->dst)
+            m |= RP_VOL_DST;
+        if (a->src != b->src)
+            m |= RP_VOL_SRC;
+        if (rp__op_host_is_content(a) && a->host != b->host)
+            m |= RP_VOL_HOST;
+        if (a->bytes != b->bytes)
+            m |= RP_VOL_BYTES;
+        return m;
+    }
+}
+
+int rp__op_match_masked(const rp_op *a, const rp_op *b, uint64_t mask, const rp_param_layout *L)
+{
+    if (!mask)
+        return rp__op_same_content(a, b);
+    if (!rp__op_same_structure(a, b))
+        return 0;
+    switch (a->kind) {
+    case RP_OP_KERNEL:
+        if (!L || L->total != a->param_bytes)
+            return 0; /* NEVER: a kernel with a mask was recorded with its layout */
+        if (kernel_geometry_diff(a, b) & ~mask)
+            return 0;
+        for (uint32_t i = 0; i < L->n; i++) {
+            if (i < RP_VOL_MAX_PARAMS && (mask >> i & 1))
+                continue;
+            if (memcmp(a->params + L->off[i], b->params + L->off[i], L->size[i]))
+                return 0;
+        }
+        return 1;
+    case RP_OP_MEMSET:
+        return ((mask & RP_VOL_DST) || a->dst == b->dst) &&
+               ((mask & RP_VOL_VALUE) || a->value == b->value);
+    case RP_OP_EVREC:
+    case RP_OP_EVWAIT:
+        return 1;
+    default:
+        return ((mask & RP_VOL_DST) || a->dst == b->dst) &&
+               ((mask & RP_VOL_SRC) || a->src == b->src) &&
+               ((mask & RP_VOL_BYTES) || a->bytes == b->bytes) &&
+               ((mask & RP_VOL_HOST) || !rp__op_host_is_content(a) || a->host == b->host);
+    }
+}
