@@ -30,9 +30,11 @@
 #    compiled alone, its static inline functions kept, and charged with what
 #    they reference less what the headers it includes already reference;
 #    macros count only where expanded;
-#  - circles: files (a .c and its own .h are two files) that reach each
-#    other through includes, calls and uses; every circle is reported, and
-#    one of over 3 files, or whose files lie in different layers, fails.
+#  - circles: files that reach each other through includes, calls and
+#    uses; every circle is reported, and one of over 3 files, or whose
+#    files lie in different layers, fails. A .c and its own .h (the same
+#    name in the same folder) count as one file there: the header is that
+#    file's face, and its inline functions call the file they belong to.
 set -u
 LC_ALL=C
 export LC_ALL
@@ -253,13 +255,16 @@ END {
     nc = 0
     for (i = 1; i <= nf; i++) {
         if (i in comp) continue
-        members = file[i]; size = 1; comp[i] = i
+        members = file[i]; comp[i] = i; nfiles = 1
+        delete rooms; room = file[i]; sub(/\.[ch]$/, "", room); rooms[room] = 1; size = 1
         for (j = i + 1; j <= nf; j++)
             if (!(j in comp) && ((file[i], file[j]) in adj) && ((file[j], file[i]) in adj)) {
-                comp[j] = i; members = members ", " file[j]; size++
+                comp[j] = i; members = members ", " file[j]; nfiles++
+                room = file[j]; sub(/\.[ch]$/, "", room)
+                if (!(room in rooms)) { rooms[room] = 1; size++ }
             }
-        if (size < 2) continue
-        nc++; cfirst[nc] = i; csize[nc] = size; cmem[nc] = members
+        if (nfiles < 2) continue
+        nc++; cfirst[nc] = i; csize[nc] = nfiles; cmem[nc] = members
         cl = ""; ncl = 0
         for (l = 1; l <= nl; l++) {
             for (j = i; j <= nf; j++) if ((j in comp) && comp[j] == i && layer[file[j]] == ldir[l]) break

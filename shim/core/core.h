@@ -116,19 +116,6 @@ CUresult rp__missing(enum rp__entry id);
 /* Whether a real driver was installed (false after a failed load). */
 bool rp__driver_loaded(void);
 
-/* ---- the capture engine (engine.h), as init.c sees it ------------------- */
-
-/* Install the capture engine (hooks.c and the files it uses, engine.h)
- * into `core`, calling the driver through `real`, configured from the
- * options. Returns 0, or -1 after logging one line, `core` left forwarding. */
-int rp__engine_setup(struct rp__driver *core, const struct rp__driver *real);
-/* In a child of fork(): the parent's deferred work and report are the
- * parent's; the engine resolves nothing from the child. */
-void rp__engine_forked(void);
-/* True in a child of fork() (after the engine was set up): the child writes
- * no report either. */
-bool rp__engine_in_forked_child(void);
-
 /* ---- route.c: names and pointers to wrappers ---------------------------- */
 
 /* The entry exported under exactly `name`, or -1.  Only names of the list

@@ -13,6 +13,8 @@
 #include "init.h"
 #include "trace.h"
 
+#include "coord.h"
+
 #include <errno.h>
 #include <pthread.h>
 #include <sched.h>

@@ -23,11 +23,15 @@
  *           records J again; S waits on J. After cuEventSynchronize(J): is
  *           D complete (cuEventQuery(D))? It is: J's last record came after
  *           D's on A
+ *   staged  as home, and the step begins with a host-to-device copy from
+ *           pageable memory on S (staged by a shim at the call): its
+ *           bookkeeping of that staging must not come after D either (a
+ *           fuzzed program found it did)
  * With `spin`, the host waits by polling cuEventQuery (cuStreamQuery(S) in
  * legacy mode) instead of synchronizing, and asks the moment the wait ends.
  * Prints a checksum per buffer and a line `answers MODE: N idle, M busy`
  * (always M = 0 eagerly).
- * Usage: fjanswers MODULE ITERS [side|home|legacy|twice [spin]] (default side) */
+ * Usage: fjanswers MODULE ITERS [side|home|legacy|twice|staged [spin]] (default side) */
 #include <string.h>
 
 #include <cuda.h>
@@ -102,13 +106,16 @@ static void count(const char *call, CUresult r, long *idle, long *busy)
 
 int main(int argc, char **argv)
 {
-    app_usage(argc, argv, "[side|home|legacy|twice [spin]]");
+    app_usage(argc, argv, "[side|home|legacy|twice|staged [spin]]");
     long iters = app_arg(argc, argv, 2, 0, 1, 100000000);
     const char *mode = argc > 3 ? argv[3] : "side";
     int side = !strcmp(mode, "side"), home = !strcmp(mode, "home"),
         legacy = !strcmp(mode, "legacy"), twice = !strcmp(mode, "twice");
+    int staged = !strcmp(mode, "staged");
+    if (staged)
+        home = 1;
     if (!side && !home && !legacy && !twice)
-        app_die("the third argument must be side, home, legacy or twice");
+        app_die("the third argument must be side, home, legacy, twice or staged");
     if (argc > 4 && strcmp(argv[4], "spin"))
         app_die("the fourth argument must be spin");
     spin = argc > 4;
@@ -124,7 +131,10 @@ int main(int argc, char **argv)
     unsigned int flags = legacy ? CU_STREAM_DEFAULT : CU_STREAM_NON_BLOCKING;
     CUstream s, a;
     CUevent F, J, D;
-    CUdeviceptr main_buf, side_buf;
+    CUdeviceptr main_buf, side_buf, in_buf;
+    float *pageable = malloc(N * sizeof(float));
+    if (!pageable)
+        app_die("out of host memory");
     CK(cuStreamCreate, (&s, flags));
     CK(cuStreamCreate, (&a, flags));
     CK(cuEventCreate, (&F, CU_EVENT_DISABLE_TIMING));
@@ -132,12 +142,19 @@ int main(int argc, char **argv)
     CK(cuEventCreate, (&D, CU_EVENT_DISABLE_TIMING));
     CK(cuMemAlloc, (&main_buf, N * sizeof(float)));
     CK(cuMemAlloc, (&side_buf, N * sizeof(float)));
+    CK(cuMemAlloc, (&in_buf, N * sizeof(float)));
     iota(s, main_buf, 1.0f);
     iota(a, side_buf, 2.0f);
     CK(cuCtxSynchronize, ());
 
     long idle = 0, busy = 0;
     for (long it = 0; it < iters; it++) {
+        if (staged) {
+            for (int i = 0; i < N; i++)
+                pageable[i] = (float)((i + it) % 17) * 0.25f;
+            CK(cuMemcpyHtoDAsync, (in_buf, pageable, N * sizeof(float), s));
+            axpy(s, main_buf, in_buf, 0.125f);
+        }
         scale(s, main_buf, 1);
         axpy(s, main_buf, main_buf, 0.0625f);
         CUevent fork = twice ? J : F;
@@ -180,6 +197,8 @@ int main(int argc, char **argv)
     free(h);
     CK(cuMemFree, (main_buf));
     CK(cuMemFree, (side_buf));
+    CK(cuMemFree, (in_buf));
+    free(pageable);
     CK(cuEventDestroy, (F));
     CK(cuEventDestroy, (J));
     CK(cuEventDestroy, (D));

@@ -1,10 +1,11 @@
 /* contexts.c - what the engine knows of contexts and streams: a context's
  * state, made on first use (RP_MAX_CTX of them, in the engine instance),
  * found from a stream through a per-thread cache; and a context's stream
- * records, made on first use, the per-thread stream one per thread.
+ * records, made on first use, the per-thread stream one per thread, and
+ * the hand-off of work another thread resolved for a per-thread stream.
  * Finding a call's context takes no lock: the current context, or the
  * stream's, cached per thread. Snapshots of both for the report. */
-#include "coord.h"
+#include "contexts.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +18,7 @@ static RP_TLS CUcontext tl_ctx;
 RP_TLS rp_ctxstate *rp__tl_cs; /* tl_ctx's state, once looked up */
 RP_TLS unsigned int rp__tl_gen;
 
+static inline void lock(rp_ctxstate *cs) { rp__lock(&cs->lock); }
 static inline void unlock(rp_ctxstate *cs) { rp__unlock(&cs->lock); }
 
 rp_ctxstate *rp__ctx_of(CUcontext ctx)
@@ -166,4 +168,149 @@ size_t rp__engine_seq_snapshot(struct rp__seq_info *out, size_t max)
             unlock(cs);
     }
     return n;
+}
+
+/* ---- the per-thread stream of another thread ----------------------------------
+ *
+ * The per-thread stream of another thread (docs/engine.md,
+ * "Threads and the per-thread stream"): it cannot be named from here, so
+ * when another thread's boundary must resolve work deferred on it, that
+ * work is issued on the context's private stream, after an event recorded
+ * on the owner's stream when the deferral began; the owner's stream waits
+ * for it before the owner's next operation, the legacy stream at once.
+ * Nothing here waits on the host for that work (it may sit behind the
+ * owner's cuStreamWaitValue32): a wait still pending when the engine steps
+ * aside for the program's capture is made on the device at the owner's
+ * next call. Runs under the context's lock. */
+
+
+int rp__handoff_foreign(const rp_stream *st)
+{
+    return st->handle == CU_STREAM_PER_THREAD && !pthread_equal(st->tid, pthread_self());
+}
+
+/* Whether the owner must wait, kept with the engine's count of such waits
+ * (rp__eng.rejoins: rp__aside looks at it). */
+static void set_must_wait(rp_stream *st, int v)
+{
+    if (st->handoff.must_wait != v)
+        atomic_fetch_add(&rp__eng.rejoins, v ? 1 : -1);
+    st->handoff.must_wait = v;
+}
+
+/* The owner of a per-thread stream is back: if another thread resolved its
+ * deferred work, its stream first waits for that work. */
+CUresult rp__handoff_rejoin(rp_stream *st)
+{
+    if (!st->handoff.must_wait || rp__handoff_foreign(st))
+        return CUDA_SUCCESS;
+    set_must_wait(st, 0);
+    CUresult rc = rp__eng.drv->cuStreamWaitEvent(st->handle, st->handoff.done_ev, 0);
+    if (rc != CUDA_SUCCESS)
+        rc = rp__eng.drv->cuEventSynchronize(st->handoff.done_ev);
+    return rc;
+}
+
+/* For a program capture's begin: a pending rejoin of another thread's
+ * per-thread stream whose hand-off is complete needs nothing more. One that
+ * is not stays pending, and is never waited for on the host here: that work
+ * may sit behind the owner's cuStreamWaitValue32, which the capturing
+ * thread releases only after its capture (a review found the hang). The
+ * owner's stream waits on the device at its next call instead, also while
+ * the engine steps aside (rp__aside_rejoin). */
+void rp__handoff_settle(rp_stream *st)
+{
+    if (!st->used || !st->handoff.must_wait || !rp__handoff_foreign(st))
+        return;
+    if (rp__eng.drv->cuEventQuery(st->handoff.done_ev) == CUDA_SUCCESS)
+        set_must_wait(st, 0);
+}
+
+void rp__handoff_forget(rp_stream *st)
+{
+    set_must_wait(st, 0);
+}
+
+void rp__aside_rejoin(void)
+{
+    static RP_TLS int inside; /* the calls below must not come back here */
+    if (inside)
+        return;
+    inside = 1;
+    rp_ctxstate *cs = rp__ctx_current();
+    if (cs) {
+        lock(cs);
+        pthread_t self = pthread_self();
+        for (size_t i = 0; i < cs->nstreams; i++) {
+            rp_stream *st = &cs->streams[i];
+            if (!st->used || !st->handoff.must_wait || st->handle != CU_STREAM_PER_THREAD ||
+                !pthread_equal(st->tid, self))
+                continue;
+            /* Not into the program's own capture of this stream: a wait on
+             * an event recorded outside it would invalidate it (905), and
+             * captured work runs only when its graph is launched, after
+             * this work anyway. The next call after the capture waits. */
+            CUstreamCaptureStatus cap = CU_STREAM_CAPTURE_STATUS_NONE;
+            if (rp__eng.drv->cuStreamIsCapturing &&
+                rp__eng.drv->cuStreamIsCapturing(CU_STREAM_PER_THREAD, &cap) == CUDA_SUCCESS &&
+                cap == CU_STREAM_CAPTURE_STATUS_NONE)
+                rp__handoff_rejoin(st);
+        }
+        unlock(cs);
+    }
+    inside = 0;
+}
+
+/* At the start of a deferral on a per-thread stream, mark the point another
+ * thread's resolution must wait for (see rp_stream). Returns 0, or -1 when
+ * the mark cannot be made: then the stream must not defer, since another
+ * thread could not resolve its work. */
+int rp__handoff_mark_start(rp_stream *st)
+{
+    if (st->handle != CU_STREAM_PER_THREAD)
+        return 0;
+    st->handoff.start_recorded = 0;
+    if (!st->handoff.start_ev && rp__eng.drv->cuEventCreate(&st->handoff.start_ev, CU_EVENT_DISABLE_TIMING) != CUDA_SUCCESS)
+        st->handoff.start_ev = NULL;
+    if (!st->handoff.done_ev && rp__eng.drv->cuEventCreate(&st->handoff.done_ev, CU_EVENT_DISABLE_TIMING) != CUDA_SUCCESS)
+        st->handoff.done_ev = NULL;
+    if (st->handoff.start_ev && st->handoff.done_ev && rp__eng.drv->cuEventRecord(st->handoff.start_ev, st->handle) == CUDA_SUCCESS)
+        st->handoff.start_recorded = 1;
+    return st->handoff.start_recorded ? 0 : -1;
+}
+
+/* Where this thread can issue `st`'s deferred work: its own stream, or for
+ * another thread's per-thread stream the private stream, made to wait for
+ * what the owner had issued before the deferral began. NULL: nowhere (the
+ * work stays deferred until its owner's next call). */
+CUstream rp__handoff_target(rp_stream *st)
+{
+    if (!rp__handoff_foreign(st))
+        return st->handle;
+    CUstream p = rp__private_stream(st->cs);
+    if (!p || !st->handoff.start_recorded)
+        return NULL; /* NEVER: a per-thread stream defers only after mark_start */
+    /* If the device-side wait cannot be set up, the host waits instead:
+     * slower, same order. */
+    if (rp__eng.drv->cuStreamWaitEvent(p, st->handoff.start_ev, 0) != CUDA_SUCCESS)
+        rp__eng.drv->cuEventSynchronize(st->handoff.start_ev);
+    return p;
+}
+
+/* Work resolved on the private stream for another thread's per-thread
+ * stream: nothing the driver would have ordered after it may overtake it.
+ * The owner's stream waits at the owner's next call (only the owner can
+ * name it), and the legacy stream waits now, since it waits for every
+ * blocking stream, the per-thread ones included (and the other blocking
+ * streams wait for the legacy stream's work in turn). If the marks cannot
+ * be made, the host waits for the work now. */
+void rp__handoff_done(rp_stream *st, CUstream target)
+{
+    if (rp__eng.drv->cuEventRecord(st->handoff.done_ev, target) == CUDA_SUCCESS) {
+        set_must_wait(st, 1);
+        if (rp__eng.drv->cuStreamWaitEvent(CU_STREAM_LEGACY, st->handoff.done_ev, 0) != CUDA_SUCCESS)
+            rp__eng.drv->cuEventSynchronize(st->handoff.done_ev);
+    } else {
+        rp__eng.drv->cuStreamSynchronize(target);
+    }
 }

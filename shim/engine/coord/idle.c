@@ -1,6 +1,9 @@
 /* idle.c - the idle watch: work held back for a graph must not wait on the
  * host's idle time (docs/engine.md, "Held work and the host's idle time"). */
-#include "coord.h"
+#include "idle.h"
+
+#include "program.h"
+#include "streams.h"
 
 #include <time.h>
 
@@ -110,4 +113,10 @@ void rp__idle_watch(void)
     idle_wanted = 1;
     pthread_cond_signal(&idle_cv);
     pthread_mutex_unlock(&idle_mu);
+}
+
+void rp__deferral_began(void)
+{
+    rp__idle_watch();
+    rp__arm_exit_hook();
 }

@@ -4,7 +4,9 @@
  * capture is open the engine steps aside. And the process's edges: a
  * forked child touches none of the parent's CUDA state; at exit, work
  * still deferred reaches the driver. */
-#include "coord.h"
+#include "program.h"
+
+#include "streams.h"
 
 #include <stdlib.h>
 

@@ -4,7 +4,7 @@
  * (fork/join), the resolution of deferred work on behalf of whoever must,
  * with what follows it for learning, the deferral protocol, and teardown.
  * Runs under the lock of the context concerned. */
-#include "coord.h"
+#include "streams.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -89,12 +89,6 @@ CUresult rp__next_op(rp_stream *home, rp_op *op)
     CUresult rc = home->match.ndef ? rp__resolve_stream(home) : CUDA_SUCCESS;
     rp__learn_cut(home);
     return rc;
-}
-
-void rp__deferral_began(void)
-{
-    rp__idle_watch();
-    rp__arm_exit_hook();
 }
 
 int rp__defer(rp_stream *st, rp_op *op, CUresult *err)

@@ -67,6 +67,12 @@ CUresult rp__seq_replay(rp_stream *st, rp_seq *s, CUstream target, const rp_vals
         return rc;
     if (t0)
         rp__cost_note(cs, RP_COST_LAUNCH, rp__cost_now() - t0, 1);
+    /* Right after the graph, before a fork/join step's shadow: the home
+     * stream's last op must be the step's last (a program that synchronizes
+     * its last event and asks whether the stream is idle hears yes, as
+     * eagerly; a fuzzed program found the done record queued after it). */
+    if (s->sealed.nstaging && D->cuEventRecord(s->done, target) == CUDA_SUCCESS)
+        s->done_pending = 1;
     if (s->fj.multi) {
         /* The graph ran: an error here is the program's to see, not a
          * reason to run the ops again. */
@@ -74,8 +80,6 @@ CUresult rp__seq_replay(rp_stream *st, rp_seq *s, CUstream target, const rp_vals
         if (arc != CUDA_SUCCESS)
             *after_err = arc;
     }
-    if (s->sealed.nstaging && D->cuEventRecord(s->done, target) == CUDA_SUCCESS)
-        s->done_pending = 1;
     s->replays++;
     s->ex.too_many = 0;
     cs->counters.replays++;

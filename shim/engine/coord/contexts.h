@@ -1,0 +1,99 @@
+/* contexts.h - the coordinator's contexts and stream records (contexts.c):
+ * a context's state, a stream's record, the per-thread cache that finds a
+ * stream's context, and the hand-off of another thread's per-thread stream.
+ * Part of coord.h, the coordinator's header */
+#ifndef REPRISE_CONTEXTS_H
+#define REPRISE_CONTEXTS_H
+
+#include "seq.h"
+
+/* ---- contexts and stream records ------------------------------------------------ */
+
+/* The state of context `ctx`, created on first use; NULL when RP_MAX_CTX
+ * contexts are tracked or memory runs out (a bound hit: that work runs
+ * eagerly). */
+rp_ctxstate *rp__ctx_of(CUcontext ctx);
+/* The context whose work stream `s` (as named in an entry point; `ptsz`:
+ * a _ptsz/_ptds one) carries; NULL if the driver cannot say. */
+rp_ctxstate *rp__ctx_of_stream_slow(CUstream s, int ptsz);
+/* Each thread caches the last created stream it named and its context's
+ * state; a stream handle that may name another stream bumps the engine's
+ * stream generation, which empties every thread's cache. */
+extern RP_TLS CUstream rp__tl_stream;
+extern RP_TLS unsigned int rp__tl_gen;
+extern RP_TLS struct rp_ctxstate *rp__tl_cs;
+static inline unsigned int rp__stream_gen(void)
+{
+    return atomic_load_explicit(&rp__eng.stream_gen, memory_order_acquire);
+}
+static inline rp_ctxstate *rp__ctx_of_stream(CUstream s, int ptsz)
+{
+    if (RP_LIKELY(s == rp__tl_stream && rp__tl_cs && rp__stream_is_created(s) &&
+                  rp__tl_gen == rp__stream_gen()))
+        return rp__tl_cs;
+    return rp__ctx_of_stream_slow(s, ptsz);
+}
+/* The current context's state, or NULL. */
+rp_ctxstate *rp__ctx_current(void);
+/* The engine's record of stream `s` of `cs` (cs locked), made on first use;
+ * NULL when the table is full or the stream's flags cannot be read (the
+ * call then runs eagerly). The per-thread stream is one per thread; its
+ * owner coming back first waits for work another thread resolved for it. */
+rp_stream *rp__stream_of(rp_ctxstate *cs, CUstream s, int ptsz);
+/* The same, first trying the stream found last (a created stream's record
+ * with no wait pending; cs locked). */
+static inline rp_stream *rp__stream_fast(rp_ctxstate *cs, CUstream s, int ptsz)
+{
+    rp_stream *st = cs->last_stream;
+    if (RP_LIKELY(st && rp__stream_is_created(s) && st->handle == s && st->used &&
+                  !st->handoff.must_wait))
+        return st;
+    return rp__stream_of(cs, s, ptsz);
+}
+/* A copy of context number `i`'s counters, taken under its lock if that can
+ * be had within a moment (at exit another thread may hold it for ever).
+ * Returns 0 past the last context. */
+int rp__engine_stats_snapshot(size_t i, struct rp__engine_stats *out, uint64_t *evictions);
+/* Copy up to `max` report lines of sequences (dropped ones first). */
+size_t rp__engine_seq_snapshot(struct rp__seq_info *out, size_t max);
+
+/* ---- the per-thread stream of another thread ---------------------------------- */
+
+/* The stream is another thread's per-thread stream. */
+int rp__handoff_foreign(const rp_stream *st);
+/* At the start of a deferral on a per-thread stream, mark the point another
+ * thread's resolution must wait for. Returns 0, or -1 when the mark cannot
+ * be made: then the stream must not defer (another thread could not
+ * resolve its work). */
+int rp__handoff_mark_start(rp_stream *st);
+/* Where this thread can issue `st`'s deferred work: its own stream, or for
+ * another thread's per-thread stream the private stream, made to wait for
+ * what the owner had issued before the deferral began (NULL: nowhere). */
+CUstream rp__handoff_target(rp_stream *st);
+/* Work resolved on the private stream for another thread's per-thread
+ * stream: nothing the driver would have ordered after it may overtake it. */
+void rp__handoff_done(rp_stream *st, CUstream target);
+/* The owner of a per-thread stream is back: if another thread resolved its
+ * deferred work, its stream first waits for that work. */
+CUresult rp__handoff_rejoin(rp_stream *st);
+/* For a program capture's begin: a pending rejoin whose hand-off is
+ * complete needs nothing more; one that is not stays pending (never waited
+ * for on the host). */
+void rp__handoff_settle(rp_stream *st);
+/* No wait pending any more (the record goes). */
+void rp__handoff_forget(rp_stream *st);
+/* A call about to go straight to the driver while the engine steps aside:
+ * the calling thread's per-thread stream first waits for work another
+ * thread resolved for it, if any (rp__eng.rejoins counts the waits
+ * pending). Nothing locked on entry. */
+void rp__aside_rejoin(void);
+static inline int rp__aside(void)
+{
+    if (RP_LIKELY(!rp__stepping_aside()))
+        return 0;
+    if (RP_UNLIKELY(atomic_load_explicit(&rp__eng.rejoins, memory_order_relaxed) > 0))
+        rp__aside_rejoin();
+    return 1;
+}
+
+#endif
