@@ -1,5 +1,5 @@
 /* traceread.c - the trace reader: the header, then records one at a time,
- * decoded against the same state the writer (shim/trace.c) encoded them
+ * decoded against the same state the writer (shim/face/trace*.c) encoded them
  * with. Every read is bounds-checked; anything unexpected ends reading with
  * one line naming the byte offset and what was expected (traceread.h). */
 #include "traceread.h"

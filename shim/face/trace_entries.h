@@ -6,9 +6,9 @@
  * the arity the number of arguments every entry of the family takes, in the
  * order the family's payload and replay use them.
  *
- * RP_TRACE_ENTRIES(E) maps entries of shim/entries.h (RP_ENTRIES) to a
+ * RP_TRACE_ENTRIES(E) maps entries of shim/core/entries.h (RP_ENTRIES) to a
  * family: E(name, FAMILY). The entries of a family take the same arguments in
- * the same order (entries.h's argument lists), so one encoder (shim/trace.c)
+ * the same order (entries.h's argument lists), so one encoder (trace.c, trace_enc.c)
  * and one player routine (tools/replay.c) serve each family; an entry not
  * listed is GENERIC: its call, thread, time and result are recorded and it is
  * not replayed. Old unversioned entries (v1, 32-bit sizes and addresses) share

@@ -1,6 +1,6 @@
 /* tracefmt.h - the trace file format (docs/trace.md), as the writer
- * (shim/trace.c) and the readers (tools/traceread.c) share it: the magic and
- * version, header keys, record tags, the families of shim/trace_entries.h,
+ * (shim/face/trace*.c) and the readers (tools/traceread.c) share it: the magic and
+ * version, header keys, record tags, the families of trace_entries.h,
  * the stream and address encodings, and the varint codec. No dependency
  * beyond the C library: the tools include it without cuda.h. */
 #ifndef RP_TRACEFMT_H
@@ -56,7 +56,7 @@ enum rp_trace_tag {
 };
 enum { RP_TC_PRIMARY = 1 };
 
-/* Families (shim/trace_entries.h). */
+/* Families (trace_entries.h). */
 enum rp_trace_family {
 #define RP_TRF_ENUM(name, num, arity) RP_TRF_##name = num,
     RP_TRACE_FAMILIES(RP_TRF_ENUM)
@@ -161,7 +161,7 @@ static inline int rp_tv_get(const unsigned char **p, const unsigned char *end, u
 
 /* ---- a preprocessor loop over an argument list -----------------------------
  * RP_TFE(m, a, b, c) expands to m(a) m(b) m(c), up to 16 arguments; the
- * recording hooks (shim/trace_hooks.c) and the player's typed callers
+ * recording hooks (shim/face/trace_hooks.c) and the player's typed callers
  * (tools/replay.c) walk entries.h's argument lists with it. */
 #define RP_TCAT_(a, b) a##b
 #define RP_TCAT(a, b) RP_TCAT_(a, b)
