@@ -938,16 +938,18 @@ static void issue_locked(const struct rt_call *k)
         }
         break;
     case RP_TRF_GET_FUNCTION: case RP_TRF_LIBRARY_GET_KERNEL: {
-        const struct rt_func *rf = &P.r.funcs[k->func];
+        /* Function id 0: the recorder could not keep the function (its
+         * memory ran out); the lookup is not replayed. */
+        const struct rt_func *rf = k->func ? &P.r.funcs[k->func] : NULL;
         unsigned kind = fam == RP_TRF_LIBRARY_GET_KERNEL;
-        struct pmod *m = rf->layout ? module_of(k->module, kind) : NULL;
+        struct pmod *m = rf && rf->layout ? module_of(k->module, kind) : NULL;
         if (!m || !m->h) {
             ok = false;
             why = W_FUNCTION;
         }
         a[0] = (uint64_t)(uintptr_t)kp_store;
         a[1] = (uint64_t)(uintptr_t)(m ? m->h : NULL);
-        a[2] = (uint64_t)(uintptr_t)rf->name;
+        a[2] = (uint64_t)(uintptr_t)(rf ? rf->name : NULL);
         break;
     }
     case RP_TRF_KERNEL_GET_FUNCTION:
@@ -1068,6 +1070,8 @@ static void issue_locked(const struct rt_call *k)
         }
         break;
     case RP_TRF_GET_FUNCTION: case RP_TRF_LIBRARY_GET_KERNEL: case RP_TRF_KERNEL_GET_FUNCTION:
+        if (!k->func)
+            break;
         GROW(P.funcs, P.nfuncs, k->func);
         P.funcs[k->func] = kp_store[0];
         break;

@@ -1032,7 +1032,8 @@ int rt_next(struct rt_reader *r, struct rt_rec *out)
         r->pos = r->size;
         snprintf(r->notice, sizeof r->notice,
                  "%.100s: byte %zu: the trace ends without its END record (the process did not "
-                 "exit normally, or the file was cut): read up to its last complete record",
+                 "exit normally, recording stopped early, or the file was cut): read up to "
+                 "its last complete record",
                  r->path, start);
         return 0;
     }

@@ -459,11 +459,14 @@ void rp__trace_forked(void)
     /* No lock: another thread of the parent may have held it at the fork. */
     atomic_store(&rp__tr_live, false);
     W.open = false;
+    W.forked = true;
 }
 
 void rp__trace_close(void)
 {
-    if (!atomic_load(&rp__tr_live) && !W.open)
+    /* After a stop (memory, disk) the file is still cut to its length,
+     * without an END record: the reader says the trace ends early. */
+    if (W.forked)
         return;
     uint64_t t = rp__tr_ticks();
     rp__tr_lock();

@@ -39,6 +39,7 @@ bool rp__tr_map_put(struct tr_map *m, uint64_t k, uint32_t v)
         if (!nk || !nv) {
             free(nk);
             free(nv);
+            rp__tr_nomem();
             return false;
         }
         uint32_t used = 0;
@@ -244,6 +245,7 @@ static bool read_layout(struct tr_func *f, const void *h, bool kernel)
             if (!no || !ns) {
                 free(off);
                 free(size);
+                rp__tr_nomem();
                 return false;
             }
             size = ns;
@@ -280,14 +282,18 @@ struct tr_func *rp__tr_func_new(const void *h, unsigned kind, uint32_t parent, c
     if (W.nfn == W.capfn) {
         size_t nc = W.capfn ? W.capfn * 2 : 64;
         struct tr_func **nf = rp__realloc(W.fn, nc * sizeof *nf);
-        if (!nf)
+        if (!nf) {
+            rp__tr_nomem();
             return NULL;
+        }
         W.fn = nf;
         W.capfn = nc;
     }
     struct tr_func *f = rp__calloc(1, sizeof *f);
-    if (!f)
+    if (!f) {
+        rp__tr_nomem();
         return NULL;
+    }
     f->id = (uint32_t)W.nfn + 1;
     f->module = parent;
     const char *nm = name;
@@ -316,6 +322,7 @@ struct tr_func *rp__tr_func_new(const void *h, unsigned kind, uint32_t parent, c
             free(f->off);
             free(f->size);
             free(f);
+            rp__tr_nomem();
             return NULL;
         }
     }
@@ -395,8 +402,10 @@ uint32_t rp__tr_range_add(uintptr_t base, size_t size, unsigned char space)
     if (W.nrg == W.caprg) {
         size_t nc = W.caprg ? W.caprg * 2 : 64;
         struct tr_range *n = rp__realloc(W.rg, nc * sizeof *n);
-        if (!n)
-            return id; /* unknown from now on: later uses are looked up again */
+        if (!n) {
+            rp__tr_nomem();
+            return id;
+        }
         W.rg = n;
         W.caprg = nc;
     }

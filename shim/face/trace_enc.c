@@ -19,8 +19,10 @@ static bool gather(const struct tr_func *f, bool ok, void **params, const void *
         return false;
     if (W.capscratch < f->psize) {
         unsigned char *n = rp__realloc(W.scratch, f->psize);
-        if (!n)
+        if (!n) {
+            rp__tr_nomem();
             return false;
+        }
         W.scratch = n;
         W.capscratch = f->psize;
     }
@@ -225,11 +227,15 @@ void rp__tr_enc_launch(struct tr_call *c, const uint64_t *a)
             p += nattr;
         }
         if (f && !attrs_same) {
+            /* Kept as the reader will keep them, or recording stops:
+             * the next launch is encoded against them. */
             unsigned char *na = rp__realloc(f->attrs, nattr);
             if (na) {
                 memcpy(na, attrs, nattr);
                 f->attrs = na;
                 f->nattrs_bytes = nattr;
+            } else {
+                rp__tr_nomem();
             }
         }
     }

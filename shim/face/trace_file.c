@@ -89,6 +89,11 @@ void rp__tr_stop(const char *why)
 /* Room for `need` more bytes, growing the file and its mapping. The file is
  * given real blocks (fallocate) before the mapping reaches them: a write
  * into a hole of a full disk would raise SIGBUS in the program. */
+void rp__tr_nomem(void)
+{
+    rp__tr_stop("the recorder ran out of memory");
+}
+
 bool rp__tr_reserve(size_t need)
 {
     if (W.len + need <= W.cap)

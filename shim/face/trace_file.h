@@ -53,6 +53,7 @@ struct tr_range {
 struct tr_writer {
     _Atomic int mu; /* the writer's lock (rp__tr_lock) */
     bool open;
+    bool forked; /* in a child of fork(): the parent's file, never touched */
     bool data;
     int fd;
     unsigned char *map;
@@ -144,8 +145,16 @@ static inline uint64_t rp__tr_ns(uint64_t d)
     return (uint64_t)(((unsigned __int128)d * rp__tr_ns_mul) >> 32);
 }
 
-/* Stops recording for good: the trace stays valid up to its last record. */
+/* Stops recording for good: the trace stays valid up to its last record
+ * (the record being written, if any, is still completed). */
 void rp__tr_stop(const char *why);
+
+/* An allocation of the recorder failed: recording stops (rp__tr_stop). What
+ * the recorder keeps (the ids of handles, each function's last launch) is
+ * what later records are encoded against; a trace that went on without it
+ * would name one stream by two ids, or encode a launch against parameters
+ * the reader does not have. */
+void rp__tr_nomem(void);
 
 /* Room for `need` more bytes, growing the file and its mapping; false once
  * recording stopped. */
