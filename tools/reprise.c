@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "options.h"
+#include "replay.h"
 #include "report.h"
 #include "reprise.h"
 
@@ -38,18 +39,26 @@ static void usage(FILE *f)
     fprintf(f,
             "usage: reprise [options] [--] program [args...]\n"
             "       reprise report [--html OUT.html] STATS.json...\n"
+            "       reprise replay FILE [--shim | --no-shim] [--timing recorded|none] [--order returned|entered]\n"
+            "                           [--driver PATH] [--stats FILE] [--strict]\n"
+            "       reprise trace info FILE\n"
             "Run program with libreprise.so preloaded and enabled (REPRISE=1); or\n"
             "summarise stats files (one per process or rank, named host:pid and rank)\n"
             "as text and, with --html, as a page with a chart: what ran as graphs,\n"
             "why the rest did not, each bound hit by its option, and advice.\n"
             "C++ kernel names are shown demangled.\n"
+            "With --trace FILE the program's driver calls are recorded; `reprise replay`\n"
+            "issues them again (empty kernels, the recorded threads, order and host gaps)\n"
+            "with or without the shim, and `reprise trace info` says what a trace holds\n"
+            "(see reprise replay --help).\n"
             "\n"
             "options:\n");
     for (size_t i = 0; i < N_OPTIONS; i++) {
         if (cli_options[i].flag == NULL)
             continue;
         char left[64];
-        snprintf(left, sizeof left, "%s %s", cli_options[i].flag, cli_options[i].metavar);
+        snprintf(left, sizeof left, "%s%s%s", cli_options[i].flag, cli_options[i].metavar ? " " : "",
+                 cli_options[i].metavar ? cli_options[i].metavar : "");
         fprintf(f, "  %-20s %s (sets %s)\n", left, cli_options[i].desc, cli_options[i].env);
     }
     fprintf(f, "  %-20s %s\n", "-h, --help", "print this help and exit");
@@ -69,6 +78,15 @@ static int usage_error(const char *fmt, const char *arg)
 /* Find libreprise.so next to this command: bin/../lib in the build tree and
  * in most installs, the configured relative libdir (lib64, lib/<triplet>),
  * then the configured absolute libdir.  Returns false if none exists. */
+static bool find_library(char *out, size_t size);
+
+/* The library's path for `reprise replay --shim`, NULL when not found. */
+static const char *library_path(void)
+{
+    static char lib[PATH_MAX];
+    return find_library(lib, sizeof lib) ? lib : NULL;
+}
+
 static bool find_library(char *out, size_t size)
 {
     char exe[PATH_MAX];
@@ -98,6 +116,10 @@ int main(int argc, char **argv)
 {
     if (argc > 1 && strcmp(argv[1], "report") == 0)
         return rp_report_main(argc - 1, argv + 1);
+    if (argc > 1 && strcmp(argv[1], "replay") == 0)
+        return rp_replay_main(argc - 1, argv + 1, library_path);
+    if (argc > 1 && strcmp(argv[1], "trace") == 0)
+        return rp_trace_main(argc - 1, argv + 1);
     int i = 1;
     for (; i < argc; i++) {
         const char *arg = argv[i];
@@ -131,6 +153,8 @@ int main(int argc, char **argv)
         }
         if (opt == NULL)
             return usage_error("unknown option '%s'", arg);
+        if (value == NULL && opt->metavar == NULL)
+            value = "1"; /* a flag (--trace-data) */
         if (value == NULL) {
             if (i + 1 >= argc)
                 return usage_error("option '%s' needs a value", arg);

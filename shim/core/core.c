@@ -16,6 +16,7 @@ const char *const rp__entry_names[RP_DRIVER_COUNT] = {
 
 _Atomic int rp__state = RP_INIT_NONE;
 bool rp__enabled;
+bool rp__trace_alone;
 struct rp__driver rp__real;
 struct rp__driver rp__core;
 RP_TLS int rp__depth;

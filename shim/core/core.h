@@ -81,6 +81,10 @@ enum rp__init_state { RP_INIT_NONE, RP_INIT_RUNNING, RP_INIT_READY };
 extern _Atomic int rp__state;
 /* Set before rp__state becomes READY and never changed afterwards. */
 extern bool rp__enabled;
+/* True when the wrappers are on for a trace alone (REPRISE_TRACE set,
+ * REPRISE off, docs/trace.md): the report then says the shim is not
+ * enabled and has no engine keys. Set by init. */
+extern bool rp__trace_alone;
 /* The real driver, and what an enabled wrapper calls (core.c). */
 extern struct rp__driver rp__real;
 extern struct rp__driver rp__core;

@@ -309,6 +309,14 @@
     X(cuLibraryGetKernel, (CUkernel *pKernel, CUlibrary library, const char *name), \
       (pKernel, library, name), (NOTE_KERNEL, _, 0)) \
     X(cuKernelGetFunction, (CUfunction *pFunc, CUkernel kernel), (pFunc, kernel), (FWD, _, 0)) \
+    /* The program's own executable graphs: forwarded as they are, interposed \
+     * so that a trace (REPRISE_TRACE) knows which graph an executable runs. \
+     * The engine instantiates and updates its own graphs through these too \
+     * (hooks.c requires them). */ \
+    X(cuGraphInstantiateWithFlags, (CUgraphExec *phGraphExec, CUgraph hGraph, unsigned long long flags), \
+      (phGraphExec, hGraph, flags), (FWD, _, 0)) \
+    X(cuGraphExecUpdate_v2, (CUgraphExec hGraphExec, CUgraph hGraph, CUgraphExecUpdateResultInfo *resultInfo), \
+      (hGraphExec, hGraph, resultInfo), (FWD, _, 0)) \
     /* Everything else that orders work on a stream or touches memory the \
      * device may be using: the capture engine cannot capture these, so they \
      * must be seen to end segments (an unseen call on a stream with deferred \
@@ -458,7 +466,6 @@
     X(cuKernelGetParamInfo, (CUkernel kernel, size_t paramIndex, size_t *paramOffset, size_t *paramSize), (kernel, paramIndex, paramOffset, paramSize), (HELPER, _, 0)) \
     X(cuFuncGetName, (const char **name, CUfunction hfunc), (name, hfunc), (HELPER, _, 0)) \
     X(cuKernelGetName, (const char **name, CUkernel hfunc), (name, hfunc), (HELPER, _, 0)) \
-    X(cuGraphInstantiateWithFlags, (CUgraphExec *phGraphExec, CUgraph hGraph, unsigned long long flags), (phGraphExec, hGraph, flags), (HELPER, _, 0)) \
     X(cuGraphExecDestroy, (CUgraphExec hGraphExec), (hGraphExec), (HELPER, _, 0)) \
     X(cuGraphDestroy, (CUgraph hGraph), (hGraph), (HELPER, _, 0)) \
     X(cuGraphGetNodes, (CUgraph hGraph, CUgraphNode *nodes, size_t *numNodes), (hGraph, nodes, numNodes), (HELPER, _, 0)) \
@@ -466,5 +473,4 @@
     X(cuGraphExecKernelNodeSetParams_v2, (CUgraphExec hGraphExec, CUgraphNode hNode, const CUDA_KERNEL_NODE_PARAMS *nodeParams), (hGraphExec, hNode, nodeParams), (HELPER, _, 0)) \
     X(cuGraphExecMemcpyNodeSetParams, (CUgraphExec hGraphExec, CUgraphNode hNode, const CUDA_MEMCPY3D *copyParams, CUcontext ctx), (hGraphExec, hNode, copyParams, ctx), (HELPER, _, 0)) \
     X(cuGraphExecMemsetNodeSetParams, (CUgraphExec hGraphExec, CUgraphNode hNode, const CUDA_MEMSET_NODE_PARAMS *memsetParams, CUcontext ctx), (hGraphExec, hNode, memsetParams, ctx), (HELPER, _, 0)) \
-    X(cuGraphExecUpdate_v2, (CUgraphExec hGraphExec, CUgraph hGraph, CUgraphExecUpdateResultInfo *resultInfo), (hGraphExec, hGraph, resultInfo), (HELPER, _, 0)) \
     X(cuGraphNodeSetEnabled, (CUgraphExec hGraphExec, CUgraphNode hNode, unsigned int isEnabled), (hGraphExec, hNode, isEnabled), (HELPER, _, 1))

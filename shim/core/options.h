@@ -5,7 +5,8 @@
  * when it is unset or invalid, the range a count must lie in (lo..hi; 0, 0 for
  * other kinds), the `reprise` command's option that sets it (NULL when
  * the command has none) and the one-line description printed by
- * `reprise --help` and at REPRISE_LOG=debug.  The shim (options.c) and the
+ * `reprise --help` and at REPRISE_LOG=debug (a NULL metavar: the command's
+ * option is a flag that sets the variable to 1).  The shim (options.c) and the
  * command (tools/reprise.c) are both generated from this list, so a new option
  * is one line here.  No includes: tools/reprise.c uses it without cuda.h. */
 #ifndef RP_OPTIONS_H
@@ -34,6 +35,10 @@ enum rp_option_kind {
       "log verbosity on stderr: error, warn, info, debug, or trace (a line per op)", 0, 0) \
     X(DRIVER, "REPRISE_DRIVER", RP_OPT_PATH, "libcuda.so.1", "--driver", "PATH",        \
       "the CUDA driver library to forward to", 0, 0)                                    \
+    X(TRACE, "REPRISE_TRACE", RP_OPT_PATH, "", "--trace", "FILE",                       \
+      "record every driver call to FILE (%p pid, %h host, %r rank), with the engine on or off; replay it with `reprise replay`", 0, 0) \
+    X(TRACE_DATA, "REPRISE_TRACE_DATA", RP_OPT_BOOL, "0", "--trace-data", NULL,         \
+      "with REPRISE_TRACE: record the bytes host-to-device copies read too (by default a trace holds no program data)", 0, 0) \
     X(NVTX, "REPRISE_NVTX", RP_OPT_BOOL, "0", "--nvtx", "0|1",                           \
       "mark captures, replays and flushes with NVTX ranges (Nsight Systems)", 0, 0)      \
     X(EXCLUDE, "REPRISE_EXCLUDE", RP_OPT_PATH, "", "--exclude", "GLOBS",                \

@@ -11,6 +11,7 @@
  * deadlocks; a thread-local flag lets that thread through instead. */
 #include "core.h"
 #include "init.h"
+#include "trace.h"
 
 #include "coord.h"
 
@@ -26,13 +27,19 @@ static RP_TLS bool initialising;
 
 /* A forked child must not touch the parent's CUDA state (the driver does
  * not survive fork): from the fork on, the child's wrappers only forward. */
+static bool engine_on, tracing;
+
 static void in_forked_child(void)
 {
     rp__enabled = false;
-    rp__engine_forked();
+    if (engine_on)
+        rp__engine_forked();
+    if (tracing)
+        rp__trace_forked();
 }
 
-static void install(const struct rp__driver *real, bool enabled, bool loaded, bool engine)
+static void install(const struct rp__driver *real, bool enabled, bool loaded, bool engine,
+                    bool trace)
 {
     /* Publish order: tables first, then the flags, then READY with release,
      * so a wrapper that sees READY (acquire) sees the rest. */
@@ -46,16 +53,22 @@ static void install(const struct rp__driver *real, bool enabled, bool loaded, bo
         rp__core.cuGetProcAddress = rp__procaddr_hook_v1;
     if (rp__real.cuGetProcAddress_v2)
         rp__core.cuGetProcAddress_v2 = rp__procaddr_hook_v2;
-    if (engine && rp__engine_setup(&rp__core, &rp__real) == 0)
+    engine_on = engine && rp__engine_setup(&rp__core, &rp__real) == 0;
+    /* The recorder goes in front of the engine: it sees each call as the
+     * program made it. Recording needs the wrappers even with the engine
+     * off, so it enables them (they then count calls and call the core). */
+    tracing = trace && rp__trace_setup(&rp__core, &rp__real);
+    if (engine_on || tracing)
         pthread_atfork(NULL, NULL, in_forked_child);
-    rp__enabled = enabled;
+    rp__trace_alone = tracing && !enabled;
+    rp__enabled = enabled || tracing;
     rp__loaded = loaded;
     atomic_store_explicit(&rp__state, RP_INIT_READY, memory_order_release);
 }
 
 void rp__install(const struct rp__driver *real, bool enabled)
 {
-    install(real, enabled, true, false);
+    install(real, enabled, true, false, false);
 }
 
 void rp__init_slow(void)
@@ -72,7 +85,8 @@ void rp__init_slow(void)
         rp__options_log();
         struct rp__driver real;
         bool ok = rp__driver_load(&real);
-        install(&real, rp__option(RP_OPTION_ENABLE).b, ok, ok && rp__option(RP_OPTION_ENABLE).b);
+        install(&real, rp__option(RP_OPTION_ENABLE).b, ok, ok && rp__option(RP_OPTION_ENABLE).b,
+                ok && rp__option(RP_OPTION_TRACE).path[0] != '\0');
         if (ok && rp__enabled)
             rp__info("enabled (version %s)", REPRISE_VERSION);
         initialising = false;
@@ -99,12 +113,17 @@ __attribute__((destructor)) static void rp__fini(void)
         return;
     if (rp__engine_in_forked_child())
         return;
+    if (tracing) {
+        if (!rp__enabled)
+            return; /* a forked child: the trace and the report are the parent's */
+        rp__trace_close();
+    }
     rp__stats_write_at_exit();
     /* For the allocation sweep (tests/faults/alloc_sweep.sh): how many
      * allocations there were, and how many were failed on purpose. */
     if (getenv("REPRISE_FAULT_ALLOC"))
         rp__warn("%llu allocations, %llu failed on purpose (REPRISE_FAULT_ALLOC)",
                  (unsigned long long)rp__alloc_calls(), (unsigned long long)rp__alloc_faults());
-    if (rp__enabled && rp__option(RP_OPTION_SUMMARY).b)
+    if (rp__enabled && !rp__trace_alone && rp__option(RP_OPTION_SUMMARY).b)
         rp__summary_write(2);
 }

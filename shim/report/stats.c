@@ -384,7 +384,9 @@ bool rp__stats_write_fd(int fd)
         out_json_str(&o, rank_variable());
     }
     out_str(&o, ",\n  \"enabled\": ");
-    out_str(&o, rp__enabled ? "true" : "false");
+    /* Enabled by REPRISE; the wrappers may be on for a trace alone. */
+    bool engine = rp__enabled && !rp__trace_alone;
+    out_str(&o, engine ? "true" : "false");
     out_str(&o, ",\n  \"driver\": {\"path\": ");
     out_json_str(&o, rp__option(RP_OPTION_DRIVER).path ? rp__option(RP_OPTION_DRIVER).path : "");
     out_str(&o, ", \"loaded\": ");
@@ -416,7 +418,7 @@ bool rp__stats_write_fd(int fd)
         sep = ", ";
     }
     out_str(&o, "]\n  }");
-    if (rp__enabled)
+    if (engine)
         write_engine(&o);
     out_str(&o, "\n}\n");
     out_flush(&o);

@@ -374,7 +374,9 @@ static void write_stats(void)
     cc__order_spec(spec, sizeof spec);
     unsigned workers = cc__g.workers;
     cc__unlock();
-    fprintf(f, "},\"graph_order\":\"%s\",\"graph_workers\":%u}\n", spec, workers);
+    fprintf(f, "},\"graph_order\":\"%s\",\"graph_workers\":%u,", spec, workers);
+    cc__digest_json(f);
+    fprintf(f, "}\n");
     fclose(f);
 }
 

@@ -24,6 +24,14 @@ unsigned long long cpucuda_faults_fired(void);
 /* Zeroes every counter, call.* included (not the fault numbering). */
 void cpucuda_counters_reset(void);
 
+/* The digest of everything executed so far (README.md, "The digest"): its
+ * two 64-bit halves, and the number of kernels, copies and memsets in it.
+ * Either pointer may be NULL. */
+void cpucuda_digest(unsigned long long value[2], unsigned long long *ops);
+
+/* Starts the digest afresh (value 0, no ops). */
+void cpucuda_digest_reset(void);
+
 /* Sets the order later graph launches run their ready nodes in, as
  * CPUCUDA_GRAPH_ORDER does: "creation", "reverse", "random" (the process's
  * seed) or "random:SEED"; NULL or "" is the default, "random". Restarts the

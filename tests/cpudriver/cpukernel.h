@@ -11,7 +11,9 @@
 #include <stdint.h>
 
 #define CPUK_ABI_VERSION 1
-#define CPUK_MAX_PARAMS 32
+/* PTX modules loaded from text (cuModuleLoadData) may declare many
+ * parameters (a Triton kernel has dozens): the bound is generous. */
+#define CPUK_MAX_PARAMS 256
 
 typedef struct cpuk_dim3 { unsigned int x, y, z; } cpuk_dim3;
 

@@ -199,6 +199,11 @@ void cc__work_run(cc_work *w, bool in_graph);
  * cc__work_copy returns CUDA_ERROR_OUT_OF_MEMORY and leaves dst empty. */
 void cc__work_free(cc_work *w);
 CUresult cc__work_copy(cc_work *dst, const cc_work *src);
+/* The digest (digest.c): adds what a kernel, copy or memset that has just
+ * run did (anything else is ignored); the "digest" member of CPUCUDA_STATS. */
+void cc__digest_work(const cc_work *w);
+#include <stdio.h>
+void cc__digest_json(FILE *f);
 
 /* ---- streams and the queue (stream.c) ------------------------------------ */
 enum cc_stream_kind { CC_S_LEGACY, CC_S_PER_THREAD, CC_S_USER };

@@ -131,6 +131,10 @@ static CUresult mem_alloc(uintptr_t *out, size_t size, bool v1)
             if (p == MAP_FAILED) p = NULL;
         } else {
             p = aligned_alloc(CC_ALIGN, rounded);
+            /* Device memory starts as garbage, the same garbage every run
+             * (as shared memory does): a replay that reads memory nothing
+             * wrote gives the same digest each time. */
+            if (p) memset(p, 0xA5, rounded);
         }
         if (!p) r = CUDA_ERROR_OUT_OF_MEMORY;
     }
@@ -221,6 +225,7 @@ static CUresult alloc_async(CUdeviceptr *dptr, size_t size, CUstream hs, bool pt
     }
     size_t rounded = (size + CC_ALIGN - 1) / CC_ALIGN * CC_ALIGN;
     void *p = rounded >= size && in_use + rounded <= CC_TOTAL_MEM ? aligned_alloc(CC_ALIGN, rounded) : NULL;
+    if (p) memset(p, 0xA5, rounded); /* reproducible garbage, as in mem_alloc */
     if (!p) r = CUDA_ERROR_OUT_OF_MEMORY;
     if (!r) r = cc__mem_add_sized((uintptr_t)p, size, rounded, s->cap ? CC_M_GRAPH : CC_M_DEVICE, s->ctx, false, NULL);
     else p = NULL;
@@ -561,4 +566,31 @@ CC_EXPORT CUresult cuMemHostGetDevicePointer_v2(CUdeviceptr *pd, void *p, unsign
 {
     CC_ENTER(cuMemHostGetDevicePointer_v2);
     return host_get_device_pointer(pd, p, Flags);
+}
+
+/* The device allocation holding dptr: its base and requested size (either
+ * out-parameter may be NULL, as the reference allows). Pinned host memory
+ * and addresses in no live device allocation (freed, freeing, a graph
+ * allocation outside its launch) give CUDA_ERROR_NOT_FOUND, the reference's
+ * code for an address it does not know (the stricter reading: whether the
+ * real driver answers for pinned host memory is unverified); nothing is
+ * written then. The trace recorder asks this once for an address it has not
+ * seen allocated. */
+CC_EXPORT CUresult cuMemGetAddressRange_v2(CUdeviceptr *pbase, size_t *psize, CUdeviceptr dptr)
+{
+    CC_ENTER(cuMemGetAddressRange_v2);
+    CUresult r = cc__check_init();
+    if (r) return r;
+    cc__lock();
+    cc_alloc *a = cc__mem_find((uintptr_t)dptr);
+    bool usable = a && !a->freeing &&
+                  (a->kind == CC_M_DEVICE || (a->kind == CC_M_GRAPH && a->live));
+    if (!usable) {
+        r = CUDA_ERROR_NOT_FOUND;
+    } else {
+        if (pbase) *pbase = (CUdeviceptr)a->base;
+        if (psize) *psize = a->size;
+    }
+    cc__unlock();
+    return r;
 }

@@ -14,6 +14,9 @@
 #   generate (issue 17): Hugging Face generate(), greedy, a random 6-layer
 #            GPT-2, with the dynamic (growing) and the static KV cache; a
 #            step is a token.
+# Each loop is also recorded with REPRISE_TRACE (the engine off) into $OUT
+# and its trace replayed by `reprise replay` without and with the shim
+# (issue 29): the size, both replays' wall time and the share replayed.
 # A framework that does not import, or a machine without a GPU, is skipped
 # with one line; the script then exits 0. Exit 1 when a loop failed, printed
 # different results with the shim, or the shim warned (a `reprise:` line).
@@ -29,6 +32,7 @@ steps=${STEPS:-200}
 warm=${WARM:-20}
 mkdir -p "$out"
 shim=$(cd "$build/lib" 2>/dev/null && pwd)/libreprise.so
+reprise=$(cd "$build/bin" 2>/dev/null && pwd)/reprise
 fails=0
 # cuBLAS picks a reproducible algorithm only with a fixed workspace.
 export CUBLAS_WORKSPACE_CONFIG=:4096:8
@@ -249,6 +253,22 @@ for fw in torch cupy triton generate; do
     else
       row "$name" "same, replayed $(share "$st"), eager $ea us/step, reprise $es us/step ($(
         awk -v a="$ea" -v s="$es" 'BEGIN{ if (a > 0) printf "%.2fx", s / a; else print "?" }'))"
+      # Issue 29: the same loop recorded (engine off) and its trace replayed
+      # without and with the shim: the stream's launch-bound time itself.
+      t=$out/fw-$fw-$v.rptrace
+      rm -f "$t"
+      LD_PRELOAD="$shim" REPRISE_TRACE="$t" \
+        timeout 300 "$py" "$out/fw_$fw.py" "$v" "$steps" "$warm" >"$out/fw-$fw-$v.traced" 2>&1; rt=$?
+      tst=$out/fw-$fw-$v.replay-stats.json
+      "$reprise" replay "$t" --no-shim >"$out/fw-$fw-$v.replay" 2>&1; r1=$?
+      "$reprise" replay "$t" --shim --stats "$tst" >"$out/fw-$fw-$v.replay-shim" 2>&1; r2=$?
+      if [ $rt -ne 0 ] || [ $r1 -ne 0 ] || [ $r2 -ne 0 ]; then
+        row "$name trace" "FAIL: exit $rt recording, $r1/$r2 replaying (see $out/fw-$fw-$v.replay*)"
+        fails=$((fails + 1))
+      else
+        rtime() { sed -n 's/.* in \([0-9.]*\) s (recorded.*/\1/p' "$1" | head -n 1; }
+        row "$name trace" "$(( $(wc -c <"$t") / 1024 )) KiB, replay $(rtime "$out/fw-$fw-$v.replay") s, under the shim $(rtime "$out/fw-$fw-$v.replay-shim") s, replayed $(share "$tst")"
+      fi
     fi
   done
 done

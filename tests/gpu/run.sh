@@ -7,13 +7,16 @@
 #      (the kernels are written to give the same bits on both); a `reprise:`
 #      line (a warning: at the default level the shim prints nothing else)
 #      fails the program, and the table shows the line;
+#   2b. records traces of a few of them (REPRISE_TRACE) and replays each
+#      without and with the shim (`reprise replay`);
 #   3. runs the runtime-API program (<<<>>>, static and shared cudart) under
 #      the shim and checks from the stats that its launches were replayed;
 #   4. runs the benchmarks (overhead, updates, the launch-bound suite, host
 #      work inside a step);
 #   5. runs tests/gpu/frameworks.sh: PyTorch, CuPy and Triton loops without
 #      and with a per-step sync, and Hugging Face generate() with a dynamic
-#      and a static cache, absent vs shim (each skipped with a line where it
+#      and a static cache, absent vs shim, each also recorded as a trace and
+#      replayed without and with the shim (each skipped with a line where it
 #      does not import, so the dry run checks the skip path);
 #   6. prints one table last.
 # Logs go to $OUT (or build-gpu/out). Exit status: 0 when every check
@@ -137,6 +140,52 @@ for run in "${runs[@]}"; do
     if [ "$c" = "$a" ]; then extra=", = CPU driver"; else extra=", differs from the CPU driver"; fi
   fi
   row "$name" "same, replayed ${share:-0}$extra"
+done
+
+# ---- 2b. traces (issue 29): recorded, replayed without and with the shim ----
+# Each program recorded with the engine off (REPRISE_TRACE), then replayed by
+# `reprise replay` against the same driver without the shim and under it
+# (--strict: every call's result as the program's). The row gives the
+# trace's size, both replays' wall time (the launch-bound time of the stream
+# itself: its kernels are empty), and the share replayed under the shim next
+# to a live run's under it. On the CPU driver the two replays' digests
+# must be equal too. Traces stay in $out.
+say "== traces"
+drv_path=libcuda.so.1
+[ "$mode" = cpu ] && drv_path=$B/cpudriver/libcuda.so.1
+replay_time() { sed -n 's/.* in \([0-9.]*\) s (recorded.*/\1/p' "$1" | head -n 1; }
+for run in "heat 200" "nosync 200 fixed" "forkjoin 100 fork 2" "decode 200 64" "threads 50 4 steady" "stepper 200 1"; do
+  set -- $run
+  app=$1; shift
+  name="trace: $app $*"
+  t=$out/trace-$app-${1:-x}.rptrace
+  rm -f "$t"
+  env "${run_env[@]}" LD_PRELOAD="$shim" REPRISE_DRIVER="$drv_path" REPRISE_TRACE="$t" \
+    timeout 120 "$B/apps/$app" "$mod" "$@" >"$out/trace-$app.out" 2>&1 ||
+    { fail "$name: recording" "(see $out/trace-$app.out)"; continue; }
+  st=$out/trace-$app-stats.json
+  env "${run_env[@]}" CPUCUDA_STATS="$out/trace-$app-plain.drv.json" timeout 300 "$B/bin/reprise" replay "$t" \
+    --no-shim --driver "$drv_path" --strict >"$out/trace-$app-plain.txt" 2>&1; r1=$?
+  env "${run_env[@]}" CPUCUDA_STATS="$out/trace-$app-shim.drv.json" timeout 300 "$B/bin/reprise" replay "$t" \
+    --shim --driver "$drv_path" --strict --stats "$st" >"$out/trace-$app-shim.txt" 2>&1; r2=$?
+  if [ $r1 -ne 0 ] || [ $r2 -ne 0 ]; then
+    fail "$name: replay" "(exit $r1/$r2, see $out/trace-$app-*.txt)"
+    continue
+  fi
+  digest=""
+  if [ "$mode" = cpu ]; then
+    d1=$(sed -n 's/.*"digest":{"value":"\([0-9a-f]*\)".*/\1/p' "$out/trace-$app-plain.drv.json")
+    d2=$(sed -n 's/.*"digest":{"value":"\([0-9a-f]*\)".*/\1/p' "$out/trace-$app-shim.drv.json")
+    if [ -z "$d1" ] || [ "$d1" != "$d2" ]; then
+      fail "$name: digests" "($d1 without the shim, $d2 with it)"
+      continue
+    fi
+    digest=", digests equal"
+  fi
+  env "${run_env[@]}" "${shim_env[@]}" REPRISE_STATS="$out/trace-$app-live.json" \
+    timeout 120 "$B/apps/$app" "$mod" "$@" >/dev/null 2>&1
+  live=$(num "$out/trace-$app-live.json" replayed_share)
+  row "$name" "$(( $(wc -c <"$t") / 1024 )) KiB, replay $(replay_time "$out/trace-$app-plain.txt") s, under the shim $(replay_time "$out/trace-$app-shim.txt") s, replayed $(num "$st" replayed_share) (live ${live:-?})$digest"
 done
 
 # ---- 3. the runtime-API programs ----------------------------------------------

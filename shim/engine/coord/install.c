@@ -53,7 +53,8 @@ int rp__engine_install(struct rp__driver *core, const struct rp__driver *drv,
         RP_E_cuEventRecord, RP_E_cuEventSynchronize, RP_E_cuStreamWaitEvent,
         RP_E_cuStreamSynchronize, RP_E_cuStreamDestroy_v2, RP_E_cuMemHostAlloc,
         RP_E_cuMemFreeHost, RP_E_cuCtxPushCurrent_v2, RP_E_cuCtxPopCurrent_v2,
-        RP_E_cuEventCreate, RP_E_cuEventDestroy_v2, RP_E_cuEventQuery};
+        RP_E_cuEventCreate, RP_E_cuEventDestroy_v2, RP_E_cuEventQuery,
+        RP_E_cuGraphInstantiateWithFlags, RP_E_cuGraphExecUpdate_v2};
     for (size_t i = 0; i < sizeof issued / sizeof issued[0]; i++) {
         if (!rp__driver_get(drv, issued[i])) {
             rp__warn("the driver lacks %s, which the capture engine needs; forwarding only",
