@@ -90,6 +90,9 @@ typedef struct rp_seq {
     int done_pending;
     uint64_t replays;
     uint64_t divergences;
+    unsigned int passed_over; /* exact only: occurrences since its last replay that
+                               diverged from it on arguments while a sequence with
+                               updates went on matching (the matcher's count) */
     uint64_t last_use;
     unsigned int id;
     int broken;             /* its launch failed: no longer offered, dropped later */
