@@ -271,6 +271,7 @@ void rp__seg_end(rp_stream *st)
     rp_det_entry *e = NULL;
     enum rp__eager_reason why = RP_EAGER_WARMING_UP;
     rp_det_verdict verdict = rp__det_observe(&cs->det, st->learn.seg, st->learn.nseg, &e);
+    int served = 0;
     switch (verdict) {
     case RP_DET_TOO_SHORT:
         why = RP_EAGER_SHORT;
@@ -283,40 +284,50 @@ void rp__seg_end(rp_stream *st)
         rp__bound_hit(cs, RP_BOUND_MEMORY);
         why = RP_EAGER_BOUND;
         break;
-    case RP_DET_WARMING:
+    default:
+        /* Its structure is counted first, whatever its content's verdict:
+         * when the structure's contents keep changing (more than
+         * REPRISE_MAX_VARIANTS of them, or a new one every time), one
+         * graph with updates serves them all, rather than one more exact
+         * variant; so does one that exists already, widened if this
+         * occurrence differs in a field it does not update yet. The
+         * widening must not wait for the content's own verdict: with a
+         * warmup of 1, or while the stream backs off, a content's entry
+         * is never WARMING, and a sequence with updates that is never
+         * widened diverges on the same field for ever. With a warmup of 1
+         * this is also the only place contents are compared: every
+         * segment is an exact capture candidate at once. */
+        served = rp__learn_volatile(st);
         break;
+    }
+    switch (verdict) {
     case RP_DET_BACKING_OFF:
-        why = RP_EAGER_CAPTURE_FAILED;
+        why = e->capture_failed ? RP_EAGER_CAPTURE_FAILED : RP_EAGER_BACKING_OFF;
         break;
     case RP_DET_HAS_GRAPH:
         why = RP_EAGER_DIVERGED;
         break;
     case RP_DET_CAPTURE:
-        /* Its structure is counted first: when the structure's contents
-         * keep changing (more than REPRISE_MAX_VARIANTS of them, or a new
-         * one every time), one graph with updates serves them all, rather
-         * than one more exact variant; so does one that exists already
-         * (widened if need be).
-         * With a warmup of 1 this is the only place contents are compared:
-         * every segment is an exact capture candidate at once. */
+        if (served)
+            break; /* no exact variant beside a sequence with updates */
         if (rp__learn_backing_off(st, e))
-            why = RP_EAGER_CAPTURE_FAILED;
-        else if (!rp__learn_volatile(st) &&
-                 rp__learn_capture(cs, &cs->det, e, NULL, st->learn.cut_by_period, st->handle) != 0)
+            why = RP_EAGER_BACKING_OFF; /* no capture failed: its graphs did not pay */
+        else if (rp__learn_capture(cs, &cs->det, e, NULL, st->learn.cut_by_period, st->handle) != 0)
             why = RP_EAGER_BOUND;
         break;
+    default:
+        break;
     }
-    if (verdict == RP_DET_WARMING)
-        rp__learn_volatile(st);
     rp__count_eager(cs, why, rest);
     rp__seg_clear(st);
     st->learn.cut_by_period = 0;
-    rp__learn_sweep_broken(cs);
+    rp__learn_sweep(cs);
 }
 
 void rp__learn_replayed(rp_stream *st, rp_seq *s)
 {
     rp__learn_paid(st);
+    s->passed_over = 0; /* its content came back: a variant still */
     if (s->replays == 4) {
         st->learn.churn = 0; /* it paid off: the stream has stabilised */
         rp__det_paid_off(s->det); /* its entry: in the by-content or by-structure table */

@@ -66,9 +66,10 @@ int rp__learn_backing_off(const rp_stream *st, const rp_det_entry *e);
 int rp__learn_volatile(rp_stream *st);
 int rp__learn_capture(rp_ctxstate *cs, rp_detector *d, rp_det_entry *e, const uint64_t *vmask,
                       int by_period, CUstream home);
-/* Drop sequences whose launch or update failed, once no stream matches
- * against them; their segments back off. */
-void rp__learn_sweep_broken(rp_ctxstate *cs);
+/* Drop, once no stream matches against them, the sequences whose launch or
+ * update failed (their segments back off), and the exact variants passed
+ * over again and again for a sequence with updates (policy.c). */
+void rp__learn_sweep(rp_ctxstate *cs);
 /* Destroy every sequence of the context (a teardown; their report lines
  * are kept). */
 void rp__learn_forget_seqs(rp_ctxstate *cs);
