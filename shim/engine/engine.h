@@ -219,6 +219,8 @@ typedef struct rp_stream {
         int cut_by_period;  /* the segment being learnt began at a period cut */
         int per_align;      /* a period was just accepted on a fork/join run: where
                                its steps start is chosen once a period is learnt */
+        uint64_t per_steps; /* the steps its period detector had decided when last
+                               counted (rp_period.settled) */
     } learn;
     /* The matcher (match/): ops deferred while they match candidate sequences. */
     struct rp_stream_match {

@@ -36,7 +36,10 @@ static void watch_period(rp_stream *st, const rp_op *op)
     if (!st->learn.per && st->learn.nseg >= WATCH_AFTER) {
         unsigned int repeats = rp__eng.cfg.warmup > 1 ? rp__eng.cfg.warmup - 1 : 1;
         st->learn.per = rp__malloc(sizeof *st->learn.per);
-        if (st->learn.per && rp__period_init(st->learn.per, repeats, rp__eng.cfg.min_ops) != 0) {
+        /* A step may be a multiple of the shapes' period, up to half a
+         * chunk: decided from 2 x that many ops, by the first cut. */
+        if (st->learn.per && rp__period_init(st->learn.per, repeats, rp__eng.cfg.min_ops,
+                                             rp__eng.cfg.max_held / 2) != 0) {
             free(st->learn.per);
             st->learn.per = NULL;
         }
@@ -45,7 +48,7 @@ static void watch_period(rp_stream *st, const rp_op *op)
     }
     if (st->learn.per) {
         uint64_t landmarks = st->learn.per->lfound;
-        int changed = rp__period_feed(st->learn.per, op->opno, op->skey);
+        rp__period_feed(st->learn.per, op->opno, op->skey, op->ckey);
         if (st->learn.per->lfound != landmarks) {
             st->cs->counters.landmarks_found++;
             static _Atomic unsigned int lm_logged;
@@ -55,14 +58,19 @@ static void watch_period(rp_stream *st, const rp_op *op)
                          (void *)st->handle, (unsigned long long)st->learn.per->lgmin,
                          (unsigned long long)st->learn.per->lgap);
         }
-        if (changed && st->learn.per->d) {
+        /* A step decided (by the feed, or by a cut that could not wait:
+         * rp__period_cut_due): counted once. */
+        int changed = st->learn.per->settled != st->learn.per_steps;
+        st->learn.per_steps = st->learn.per->settled;
+        if (changed && st->learn.per->step) {
             st->cs->counters.periods_found++;
             st->learn.per_align = st->trace.nmembers > 0;
             static _Atomic unsigned int logged;
             if (atomic_fetch_add(&logged, 1) < 8)
-                rp__info("stream %p repeats every %llu ops with no boundary: its steps are "
-                         "captured from there, in chunks of at most %zu ops",
-                         (void *)st->handle, (unsigned long long)st->learn.per->d, rp__eng.cfg.max_held);
+                rp__info("stream %p repeats every %llu ops with no boundary (its op shapes every "
+                         "%llu): its steps are captured from there, in chunks of at most %zu ops",
+                         (void *)st->handle, (unsigned long long)st->learn.per->step,
+                         (unsigned long long)st->learn.per->d, rp__eng.cfg.max_held);
         }
     }
 }
@@ -136,6 +144,7 @@ static void period_free(rp_stream *st)
         rp__period_fini(st->learn.per);
         free(st->learn.per);
         st->learn.per = NULL;
+        st->learn.per_steps = 0;
     }
 }
 
@@ -190,7 +199,7 @@ static int maybe_rest(rp_stream *st)
  * period's ops recorded in a row; tried again with each op until then. */
 static void align_fork_join(rp_stream *st)
 {
-    uint64_t d = st->learn.per->d;
+    uint64_t d = st->learn.per->step;
     if (!d || d > st->learn.nseg)
         return;
     const rp_op *ops = &st->learn.seg[st->learn.nseg - d];
@@ -240,7 +249,7 @@ void rp__seg_append(rp_stream *st, rp_op *op, enum rp__eager_reason pending)
     }
     st->learn.seg[st->learn.nseg++] = *op;
     memset(op, 0, sizeof *op);
-    if (st->learn.per_align && st->learn.per && st->learn.per->d)
+    if (st->learn.per_align && st->learn.per && st->learn.per->step)
         align_fork_join(st);
 }
 
@@ -297,7 +306,7 @@ void rp__seg_end(rp_stream *st)
          * widened diverges on the same field for ever. With a warmup of 1
          * this is also the only place contents are compared: every
          * segment is an exact capture candidate at once. */
-        served = rp__learn_volatile(st);
+        served = rp__learn_volatile(st, verdict == RP_DET_HAS_GRAPH);
         break;
     }
     switch (verdict) {
@@ -342,8 +351,14 @@ void rp__learn_resolved(rp_stream *st, const rp_seq *replayed, rp_op *flushed, s
          * (Read first: ending the segment may capture, and a capture may
          * take the replayed sequence's executable over and drop it.) */
         int by_period = replayed->by_period;
+        /* A stream that replays every step ends no segment of ops: the
+         * exact variants a sequence with updates passes over are swept
+         * every 16 of its replays too. */
+        int sweep = replayed->vmask && replayed->replays % 16 == 0;
         rp__seg_end(st); /* the ops before the graph launch end a segment */
         st->learn.cut_by_period = by_period;
+        if (sweep)
+            rp__learn_sweep(st->cs);
     }
     for (size_t i = 0; i < n; i++)
         rp__seg_append(st, &flushed[i], RP_EAGER_DIVERGED);

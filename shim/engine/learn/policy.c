@@ -222,8 +222,9 @@ static int volatile_fields(rp_ctxstate *cs, const rp_det_entry *e, const rp_op *
 }
 
 /* Whether an exact variant of by-structure entry `e`'s structure, learnt on
- * `st`, exists: an occurrence of the structure that ran eagerly after a
- * divergence then went another way than a variant on its contents. */
+ * `st`, exists: an occurrence of the structure that ran eagerly with a
+ * content no variant has then went another way than the variants, on its
+ * contents. */
 static int has_variant(const rp_ctxstate *cs, const rp_stream *st, const rp_det_entry *e)
 {
     for (size_t i = 0; i < cs->nseqs; i++) {
@@ -306,7 +307,7 @@ static size_t inherited_fields(rp_ctxstate *cs, const rp_stream *st, const rp_de
  * a capture with volatile fields was made (or tried) from this segment, or
  * such a sequence exists and serves it (widened if need be), else 0: no
  * exact variant is captured beside a sequence with updates. */
-int rp__learn_volatile(rp_stream *st)
+int rp__learn_volatile(rp_stream *st, int variant_content)
 {
     rp_ctxstate *cs = st->cs;
     rp_det_entry *e = NULL;
@@ -316,8 +317,10 @@ int rp__learn_volatile(rp_stream *st)
     if (!e || !e->differs || e->n != st->learn.nseg)
         return 0;
     /* Occurrences that keep diverging from the structure's exact variants
-     * ask for the graph with updates (detector.h). */
-    v = rp__det_diverging(&cs->sdet, e, v, st->learn.diverged && has_variant(cs, st, e));
+     * (eager, with a content none of them has: deferred and flushed, or
+     * not even deferred when what differs is its first op) ask for the
+     * graph with updates (detector.h). */
+    v = rp__det_diverging(&cs->sdet, e, v, !variant_content && has_variant(cs, st, e));
     uint64_t *mask = rp__calloc(e->n, sizeof *mask);
     if (!mask) {
         rp__bound_hit(cs, RP_BOUND_MEMORY);
