@@ -9,7 +9,9 @@
 # prints each enabled run's replayed share and what the shim's stats say
 # went wrong (ops run eagerly by reason, idle flushes, periods and
 # landmarks found, divergences, graphs captured and failed captures, launch
-# attributes that were boundaries, and the captured sequences by the reason
+# attributes that were boundaries, launches captured without the
+# programmatic stream serialization they asked for (pss dropped), and the
+# captured sequences by the reason
 # of their last divergence), then the share's min, max and spread in
 # points, and the median wall time of the whole process absent and enabled
 # and their ratio. A last table has one line per shape. Every enabled run
@@ -76,6 +78,7 @@ diag() {
       k = substr($1, 18); eager = eager (eager ? " " : "") k "=" $2 }
     $1 ~ /^engine\.attr_boundaries\./ && $2 + 0 > 0 {
       k = substr($1, 24); attr = attr (attr ? " " : "") k "=" $2 }
+    $1 == "engine.programmatic_serialization_dropped" { pssd = $2 + 0 }
     $1 == "engine.idle_flushes" { idle = $2 }
     $1 == "engine.periods_found" { per = $2 }
     $1 == "engine.landmarks_found" { lm = $2 }
@@ -95,6 +98,7 @@ diag() {
       printf "%s | eager: %s | idle %s periods %s landmarks %s div %s graphs %s capfail %s",
         share, eager ? eager : "-", idle, per, lm, div, gr, cf
       if (attr) printf " | attr: %s", attr
+      if (pssd) printf " | pss dropped %d", pssd
       printf " | last div by reason: %s\n", s ? s : "-"
     }'
 }

@@ -29,7 +29,8 @@
  *                   events can be recorded and waited on inside a
  *                   sequence, and what is deferred of one that goes
  * RP_HELPERS lists, in the same form (role HELPER), the entry points the
- * engine calls itself without interposing them.
+ * engine calls itself without interposing them; N is 1 for one the engine
+ * can do without (a driver older than the entry: what needs it is not done).
  *
  * Generated from the two lists: the driver table (shim.h, both lists), the
  * exported wrappers (interpose.c), the dlsym and cuGetProcAddress routing
@@ -465,4 +466,5 @@
     X(cuGraphExecKernelNodeSetParams_v2, (CUgraphExec hGraphExec, CUgraphNode hNode, const CUDA_KERNEL_NODE_PARAMS *nodeParams), (hGraphExec, hNode, nodeParams), (HELPER, _, 0)) \
     X(cuGraphExecMemcpyNodeSetParams, (CUgraphExec hGraphExec, CUgraphNode hNode, const CUDA_MEMCPY3D *copyParams, CUcontext ctx), (hGraphExec, hNode, copyParams, ctx), (HELPER, _, 0)) \
     X(cuGraphExecMemsetNodeSetParams, (CUgraphExec hGraphExec, CUgraphNode hNode, const CUDA_MEMSET_NODE_PARAMS *memsetParams, CUcontext ctx), (hGraphExec, hNode, memsetParams, ctx), (HELPER, _, 0)) \
-    X(cuGraphExecUpdate_v2, (CUgraphExec hGraphExec, CUgraph hGraph, CUgraphExecUpdateResultInfo *resultInfo), (hGraphExec, hGraph, resultInfo), (HELPER, _, 0))
+    X(cuGraphExecUpdate_v2, (CUgraphExec hGraphExec, CUgraph hGraph, CUgraphExecUpdateResultInfo *resultInfo), (hGraphExec, hGraph, resultInfo), (HELPER, _, 0)) \
+    X(cuGraphNodeSetEnabled, (CUgraphExec hGraphExec, CUgraphNode hNode, unsigned int isEnabled), (hGraphExec, hNode, isEnabled), (HELPER, _, 1))

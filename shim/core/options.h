@@ -50,6 +50,8 @@ enum rp_option_kind {
       "a step found in a stream without host boundaries is captured in chunks of at most N ops", 1, 1048576) \
     X(IDLE_US, "REPRISE_IDLE_US", RP_OPT_COUNT, "100", "--idle-us", "US",                \
       "work held back for a graph is issued when its stream has had no call for US microseconds (0: never)", 0, 1000000) \
+    X(PARTS, "REPRISE_PARTS", RP_OPT_BOOL, "1", "--parts", "0|1",                        \
+      "at a quiet spot inside a step, launch what is held as a part of its graph and keep matching the rest (0: issue it eagerly, and the spot ends the segment)", 0, 0) \
     X(PATIENCE, "REPRISE_PATIENCE", RP_OPT_COUNT, "16384", "--patience", "N",           \
       "a stream whose last N ops (at least warmup+3 of its longest segment) brought no replay stops recording for a while (0: never)", 0, 1073741824) \
     X(MAX_GRAPHS, "REPRISE_MAX_GRAPHS", RP_OPT_COUNT, "256", "--max-graphs", "N",       \

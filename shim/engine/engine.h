@@ -36,6 +36,7 @@ struct rp__engine_config {
     size_t max_held;       /* REPRISE_MAX_HELD: chunk length of a step found by its period */
     uint64_t patience;     /* REPRISE_PATIENCE: ops without a replay before a stream rests (0: never) */
     unsigned int idle_us;  /* REPRISE_IDLE_US: held work issued after this long without a call (0: never) */
+    int parts;             /* REPRISE_PARTS: ... as a part of its graph, the match going on */
     size_t max_graphs;     /* REPRISE_MAX_GRAPHS: sequences with a graph, per context */
     uint64_t max_staging;  /* REPRISE_MAX_STAGING: live staging bytes per context */
     uint64_t max_seq_bytes;/* REPRISE_MAX_SEQ_BYTES: parameter bytes per sequence */
@@ -133,6 +134,12 @@ typedef struct rp_seq {
         unsigned int recent_at;
         uint64_t updates;   /* node updates applied */
         uint64_t widened;   /* fields found volatile after the capture */
+        /* The nodes each executable has enabled, `exec`'s and each
+         * alternate's: ops [head, n - tail). All of them (0, 0) but after a
+         * part of an occurrence was launched (seq/exec.c, rp__exec_range). */
+        struct rp_exec_on {
+            uint32_t head, tail;
+        } on, alt_on[RP_SEQ_ALTS];
         unsigned int too_many; /* replays skipped in a row for too many updates */
     } ex;
     /* The matcher's images of its kernels (match/). */
@@ -221,6 +228,11 @@ typedef struct rp_stream {
                                its steps start is chosen once a period is learnt */
         uint64_t per_steps; /* the steps its period detector had decided when last
                                counted (rp_period.settled) */
+        uint64_t bphase;    /* where in its step the last host boundary fell, + 1
+                               (0: at a step's start, or not known) */
+        uint64_t baligned;  /* the steps its detector had decided (rp_period.settled)
+                               when its steps were last made to start at a boundary
+                               (+ 1; 0: never) */
     } learn;
     /* The matcher (match/): ops deferred while they match candidate sequences. */
     struct rp_stream_match {
@@ -246,6 +258,11 @@ typedef struct rp_stream {
          * is of the one candidate, so nothing points in here when it grows. */
         uint8_t *arena;
         size_t arena_cap;
+        /* def[0..launched) have been launched already, as a part of the
+         * one candidate's graph (a quiet spot: rp__match_part); the rest of
+         * the occurrence, when it completes, is launched as the rest of
+         * that graph. 0: nothing of the occurrence issued yet. */
+        size_t launched;
     } match;
     /* The per-thread stream of another thread cannot be named from here:
      * its deferred work, resolved by another thread, goes to the context's
@@ -309,6 +326,11 @@ struct rp__engine_stats {
     uint64_t staging_live_bytes; /* staging held by live graphs now */
     uint64_t nodes_kernel, nodes_memcpy, nodes_memset, nodes_other; /* in captured graphs */
     uint64_t idle_flushes;       /* held work issued because its stream went quiet */
+    uint64_t idle_parts;         /* ... of those, launched as a part of its graph,
+                                    the occurrence's match going on */
+    uint64_t part_launches;      /* graph launches of a part of a sequence's ops
+                                    (the others' nodes disabled) */
+    uint64_t node_toggles;       /* nodes enabled or disabled for those */
     uint64_t periods_found;      /* periods accepted on streams without boundaries */
     uint64_t period_cuts;        /* segments ended by a period cut (a step or chunk start) */
     uint64_t rests;              /* times a stream stopped learning for a while (no replay paid) */
@@ -330,6 +352,10 @@ struct rp__engine_stats {
                                     could not join them (another context, a destroy...) */
     uint64_t attr_boundaries[RP_ATTR_IDS]; /* launches kept eager for an attribute, by id
                                              (0: more than RP_MAX_ATTRS, or an unknown id) */
+    uint64_t programmatic_serialization_dropped; /* launches issued into a capture window
+                                                    (or on the private stream) without the
+                                                    programmatic stream serialization they
+                                                    asked for: fully serialized */
 };
 
 #define RP_MAX_STREAMS 128  /* per context */

@@ -281,10 +281,12 @@ uint64_t rp__op_diff(const rp_op *a, const rp_op *b, const rp_param_layout *L, i
     switch (a->kind) {
     case RP_OP_KERNEL: {
         m = kernel_geometry_diff(a, b);
-        if (!L || L->total != a->param_bytes || a->nattrs) {
+        if (!L || L->total != a->param_bytes || rp__op_node_attrs(a)) {
             /* Without the layout the node cannot be set at all; a kernel
-             * with launch attributes is not set (the node update carries
-             * none: whether the driver keeps them is not known). */
+             * whose node carries launch attributes is not set (the node
+             * update carries none: whether the driver keeps them is not
+             * known). One whose only attribute is left out of graphs
+             * (programmatic stream serialization) has a plain node. */
             if (m || (a->param_bytes && memcmp(a->params, b->params, a->param_bytes)))
                 *ok = 0;
             return 0;

@@ -181,11 +181,36 @@ int rp__op_same_content(const rp_op *a, const rp_op *b);
  * volatile mask (`L`: the kernel's layout, for kernels). Returns 0 when they
  * are equal, and sets *ok to 0 when they differ somewhere a mask cannot say
  * (a parameter from RP_VOL_MAX_PARAMS on, padding, or anything of a kernel
- * whose layout is unknown: its node cannot be set without it). */
+ * whose layout is unknown, or whose graph node carries launch attributes:
+ * its node is not set). */
 uint64_t rp__op_diff(const rp_op *a, const rp_op *b, const rp_param_layout *L, int *ok);
 /* 1 when `b` may stand in `a`'s place with the fields in `mask` updated:
  * same structure and every field outside the mask exactly equal. */
 int rp__op_match_masked(const rp_op *a, const rp_op *b, uint64_t mask, const rp_param_layout *L);
+
+/* 1 for a launch attribute a kernel is recorded with and compared by, but
+ * issued without in a capture window (rp__rec_issue): programmatic stream
+ * serialization. cuda.h marks it "valid for launches", not for graph nodes;
+ * a node without it waits for the whole of the node before it, an order
+ * stricter than the programmatic one that computes the same (a kernel that
+ * uses the overlap must wait for its predecessor's results with
+ * cudaGridDependencySynchronize, which then returns at once). Whether the
+ * driver's capture would make it a programmatic edge instead is not
+ * verified (docs/engine.md, "What is captured"). */
+static inline int rp__attr_left_out_of_graphs(CUlaunchAttributeID id)
+{
+    return id == CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+}
+
+/* How many of a kernel record's launch attributes its graph node carries
+ * (all but those rp__attr_left_out_of_graphs names). */
+static inline unsigned int rp__op_node_attrs(const rp_op *op)
+{
+    unsigned int n = 0;
+    for (unsigned int i = 0; i < op->nattrs; i++)
+        n += !rp__attr_left_out_of_graphs(op->attrs[i].id);
+    return n;
+}
 
 /* 1 when two records carry the same launch attributes (none, for ops
  * other than kernels launched with some). */

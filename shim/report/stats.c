@@ -214,6 +214,9 @@ static void write_counters(struct out *o, const struct rp__engine_stats *e, uint
     out_key_u64(o, sep, "evictions", e->evictions);
     out_key_u64(o, sep, "backoffs", e->backoffs);
     out_key_u64(o, sep, "idle_flushes", e->idle_flushes);
+    out_key_u64(o, sep, "idle_parts", e->idle_parts);
+    out_key_u64(o, sep, "part_launches", e->part_launches);
+    out_key_u64(o, sep, "node_toggles", e->node_toggles);
     out_key_u64(o, sep, "periods_found", e->periods_found);
     out_key_u64(o, sep, "period_cuts", e->period_cuts);
     out_key_u64(o, sep, "landmarks_found", e->landmarks_found);
@@ -241,6 +244,7 @@ static void write_counters(struct out *o, const struct rp__engine_stats *e, uint
     for (size_t a = 0; a < sizeof attr_names / sizeof attr_names[0]; a++)
         out_key_u64(o, a ? ", " : "", attr_names[a], e->attr_boundaries[a]);
     out_str(o, "}");
+    out_key_u64(o, sep, "programmatic_serialization_dropped", e->programmatic_serialization_dropped);
     out_str(o, sep);
     out_str(o, "\"costs_ns\": {");
     static const char *const cost_names[RP_COST_KINDS] = {"eager_launch", "node_update",

@@ -6,12 +6,20 @@
  * change nothing a CPU kernel computes: the CPU driver counts the kernels
  * that ran with each (kernel.attr.*, eagerly or as graph nodes), so a shim
  * that dropped one from a graph shows in the counts, not in the checksums.
- * Mode `pss` adds a launch with programmatic stream serialization, which a
- * graph's node does not keep: that launch runs eagerly, a boundary. Mode
- * `change` drops the first kernel's priority for good halfway: the same
- * step with other attributes, a new sequence (whose graph must not take
- * the old executable over: an update is not known to carry attributes).
- * Usage: attrs MODULE ITERS [plain|pss|change]   (default plain) */
+ * Mode `pss` adds an axpy launched with programmatic stream serialization
+ * (as cuBLASLt launches some GEMMs): captured with the step, its graph
+ * node made without the attribute (the CPU driver refuses it in a
+ * capture), so only its eager runs count kernel.attr.programmatic_stream_
+ * serialization. `pss0` gives that launch the attribute with the value 0
+ * (off). `pssmix` gives it the attribute on even iterations and none on
+ * odd ones (through cuLaunchKernelEx without attributes): two structures.
+ * `pssscalar` changes its scalar every iteration (a value never seen
+ * before: the step is captured with updates). Mode `change` drops the
+ * first kernel's priority for good halfway: the same step with other
+ * attributes, a new sequence (whose graph must not take the old executable
+ * over: an update is not known to carry attributes).
+ * Usage: attrs MODULE ITERS [plain|pss|pss0|pssmix|pssscalar|change]
+ * (default plain) */
 #include <string.h>
 
 #include <cuda.h>
@@ -22,12 +30,14 @@
 
 int main(int argc, char **argv)
 {
-    app_usage(argc, argv, "[plain|pss|change]");
+    app_usage(argc, argv, "[plain|pss|pss0|pssmix|pssscalar|change]");
     long iters = app_arg(argc, argv, 2, 0, 1, 100000000);
     const char *mode = argc > 3 ? argv[3] : "plain";
-    int pss = !strcmp(mode, "pss"), change = !strcmp(mode, "change");
+    int pss0 = !strcmp(mode, "pss0"), pssmix = !strcmp(mode, "pssmix");
+    int pssscalar = !strcmp(mode, "pssscalar");
+    int pss = !strcmp(mode, "pss") || pss0 || pssmix || pssscalar, change = !strcmp(mode, "change");
     if (!pss && !change && strcmp(mode, "plain")) {
-        printf("error: bad mode %s (want plain, pss or change)\n", mode);
+        printf("error: bad mode %s (want plain, pss, pss0, pssmix, pssscalar or change)\n", mode);
         return 2;
     }
     CUdevice dev;
@@ -92,9 +102,11 @@ int main(int argc, char **argv)
     CUlaunchAttribute serial;
     memset(&serial, 0, sizeof serial);
     serial.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
-    serial.value.programmaticStreamSerializationAllowed = 1;
+    serial.value.programmaticStreamSerializationAllowed = pss0 ? 0 : 1;
     CUlaunchConfig c4 = base;
     c4.attrs = &serial, c4.numAttrs = 1;
+    float a4 = a;
+    void *axpy_xy4[] = { &y, &x, &a4, &n };
 
     for (long it = 0; it < iters; it++) {
         if (change && it == iters / 2)
@@ -103,8 +115,12 @@ int main(int argc, char **argv)
         CK(cuLaunchKernelEx, (&c2, f_scale, scale_x, NULL));
         CK(cuLaunchKernelEx, (&c3, f_axpy, axpy_yx, NULL));
         CK(cuLaunchKernel, (f_scale, grid, 1, 1, TK_BLOCK, 1, 1, 0, s, scale_y, NULL));
-        if (pss)
-            CK(cuLaunchKernelEx, (&c4, f_axpy, axpy_xy, NULL));
+        if (pss) {
+            c4.numAttrs = pssmix && it % 2 ? 0 : 1;
+            if (pssscalar)
+                a4 = 0.001f * (float)(it + 1);
+            CK(cuLaunchKernelEx, (&c4, f_axpy, axpy_xy4, NULL));
+        }
         CK(cuStreamSynchronize, (s));
     }
     float *h = malloc(2 * N * sizeof(float));

@@ -226,6 +226,8 @@ CC_ENTRY(cuGraphExecKernelNodeSetParams_v2, cuGraphExecKernelNodeSetParams, 1200
 CC_ENTRY(cuGraphExecMemcpyNodeSetParams, cuGraphExecMemcpyNodeSetParams, 10020, 0)
 CC_ENTRY(cuGraphExecMemsetNodeSetParams, cuGraphExecMemsetNodeSetParams, 10020, 0)
 CC_ENTRY(cuGraphExecUpdate, cuGraphExecUpdate, 10020, 0)
+CC_ENTRY(cuGraphNodeSetEnabled, cuGraphNodeSetEnabled, 11060, 0)
+CC_ENTRY(cuGraphNodeGetEnabled, cuGraphNodeGetEnabled, 11060, 0)
 CC_ENTRY(cuGraphExecUpdate_v2, cuGraphExecUpdate, 12000, 0)
 CC_ENTRY(cuGetProcAddress, cuGetProcAddress, 11030, 0)
 CC_ENTRY(cuGetProcAddress_v2, cuGetProcAddress, 12000, 0)

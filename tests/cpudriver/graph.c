@@ -21,6 +21,8 @@ struct cc_plan {
      * successors succ[succ_at[i] .. succ_at[i+1]) (indices into w). */
     size_t *dep_at, *dep, *succ_at, *succ;
     bool chain;            /* only one topological order: nothing to choose */
+    bool *off;             /* per node: disabled (cuGraphNodeSetEnabled), run as an
+                              empty node, with no device time */
 };
 
 /* Which allocation a memory operand of a memset or copy node lies in: its
@@ -286,6 +288,7 @@ void cc__plan_unref(cc_plan *p)
     free(p->dep);
     free(p->succ_at);
     free(p->succ);
+    free(p->off);
     free(p);
 }
 
@@ -358,10 +361,14 @@ static cc_plan *plan_new(size_t n, cc_node *const *nodes, const cc_plan *from)
     if (!p) return NULL;
     p->refs = 1;
     p->w = calloc(n ? n : 1, sizeof *p->w);
-    if (!p->w) {
+    p->off = calloc(n ? n : 1, sizeof *p->off);
+    if (!p->w || !p->off) {
+        free(p->w);
+        free(p->off);
         free(p);
         return NULL;
     }
+    if (from) memcpy(p->off, from->off, n * sizeof *p->off);
     for (; p->n < n; p->n++)
         if (cc__work_copy(&p->w[p->n], nodes ? &nodes[p->n]->w : &from->w[p->n])) {
             cc__plan_unref(p);
@@ -592,11 +599,13 @@ static size_t run_take(cc_run *r)
 /* Runs node i without the team's mutex (held on entry and on return). */
 static void run_node(cc_team *t, cc_run *r, size_t i)
 {
-    bool delay = r->delayed && r->delay;
-    r->delayed = true;
+    bool off = r->p->off[i];
+    bool delay = !off && r->delayed && r->delay;
+    if (!off) r->delayed = true;
     pthread_mutex_unlock(&t->mu);
     if (delay) usleep(r->delay);
-    cc__work_run(&r->p->w[i], true);
+    if (off) cc__count(CC_C_NODE_DISABLED);
+    else cc__work_run(&r->p->w[i], true);
     pthread_mutex_lock(&t->mu);
     run_complete(r, i);
     pthread_cond_broadcast(&t->cv);
@@ -672,8 +681,14 @@ void cc__graph_thread_end(void)
 /* Without scheduling memory: one at a time, in creation order. */
 static void run_in_creation_order(const cc_plan *p, unsigned delay)
 {
+    bool ran = false;
     for (size_t i = 0; i < p->n; i++) {
-        if (i && delay) usleep(delay);
+        if (p->off[i]) { /* an empty node: no work, no device time */
+            cc__count(CC_C_NODE_DISABLED);
+            continue;
+        }
+        if (ran && delay) usleep(delay);
+        ran = true;
         cc__work_run(&p->w[i], true);
     }
 }
@@ -1151,6 +1166,46 @@ CC_EXPORT CUresult cuGraphExecMemsetNodeSetParams(CUgraphExec hGraphExec, CUgrap
     return r;
 }
 
+/* cuGraphNodeSetEnabled: "Disabled nodes are functionally equivalent to
+ * empty nodes until they are reenabled. Existing node parameters are not
+ * affected"; "The modifications only affect future launches"; "Currently
+ * only kernel, memset and memcpy nodes are supported." The node is named
+ * as for the node updates (exec_index): one of the graph the executable was
+ * instantiated from. Anything else: INVALID_VALUE, the executable
+ * unchanged. A queued launch keeps the state it was launched with. */
+CC_EXPORT CUresult cuGraphNodeSetEnabled(CUgraphExec hGraphExec, CUgraphNode hNode, unsigned int isEnabled)
+{
+    CC_ENTER(cuGraphNodeSetEnabled);
+    LOCKED_INIT();
+    cc_exec *x = exec_get(hGraphExec);
+    long i = x ? exec_index(x, hNode) : -1;
+    enum cc_work_kind k = i >= 0 ? x->plan->w[i].kind : CC_W_HOST;
+    if (k != CC_W_KERNEL && k != CC_W_MEMSET && k != CC_W_COPY) {
+        r = CUDA_ERROR_INVALID_VALUE;
+    } else if (x->plan->off[i] != !isEnabled) {
+        cc_plan *pl = plan_own(x);
+        if (!pl) r = CUDA_ERROR_OUT_OF_MEMORY;
+        else pl->off[i] = !isEnabled;
+    }
+    if (!r) cc__count(CC_C_GRAPH_NODE_ENABLE_SETS);
+    cc__unlock();
+    return r;
+}
+
+CC_EXPORT CUresult cuGraphNodeGetEnabled(CUgraphExec hGraphExec, CUgraphNode hNode, unsigned int *isEnabled)
+{
+    CC_ENTER(cuGraphNodeGetEnabled);
+    if (!isEnabled) return CUDA_ERROR_INVALID_VALUE;
+    LOCKED_INIT();
+    cc_exec *x = exec_get(hGraphExec);
+    long i = x ? exec_index(x, hNode) : -1;
+    enum cc_work_kind k = i >= 0 ? x->plan->w[i].kind : CC_W_HOST;
+    if (k != CC_W_KERNEL && k != CC_W_MEMSET && k != CC_W_COPY) r = CUDA_ERROR_INVALID_VALUE;
+    else *isEnabled = !x->plan->off[i];
+    cc__unlock();
+    return r;
+}
+
 /* Whole-graph update: nodes pair by creation order; the topology, every
  * node's type, a kernel node's context and memory nodes' addresses must
  * match; a memset or copy node that changed must change only as setting it
@@ -1225,6 +1280,10 @@ static CUresult exec_update(CUgraphExec h, CUgraph hg, CUgraphExecUpdateResultIn
                 r = CUDA_ERROR_OUT_OF_MEMORY;
                 why = CU_GRAPH_EXEC_UPDATE_ERROR;
             } else {
+                /* Disabled nodes stay disabled: the reference says nothing
+                 * either way; keeping the executable's state is the reading
+                 * a caller cannot be surprised by twice (unverified). */
+                memcpy(p->off, x->plan->off, g->n * sizeof *p->off);
                 cc__plan_unref(x->plan);
                 x->plan = p;
                 cc__count(CC_C_GRAPH_EXEC_UPDATES);

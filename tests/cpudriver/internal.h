@@ -41,10 +41,13 @@ enum cc_entry {
     X(CAPTURE_INVALIDATED, "capture.invalidated")                            \
     X(GRAPH_INSTANTIATED, "graph.instantiated")                              \
     X(GRAPH_EXEC_UPDATES, "graph.exec_updates") X(FAULTS_FIRED, "faults.fired") \
+    X(GRAPH_NODE_ENABLE_SETS, "graph.node_enable_sets")                      \
+    X(NODE_DISABLED, "node.disabled")                                        \
     X(KERNEL_COOPERATIVE, "kernel.attr.cooperative")                         \
     X(KERNEL_PRIORITY, "kernel.attr.priority")                               \
     X(KERNEL_SYNC_DOMAIN, "kernel.attr.mem_sync_domain")                     \
-    X(KERNEL_CLUSTER, "kernel.attr.cluster_dimension")
+    X(KERNEL_CLUSTER, "kernel.attr.cluster_dimension")                       \
+    X(KERNEL_PSS, "kernel.attr.programmatic_stream_serialization")
 
 enum cc_counter {
 #define X(id, str) CC_C_##id,

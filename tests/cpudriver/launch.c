@@ -80,6 +80,14 @@ static CUresult launch(CUfunction f, cpuk_dim3 g, cpuk_dim3 b, unsigned shmem, C
     cc_stream *s;
     cc_work w;
     r = cc__stream_get(hs, pt, &s);
+    /* Programmatic stream serialization in a capture: the real driver is
+     * documented to make it a programmatic edge (unverified); this driver
+     * has no such edges, and refuses it as it refuses stream memory
+     * operations, so that nothing tested here relies on it. */
+    if (!r && (attrs & 1u << CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION) && s->cap) {
+        cc__capture_invalidate(s->cap, "programmatic stream serialization in a capture");
+        r = CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+    }
     if (!r) r = cc__kernel_work(f, g, b, shmem, params, extra, &w);
     if (!r) {
         w.ctx = s->ctx;
@@ -144,7 +152,11 @@ CC_EXPORT CUresult cuLaunchCooperativeKernel_ptsz(CUfunction f, unsigned int gri
  * a trivial 1x1x1 cluster); anything else is NOT_SUPPORTED. Those a kernel
  * carries are kept with its work (eager or captured into a node) and
  * counted when it runs (kernel.attr.*), so that a test can tell an
- * attribute that reached the kernel from one that was dropped. */
+ * attribute that reached the kernel from one that was dropped.
+ * Programmatic stream serialization (non-zero) is honoured eagerly by
+ * running the kernel after the whole of its predecessor, which the
+ * attribute allows ("opportunistically"); in a capture it is refused
+ * (launch()). */
 static CUresult launch_ex(const CUlaunchConfig *c, CUfunction f, void **params, void **extra, bool pt)
 {
     if (!c) return CUDA_ERROR_INVALID_VALUE;
@@ -158,7 +170,10 @@ static CUresult launch_ex(const CUlaunchConfig *c, CUfunction f, void **params, 
         case CU_LAUNCH_ATTRIBUTE_ACCESS_POLICY_WINDOW:
         case CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN_MAP:
         case CU_LAUNCH_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE:
+            break;
         case CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION:
+            if (a->value.programmaticStreamSerializationAllowed)
+                attrs |= 1u << CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
             break;
         case CU_LAUNCH_ATTRIBUTE_PRIORITY:
             if (a->value.priority) attrs |= 1u << CU_LAUNCH_ATTRIBUTE_PRIORITY;

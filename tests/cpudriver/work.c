@@ -100,6 +100,7 @@ void cc__work_run(cc_work *w, bool in_graph)
         if (w->u.k.attrs & (1u << CU_LAUNCH_ATTRIBUTE_PRIORITY)) cc__count(CC_C_KERNEL_PRIORITY);
         if (w->u.k.attrs & (1u << CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN)) cc__count(CC_C_KERNEL_SYNC_DOMAIN);
         if (w->u.k.attrs & (1u << CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION)) cc__count(CC_C_KERNEL_CLUSTER);
+        if (w->u.k.attrs & (1u << CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION)) cc__count(CC_C_KERNEL_PSS);
         break;
     case CC_W_COPY:
         run_copy(w);

@@ -513,6 +513,95 @@ static void a_graph_that_frees_its_allocation_can_be_relaunched(void **state)
     }
 }
 
+/* A drv_record launch of `tag` into `log` on `s` through cuLaunchKernelEx,
+ * with programmatic stream serialization set to `pss`. */
+static CUresult launch_record_pss(CUstream s, unsigned *log, unsigned tag, int pss)
+{
+    CUdeviceptr l = drv_dp(log);
+    void *args[] = {&l, &tag};
+    CUlaunchAttribute a;
+    memset(&a, 0, sizeof a);
+    a.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+    a.value.programmaticStreamSerializationAllowed = pss;
+    CUlaunchConfig c;
+    memset(&c, 0, sizeof c);
+    c.gridDimX = c.gridDimY = c.gridDimZ = 1;
+    c.blockDimX = c.blockDimY = c.blockDimZ = 1;
+    c.hStream = s;
+    c.attrs = &a;
+    c.numAttrs = 1;
+    return cuLaunchKernelEx(&c, drv_fn("drv_record"), args, NULL);
+}
+
+/* An eager launch with programmatic stream serialization is accepted, runs
+ * after the whole of the kernel before it (the attribute allows, never
+ * requires, an overlap), and is counted when it runs
+ * (kernel.attr.programmatic_stream_serialization), with 0 (off) not
+ * counted: the shim's tests tell by this count which launches reached the
+ * driver with the attribute. */
+static void programmatic_stream_serialization_runs_eagerly_after_its_predecessor_and_is_counted(
+    void **state)
+{
+    (void)state;
+    drv_init();
+    CUstream s = drv_stream(CU_STREAM_NON_BLOCKING);
+    unsigned *log = drv_log_new();
+    int *gate = drv_gate_new();
+    unsigned long long before = drv_counter("kernel.attr.programmatic_stream_serialization");
+    CU_OK(drv_launch_gate(s, gate, log, 1));
+    CU_OK(launch_record_pss(s, log, 2, 1));
+    CU_OK(launch_record_pss(s, log, 3, 0));
+    drv_sleep_ms(20);
+    drv_assert_log(log, 0); /* held behind the gate, the serialized launch too */
+    drv_gate_open(gate);
+    CU_OK(cuStreamSynchronize(s));
+    drv_assert_log(log, 3, 1u, 2u, 3u);
+    assert_int_equal(drv_counter("kernel.attr.programmatic_stream_serialization"), before + 1);
+}
+
+/* Programmatic stream serialization in a capture: 900, and the capture is
+ * invalidated. The real driver is documented to make it a programmatic
+ * edge (unverified on a GPU); this driver has none, and refuses it rather
+ * than let a graph seem to keep it, as it refuses stream memory operations.
+ * The shim must issue such a launch without the attribute in its capture
+ * windows; a shim that passed it would see its captures fail here. */
+static void programmatic_stream_serialization_in_a_capture_fails_and_invalidates_it(void **state)
+{
+    (void)state;
+    drv_init();
+    CUstream s = drv_stream(CU_STREAM_NON_BLOCKING);
+    unsigned *log = drv_log_new();
+    begin(s, CU_STREAM_CAPTURE_MODE_RELAXED);
+    CU_OK(drv_launch_record(s, log, 1));
+    CU_IS(CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, launch_record_pss(s, log, 2, 1));
+    expect_invalidated(s);
+    CU_OK(cuStreamSynchronize(s));
+    drv_assert_log(log, 0);
+}
+
+/* The attribute present but 0 (off) asks for nothing: captured as a plain
+ * kernel node, which runs in its place and is not counted as carrying it. */
+static void programmatic_stream_serialization_off_is_captured_as_a_plain_kernel(void **state)
+{
+    (void)state;
+    drv_init();
+    CUstream s = drv_stream(CU_STREAM_NON_BLOCKING);
+    unsigned *log = drv_log_new();
+    unsigned long long before = drv_counter("kernel.attr.programmatic_stream_serialization");
+    begin(s, CU_STREAM_CAPTURE_MODE_RELAXED);
+    CU_OK(drv_launch_record(s, log, 1));
+    CU_OK(launch_record_pss(s, log, 2, 0));
+    CUgraph g = end_ok(s);
+    assert_int_equal(count_type(g, CU_GRAPH_NODE_TYPE_KERNEL), 2);
+    CUgraphExec e = NULL;
+    CU_OK(cuGraphInstantiate(&e, g, 0));
+    drv_track_exec(e);
+    CU_OK(cuGraphLaunch(e, s));
+    CU_OK(cuStreamSynchronize(s));
+    drv_assert_log(log, 2, 1u, 2u);
+    assert_int_equal(drv_counter("kernel.attr.programmatic_stream_serialization"), before);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -537,6 +626,9 @@ int main(void)
         DRV_TEST(stream_ordered_allocation_in_a_capture_records_mem_alloc_and_mem_free_nodes),
         DRV_TEST(a_graph_with_an_unfreed_allocation_cannot_be_relaunched_until_it_is_freed),
         DRV_TEST(a_graph_that_frees_its_allocation_can_be_relaunched),
+        DRV_TEST(programmatic_stream_serialization_runs_eagerly_after_its_predecessor_and_is_counted),
+        DRV_TEST(programmatic_stream_serialization_in_a_capture_fails_and_invalidates_it),
+        DRV_TEST(programmatic_stream_serialization_off_is_captured_as_a_plain_kernel),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

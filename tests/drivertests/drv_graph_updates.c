@@ -1,6 +1,8 @@
 /* drv_graph_updates.c - which node handles cuGraphExec*NodeSetParams
  * accepts, before and after cuGraphExecUpdate, and what a launch already in
- * flight runs when a node is set. The rules were observed on an H200 (driver
+ * flight runs when a node is set; and nodes disabled and enabled again
+ * (cuGraphNodeSetEnabled), which the shim does to launch a part of a
+ * sequence's graph at a quiet spot (docs/engine.md). The rules were observed on an H200 (driver
  * 580.159.04, CUDA 13.0; see shared/CUDA-FACTS.md): only nodes of the graph
  * the executable was instantiated from are accepted, also after an update;
  * kernel nodes were probed there, memset and memcpy nodes are held to the
@@ -307,6 +309,147 @@ static void a_node_of_a_destroyed_graph_gets_invalid_value(void **state)
     assert_int_equal(drv_read_int(t.k), 1);
 }
 
+/* The enabled state of node i of e, as the driver reports it. */
+static unsigned enabled(CUgraphExec e, CUgraphNode n)
+{
+    unsigned on = 7;
+    CU_OK(cuGraphNodeGetEnabled(e, n, &on));
+    return on;
+}
+
+/* "Disabled nodes are functionally equivalent to empty nodes until they are
+ * reenabled. Existing node parameters are not affected" (driver API
+ * reference, cuGraphNodeSetEnabled): a launch with the kernel and the copy
+ * disabled runs the memset alone; enabled again, they run with the
+ * parameters they had, and a parameter set while disabled is kept. */
+static void a_disabled_node_runs_as_an_empty_node_until_it_is_enabled_again(void **state)
+{
+    (void)state;
+    drv_init();
+    CUstream s = drv_stream(CU_STREAM_NON_BLOCKING);
+    struct target t = target_new();
+    CUgraph g = capture_graph(s, &t, 1, 1, t.one);
+    CUgraphExec e = instantiate(g);
+    CUgraphNode n[3];
+    nodes_of(g, n);
+    assert_int_equal(enabled(e, n[0]), 1);
+    CU_OK(cuGraphNodeSetEnabled(e, n[0], 0));
+    CU_OK(cuGraphNodeSetEnabled(e, n[2], 0));
+    assert_int_equal(enabled(e, n[0]), 0);
+    assert_int_equal(enabled(e, n[1]), 1);
+    CU_OK(set_kernel(e, n[0], t.k, 5)); /* set while disabled */
+    launch_expect(e, s, &t, 0, 1, 0);
+    CU_OK(cuGraphNodeSetEnabled(e, n[0], 1));
+    CU_OK(cuGraphNodeSetEnabled(e, n[2], 1));
+    CU_OK(cuGraphNodeSetEnabled(e, n[1], 0));
+    CU_OK(cuMemsetD32(t.m, 9, 1));
+    CU_OK(cuCtxSynchronize());
+    launch_expect(e, s, &t, 5, 9, 11);
+}
+
+/* "The modifications only affect future launches of hGraphExec. Already
+ * enqueued or running launches of hGraphExec are not affected": a launch
+ * queued behind a gate runs the node disabled after it was queued, the
+ * next launch does not. */
+static void disabling_a_node_while_a_launch_is_in_flight_leaves_that_launch_the_node(void **state)
+{
+    (void)state;
+    drv_init();
+    CUstream s = drv_stream(CU_STREAM_NON_BLOCKING);
+    struct target t = target_new();
+    CUgraph g = capture_graph(s, &t, 1, 1, t.one);
+    CUgraphExec e = instantiate(g);
+    CUgraphNode n[3];
+    nodes_of(g, n);
+    CUdeviceptr snap = drv_dalloc(sizeof(int));
+    int *gate = drv_gate_new();
+    unsigned *log = drv_log_new();
+
+    CU_OK(drv_launch_gate(s, gate, log, TAG_GATE));
+    CU_OK(cuGraphLaunch(e, s));
+    CU_OK(cuMemcpyDtoDAsync(snap, t.k, sizeof(int), s));
+    CU_OK(drv_launch_set(s, t.k, 0));
+    CU_OK(cuGraphNodeSetEnabled(e, n[0], 0));
+    CU_OK(cuGraphLaunch(e, s));
+    drv_gate_open(gate);
+    CU_OK(cuStreamSynchronize(s));
+    drv_assert_log(log, 1, TAG_GATE);
+    assert_int_equal(drv_read_int(snap), 1); /* the first launch ran the kernel */
+    assert_int_equal(drv_read_int(t.k), 0);  /* the second did not */
+}
+
+static void host_nothing(void *p)
+{
+    (void)p;
+}
+
+/* "Currently only kernel, memset and memcpy nodes are supported", named by
+ * a node of the graph the executable was instantiated from (as for the
+ * node updates): a host node, a node of an unrelated graph and a NULL out
+ * pointer get INVALID_VALUE, the executable unchanged. */
+static void only_kernel_memset_and_copy_nodes_of_the_instantiated_graph_can_be_disabled(void **state)
+{
+    (void)state;
+    drv_init();
+    CUstream s = drv_stream(CU_STREAM_NON_BLOCKING);
+    struct target t = target_new();
+    CU_OK(cuStreamBeginCapture(s, CU_STREAM_CAPTURE_MODE_GLOBAL));
+    CU_OK(drv_launch_set(s, t.k, 3));
+    CU_OK(cuLaunchHostFunc(s, host_nothing, NULL));
+    CUgraph g = NULL;
+    CU_OK(cuStreamEndCapture(s, &g));
+    drv_track_graph(g);
+    CUgraphNode n[2];
+    size_t count = 2;
+    CU_OK(cuGraphGetNodes(g, n, &count));
+    assert_int_equal(count, 2);
+    CUgraphNodeType type;
+    CU_OK(cuGraphNodeGetType(n[1], &type));
+    assert_int_equal(type, CU_GRAPH_NODE_TYPE_HOST);
+    CUgraphExec e = instantiate(g);
+    CU_IS(CUDA_ERROR_INVALID_VALUE, cuGraphNodeSetEnabled(e, n[1], 0));
+    unsigned on;
+    CU_IS(CUDA_ERROR_INVALID_VALUE, cuGraphNodeGetEnabled(e, n[1], &on));
+    CU_IS(CUDA_ERROR_INVALID_VALUE, cuGraphNodeGetEnabled(e, n[0], NULL));
+    CUgraph other = capture_graph(s, &t, 4, 4, t.one);
+    CUgraphNode o[3];
+    nodes_of(other, o);
+    CU_IS(CUDA_ERROR_INVALID_VALUE, cuGraphNodeSetEnabled(e, o[0], 0));
+    CU_OK(cuGraphLaunch(e, s));
+    CU_OK(cuStreamSynchronize(s));
+    assert_int_equal(drv_read_int(t.k), 3);
+}
+
+/* After cuGraphExecUpdate the nodes of the graph the executable was
+ * instantiated from still name its nodes for cuGraphNodeSetEnabled, as for
+ * the node updates. What an update does to a node disabled before it is
+ * not documented: the CPU driver keeps it disabled (unverified); the shim
+ * enables every node before it updates an executable, so it depends on
+ * neither reading. */
+static void after_an_exec_update_the_instantiated_graphs_nodes_enable_and_disable(void **state)
+{
+    (void)state;
+    drv_init();
+    CUstream s = drv_stream(CU_STREAM_NON_BLOCKING);
+    struct target t = target_new();
+    CUgraph g1 = capture_graph(s, &t, 1, 1, t.one);
+    CUgraphExec e = instantiate(g1);
+    CUgraphNode n[3], m[3];
+    nodes_of(g1, n);
+    CUgraph g2 = capture_graph(s, &t, 2, 2, t.two);
+    nodes_of(g2, m);
+    CU_OK(cuGraphExecUpdate(e, g2, NULL));
+    CU_IS(CUDA_ERROR_INVALID_VALUE, cuGraphNodeSetEnabled(e, m[1], 0));
+    CU_OK(cuGraphNodeSetEnabled(e, n[1], 0));
+    CU_OK(cuMemsetD32(t.m, 0, 1));
+    CU_OK(cuCtxSynchronize());
+    launch_expect(e, s, &t, 2, 0, 22);
+    CU_OK(cuGraphExecUpdate(e, g1, NULL));
+    assert_int_equal(enabled(e, n[1]), 0);
+    CU_OK(cuGraphNodeSetEnabled(e, n[1], 1));
+    launch_expect(e, s, &t, 1, 1, 11);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -317,6 +460,10 @@ int main(void)
         DRV_TEST(setting_nodes_while_a_launch_is_in_flight_is_accepted_and_each_launch_keeps_its_parameters),
         DRV_TEST(an_exec_update_while_a_launch_is_in_flight_leaves_that_launch_its_parameters),
         DRV_TEST(a_node_of_a_destroyed_graph_gets_invalid_value),
+        DRV_TEST(a_disabled_node_runs_as_an_empty_node_until_it_is_enabled_again),
+        DRV_TEST(disabling_a_node_while_a_launch_is_in_flight_leaves_that_launch_the_node),
+        DRV_TEST(only_kernel_memset_and_copy_nodes_of_the_instantiated_graph_can_be_disabled),
+        DRV_TEST(after_an_exec_update_the_instantiated_graphs_nodes_enable_and_disable),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

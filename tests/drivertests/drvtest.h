@@ -77,6 +77,7 @@ CUresult CUDAAPI cuMemsetD32_v2_ptds(CUdeviceptr dstDevice, unsigned int ui, siz
 #pragma weak cuEventSynchronize
 #pragma weak cuLaunchKernel
 #pragma weak cuLaunchKernel_ptsz
+#pragma weak cuLaunchKernelEx
 #pragma weak cuLaunchHostFunc
 #pragma weak cuModuleLoad
 #pragma weak cuModuleUnload
@@ -102,6 +103,8 @@ CUresult CUDAAPI cuMemsetD32_v2_ptds(CUdeviceptr dstDevice, unsigned int ui, siz
 #pragma weak cuGraphKernelNodeGetParams_v2
 #pragma weak cuGraphExecKernelNodeSetParams_v2
 #pragma weak cuGraphExecMemcpyNodeSetParams
+#pragma weak cuGraphNodeSetEnabled
+#pragma weak cuGraphNodeGetEnabled
 #pragma weak cuGraphExecUpdate_v2
 #pragma weak cuGetProcAddress_v2
 #pragma weak cuGetExportTable

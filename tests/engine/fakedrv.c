@@ -1,7 +1,9 @@
 /* fakedrv.c - a table of fake driver entry points for the engine's unit
  * tests (test_engine, test_match): no CPU driver, no threads. The fakes write
  * every call that does work into a log ("k1@S" a launch of kernel 1 on
- * stream S, "graph2@S" a launch of a 2-op graph, "sync@S", "alloc", ...),
+ * stream S, "k1@S+pss" one through cuLaunchKernelEx with programmatic
+ * stream serialization on, "+pss0" with it off, "graph2@S" a launch of a
+ * 2-op graph, "sync@S", "alloc", ...),
  * and a call issued while a capture is open on the private stream goes into
  * the captured graph instead. */
 #include <stdarg.h>
@@ -16,7 +18,11 @@ char log_[8192];
 CUcontext current;
 int capturing;        /* a capture is open on S_PRIVATE */
 int captured_ops;     /* ops in the graph being captured */
+int captured_attrs;   /* launch attributes the captured launches carried */
 int graph_ops[64];    /* per graph handle (1-based): its op count */
+unsigned char node_off[64][64]; /* per executable (its handle - 1), per op: disabled */
+int node_enables;
+int fail_node_enable;
 int ngraphs;
 int fail_graph_launch;
 
@@ -88,10 +94,26 @@ static CUresult CUDAAPI f_launch(CUfunction f, unsigned int gx, unsigned int gy,
         note("k%d@%s", (int)((uintptr_t)f - 0x100), sname(s));
     return CUDA_SUCCESS;
 }
+static CUresult CUDAAPI f_launch_ex(const CUlaunchConfig *c, CUfunction f, void **kp, void **extra)
+{
+    int pss = -1; /* absent */
+    for (unsigned int i = 0; i < c->numAttrs; i++)
+        if (c->attrs[i].id == CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION)
+            pss = c->attrs[i].value.programmaticStreamSerializationAllowed != 0;
+    if (capturing && c->hStream == S_PRIVATE) {
+        captured_ops++;
+        captured_attrs += (int)c->numAttrs;
+    } else {
+        note("k%d@%s%s", (int)((uintptr_t)f - 0x100), sname(c->hStream),
+             pss < 0 ? "" : pss ? "+pss" : "+pss0");
+    }
+    return CUDA_SUCCESS;
+}
 static CUresult CUDAAPI f_begin_capture(CUstream s, CUstreamCaptureMode m)
 {
     capturing = 1;
     captured_ops = 0;
+    captured_attrs = 0;
     return CUDA_SUCCESS;
 }
 static CUresult CUDAAPI f_capture_info(CUstream s, CUstreamCaptureStatus *st, cuuint64_t *id,
@@ -133,7 +155,29 @@ static CUresult CUDAAPI f_graph_launch(CUgraphExec e, CUstream s)
 {
     if (fail_graph_launch)
         return CUDA_ERROR_LAUNCH_FAILED;
-    note("graph%d@%s", graph_ops[(uintptr_t)e - 1], sname(s));
+    size_t x = (uintptr_t)e - 1, n = (size_t)graph_ops[x], on = 0;
+    char ops[256] = "";
+    for (size_t i = 0; i < n && i < 64; i++) {
+        if (node_off[x][i])
+            continue;
+        size_t l = strlen(ops);
+        snprintf(ops + l, sizeof ops - l, "%s%zu", on++ ? "," : "", i);
+    }
+    if (on == n)
+        note("graph%d@%s", (int)n, sname(s));
+    else /* a part: the ops whose nodes are enabled */
+        note("graph%d@%s(%s)", (int)n, sname(s), ops);
+    return CUDA_SUCCESS;
+}
+/* Nodes are 0x500 + their op's index (f_capture_info); executables are
+ * their graph's handle. */
+static CUresult CUDAAPI f_node_enable(CUgraphExec e, CUgraphNode nd, unsigned int on)
+{
+    size_t x = (uintptr_t)e - 1, i = (uintptr_t)nd - 0x500;
+    if (fail_node_enable || x >= 64 || i >= 64)
+        return CUDA_ERROR_INVALID_VALUE;
+    node_off[x][i] = !on;
+    node_enables++;
     return CUDA_SUCCESS;
 }
 static CUresult CUDAAPI f_graph_upload(CUgraphExec e, CUstream s) { return CUDA_SUCCESS; }
@@ -175,6 +219,7 @@ void build_fake(void)
     fake.cuFuncGetName = f_func_name;
     fake.cuKernelGetName = f_kernel_name;
     fake.cuLaunchKernel = f_launch;
+    fake.cuLaunchKernelEx = f_launch_ex;
     fake.cuStreamBeginCapture_v2 = f_begin_capture;
     fake.cuStreamGetCaptureInfo_v2 = f_capture_info;
     fake.cuStreamEndCapture = f_end_capture;
@@ -182,6 +227,10 @@ void build_fake(void)
     fake.cuGraphNodeGetType = f_node_type;
     fake.cuGraphInstantiateWithFlags = f_instantiate;
     fake.cuGraphLaunch = f_graph_launch;
+    fake.cuGraphNodeSetEnabled = f_node_enable;
+    memset(node_off, 0, sizeof node_off);
+    node_enables = 0;
+    fail_node_enable = 0;
     fake.cuGraphUpload = f_graph_upload;
     fake.cuGraphDestroy = f_graph_destroy;
     fake.cuGraphExecDestroy = f_exec_destroy;

@@ -13,9 +13,13 @@ extern char log_[8192];      /* what reached the driver, in order */
 extern CUcontext current;    /* the current context */
 extern int capturing;        /* a capture is open on S_PRIVATE */
 extern int captured_ops;     /* ops in the graph being captured */
+extern int captured_attrs;   /* launch attributes the captured launches carried */
 extern int graph_ops[64];    /* per graph handle (1-based): its op count */
 extern int ngraphs;
 extern int fail_graph_launch;
+extern unsigned char node_off[64][64]; /* per executable, per op: its node disabled */
+extern int node_enables;     /* cuGraphNodeSetEnabled calls that succeeded */
+extern int fail_node_enable; /* ... or every one fails */
 /* The table of fakes, and the core table the engine installs itself into. */
 extern struct rp__driver fake, core;
 

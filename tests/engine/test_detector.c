@@ -119,6 +119,69 @@ static void a_kernel_geometry_change_is_content_and_a_volatile_field(void **stat
     assert_false(ok);
 }
 
+/* `op` with one launch attribute, `id` valued `v` (attr: its storage). */
+static void with_attr(rp_op *op, CUlaunchAttribute *attr, CUlaunchAttributeID id, int v)
+{
+    memset(attr, 0, sizeof *attr);
+    attr->id = id;
+    if (id == CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION)
+        attr->value.programmaticStreamSerializationAllowed = v;
+    else
+        attr->value.cooperative = v;
+    op->attrs = attr;
+    op->nattrs = 1;
+    rp__op_keys(op);
+}
+
+/* Programmatic stream serialization is part of a kernel's structure, and
+ * so is its value: a launch with it, one with it off (0) and one without
+ * it are three structures, as with any captured attribute. If they were
+ * one, a graph learnt from one would be replayed for the others (the
+ * matcher's fast path relies on attributes being structure too). */
+static void programmatic_serialization_and_its_value_are_structure(void **state)
+{
+    (void)state;
+    CUlaunchAttribute on, off, again;
+    rp_op none = kernel_op(0, 1), a = kernel_op(0, 1), b = kernel_op(0, 1), c = kernel_op(0, 1);
+    with_attr(&a, &on, CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION, 1);
+    with_attr(&b, &off, CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION, 0);
+    with_attr(&c, &again, CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION, 1);
+    assert_false(rp__op_same_structure(&none, &a));
+    assert_false(rp__op_same_structure(&a, &none));
+    assert_false(rp__op_same_structure(&a, &b));
+    assert_false(rp__op_same_structure(&none, &b));
+    assert_true(rp__op_same_structure(&a, &c));
+    assert_true(a.skey != none.skey && a.skey != b.skey && a.skey == c.skey);
+    assert_int_equal(rp__op_node_attrs(&a), 0); /* a graph's node is made without it */
+}
+
+/* A kernel whose only attribute is programmatic stream serialization has a
+ * plain node (the capture leaves the attribute out), so its arguments may
+ * be volatile and set on the node like any kernel's; a kernel whose node
+ * carries an attribute (cooperative) is never set (an update carries no
+ * attributes), so its changed argument is a difference no mask can say.
+ * If the first were refused, a cuBLASLt GEMM whose buffers rotate would
+ * never replay; if the second were allowed, an update could strip a
+ * node's attribute. */
+static void only_a_kernel_whose_node_carries_no_attribute_may_have_volatile_arguments(void **state)
+{
+    (void)state;
+    rp_param_layout L = {.n = 2, .total = 16, .off = {0, 8}, .size = {8, 4}};
+    CUlaunchAttribute a1, a2, c1, c2;
+    rp_op a = kernel_op(0, 1), b = kernel_op(1, 2);
+    b.func = a.func;
+    with_attr(&a, &a1, CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION, 1);
+    with_attr(&b, &a2, CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION, 1);
+    int ok;
+    assert_int_equal(rp__op_diff(&a, &b, &L, &ok), 2ull); /* parameter 1 */
+    assert_true(ok);
+    assert_true(rp__op_match_masked(&a, &b, 2ull, &L));
+    with_attr(&a, &c1, CU_LAUNCH_ATTRIBUTE_COOPERATIVE, 1);
+    with_attr(&b, &c2, CU_LAUNCH_ATTRIBUTE_COOPERATIVE, 1);
+    rp__op_diff(&a, &b, &L, &ok);
+    assert_false(ok);
+}
+
 /* The function is structure: a node's function may change only within its
  * context, and another function has other parameters. */
 static void another_function_is_another_structure(void **state)
@@ -432,6 +495,8 @@ int main(void)
         cmocka_unit_test(a_copied_record_owns_its_bytes),
         cmocka_unit_test(a_kernel_geometry_change_is_content_and_a_volatile_field),
         cmocka_unit_test(another_function_is_another_structure),
+        cmocka_unit_test(programmatic_serialization_and_its_value_are_structure),
+        cmocka_unit_test(only_a_kernel_whose_node_carries_no_attribute_may_have_volatile_arguments),
         cmocka_unit_test(which_sizes_are_structure),
         cmocka_unit_test(contents_that_keep_changing_are_captured_whatever_the_variant_allowance),
         cmocka_unit_test(occurrences_that_keep_diverging_from_exact_variants_ask_for_updates),

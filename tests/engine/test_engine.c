@@ -62,6 +62,32 @@ static void launch(int k, CUstream s)
     assert_int_equal(core.cuLaunchKernel(K(k), 1, 1, 1, 32, 1, 1, 0, s, args, NULL), CUDA_SUCCESS);
 }
 
+/* Launch kernel k on `s` through cuLaunchKernelEx with programmatic
+ * stream serialization `pss` (1 on, 0 present but off, -1 no attribute). */
+static void launch_ex(int k, CUstream s, int pss)
+{
+    void *args[] = {&buf, &count};
+    CUlaunchAttribute a;
+    memset(&a, 0, sizeof a);
+    a.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+    a.value.programmaticStreamSerializationAllowed = pss;
+    CUlaunchConfig c;
+    memset(&c, 0, sizeof c);
+    c.gridDimX = c.gridDimY = c.gridDimZ = 1;
+    c.blockDimX = 32, c.blockDimY = c.blockDimZ = 1;
+    c.hStream = s;
+    c.attrs = pss < 0 ? NULL : &a;
+    c.numAttrs = pss < 0 ? 0 : 1;
+    assert_int_equal(core.cuLaunchKernelEx(&c, K(k), args, NULL), CUDA_SUCCESS);
+}
+
+/* How many launches the engine issued without the programmatic stream
+ * serialization they asked for (the stats' programmatic_serialization_dropped). */
+static uint64_t pss_dropped(void)
+{
+    return rp__ctx_of(current)->counters.programmatic_serialization_dropped;
+}
+
 static void sync_(CUstream s)
 {
     assert_int_equal(core.cuStreamSynchronize(s), CUDA_SUCCESS);
@@ -175,6 +201,123 @@ static void a_single_launch_between_boundaries_is_never_deferred(void **state)
     assert_string_equal(log_, "k1@B sync@B k1@B sync@B k1@B sync@B k1@B sync@B");
 }
 
+/* A launch with programmatic stream serialization (cuBLASLt's) is an op
+ * like any other: the step k1 k2+pss is learnt, captured with k2 issued
+ * into the window without the attribute (a graph node waits for the whole
+ * of the node before it: stricter, the same results), counted once, and
+ * replayed as one graph. If it were a boundary, every step would be cut in
+ * two; if the window passed the attribute, a strict driver would refuse
+ * the capture (the CPU driver does). */
+static void a_launch_with_programmatic_serialization_is_captured_and_replayed_without_it(void **state)
+{
+    (void)state;
+    for (int i = 0; i < 2; i++) {
+        launch(1, S_BLOCKING);
+        launch_ex(2, S_BLOCKING, 1);
+        sync_(S_BLOCKING);
+    }
+    assert_string_equal(log_, "k1@B k2@B+pss sync@B k1@B k2@B+pss sync@B");
+    assert_int_equal(ngraphs > 0 ? graph_ops[ngraphs - 1] : 0, 2);
+    assert_int_equal(captured_attrs, 0);
+    assert_int_equal(pss_dropped(), 1);
+    log_[0] = '\0';
+    for (int i = 0; i < 3; i++) {
+        launch(1, S_BLOCKING);
+        launch_ex(2, S_BLOCKING, 1);
+        sync_(S_BLOCKING);
+    }
+    assert_string_equal(log_, "graph2@B sync@B graph2@B sync@B graph2@B sync@B");
+    assert_int_equal(pss_dropped(), 1); /* counted per launch issued without it, at capture */
+}
+
+/* The attribute present but 0 asks for nothing: the launch is captured and
+ * replayed the same way, and nothing is counted as dropped. */
+static void programmatic_serialization_off_is_captured_and_not_counted(void **state)
+{
+    (void)state;
+    for (int i = 0; i < 3; i++) {
+        launch(1, S_BLOCKING);
+        launch_ex(2, S_BLOCKING, 0);
+        sync_(S_BLOCKING);
+    }
+    assert_string_equal(log_, "k1@B k2@B+pss0 sync@B k1@B k2@B+pss0 sync@B graph2@B sync@B");
+    assert_int_equal(captured_attrs, 0);
+    assert_int_equal(pss_dropped(), 0);
+}
+
+/* The attribute and its value are part of the op's structure, compared
+ * exactly: a step learnt with it is never replayed for the launch without
+ * it, with it off, or the reverse; each diverges and runs eagerly, as the
+ * program issued it. The second op of a match is the matcher's fast path
+ * (one candidate left): through cuLaunchKernelEx without attributes the
+ * launch has the entry point the op was recorded from, so only the
+ * attributes tell them apart, there too. */
+static void a_launch_with_programmatic_serialization_never_stands_for_one_without_it(void **state)
+{
+    (void)state;
+    for (int i = 0; i < 2; i++) {
+        launch(1, S_BLOCKING);
+        launch_ex(2, S_BLOCKING, 1);
+        sync_(S_BLOCKING);
+    }
+    log_[0] = '\0';
+    launch(1, S_BLOCKING);
+    launch_ex(2, S_BLOCKING, -1); /* the fast path must not take it */
+    assert_string_equal(log_, "k1@B k2@B");
+    sync_(S_BLOCKING);
+    log_[0] = '\0';
+    launch(1, S_BLOCKING);
+    launch_ex(2, S_BLOCKING, 0);
+    assert_string_equal(log_, "k1@B k2@B+pss0");
+    sync_(S_BLOCKING);
+    log_[0] = '\0';
+    launch(1, S_BLOCKING);
+    launch_ex(2, S_BLOCKING, 1); /* still replayed for what it was learnt from */
+    assert_string_equal(log_, "graph2@B");
+}
+
+static void a_launch_without_programmatic_serialization_never_stands_for_one_with_it(void **state)
+{
+    (void)state;
+    for (int i = 0; i < 2; i++) {
+        launch(1, S_BLOCKING);
+        launch_ex(2, S_BLOCKING, -1);
+        sync_(S_BLOCKING);
+    }
+    log_[0] = '\0';
+    launch(1, S_BLOCKING);
+    launch_ex(2, S_BLOCKING, 1);
+    assert_string_equal(log_, "k1@B k2@B+pss");
+    sync_(S_BLOCKING);
+    log_[0] = '\0';
+    launch(1, S_BLOCKING);
+    launch_ex(2, S_BLOCKING, -1); /* by the fast path */
+    assert_string_equal(log_, "graph2@B");
+}
+
+/* A step that begins with the attribute: after a replay, the fast path's
+ * hint (the sequence last replayed on the stream) must not begin a match
+ * for the first launch without it; with it, the general path replays. */
+static void a_step_that_begins_with_programmatic_serialization_is_matched_only_with_it(void **state)
+{
+    (void)state;
+    for (int i = 0; i < 3; i++) {
+        launch_ex(2, S_BLOCKING, 1);
+        launch(1, S_BLOCKING);
+        sync_(S_BLOCKING);
+    }
+    assert_string_equal(log_, "k2@B+pss k1@B sync@B k2@B+pss k1@B sync@B graph2@B sync@B");
+    log_[0] = '\0';
+    launch_ex(2, S_BLOCKING, -1);
+    launch(1, S_BLOCKING);
+    sync_(S_BLOCKING);
+    assert_string_equal(log_, "k2@B k1@B sync@B");
+    log_[0] = '\0';
+    launch_ex(2, S_BLOCKING, 1);
+    launch(1, S_BLOCKING);
+    assert_string_equal(log_, "graph2@B");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -185,6 +328,11 @@ int main(void)
         cmocka_unit_test_setup_teardown(a_global_boundary_resolves_every_stream_before_the_call, setup, teardown),
         cmocka_unit_test_setup_teardown(a_failed_graph_launch_runs_the_ops_eagerly, setup, teardown),
         cmocka_unit_test_setup_teardown(a_single_launch_between_boundaries_is_never_deferred, setup, teardown),
+        cmocka_unit_test_setup_teardown(a_launch_with_programmatic_serialization_is_captured_and_replayed_without_it, setup, teardown),
+        cmocka_unit_test_setup_teardown(programmatic_serialization_off_is_captured_and_not_counted, setup, teardown),
+        cmocka_unit_test_setup_teardown(a_launch_with_programmatic_serialization_never_stands_for_one_without_it, setup, teardown),
+        cmocka_unit_test_setup_teardown(a_launch_without_programmatic_serialization_never_stands_for_one_with_it, setup, teardown),
+        cmocka_unit_test_setup_teardown(a_step_that_begins_with_programmatic_serialization_is_matched_only_with_it, setup, teardown),
     };
     int failed = 0;
     for (int round = 0; round < 3; round++)

@@ -283,6 +283,58 @@ static void a_stream_without_boundaries_is_cut_at_its_period_and_its_steps_captu
     assert_int_equal(cap.n % 4, 0);
 }
 
+/* A host boundary, as the coordinator ends a stream's segment at one. */
+static void boundary(void)
+{
+    rp__learn_boundary(&st);
+    st.learn.boundary_opno = st.opno;
+    rp__seg_end(&st);
+}
+
+/* Ops of the 4-op step k1..k4, at least one, until the next op's position
+ * is `phase` ops into a step of the detector (0: a step's start). */
+static void eager_until_phase(uint64_t phase)
+{
+    rp_period *p = st.learn.per;
+    static int k = 0;
+    do
+        eager(1 + k++ % 4, 64);
+    while ((st.opno % 4 + 4 - p->base % 4) % 4 != phase);
+}
+
+/* A loop that synchronizes every few steps after the same op: once its
+ * period is known, its steps start after the boundary (which then cuts no
+ * step in two); a boundary that moves realigns them only once it falls at
+ * the same op twice in a row; one at a step's start changes nothing. */
+static void host_boundaries_inside_the_step_make_the_steps_start_after_them(void **state)
+{
+    (void)state;
+    for (int i = 0; i < 60; i++)
+        for (int k = 1; k <= 4; k++)
+            eager(k, 64 + k);
+    rp_period *p = st.learn.per;
+    assert_non_null(p);
+    assert_int_equal(p->d, 4);
+    eager_until_phase(2);
+    uint64_t at = st.opno;
+    assert_false(rp__period_cut_before(p, at, 0));
+    boundary(); /* the first for this period: aligned at once */
+    assert_true(rp__period_cut_before(p, at, 0));
+    assert_true(rp__period_cut_before(p, at + 4, 0));
+    eager_until_phase(1);
+    at = st.opno;
+    boundary(); /* moved: not yet */
+    assert_false(rp__period_cut_before(p, at, 0));
+    eager_until_phase(0);
+    boundary(); /* at a start: nothing, and the count starts again */
+    eager_until_phase(1);
+    boundary();
+    eager_until_phase(1);
+    at = st.opno;
+    boundary(); /* twice in a row at the same op */
+    assert_true(rp__period_cut_before(p, at, 0));
+}
+
 /* A stream whose learning brings no replay stops paying for it: it rests,
  * its ops unrecorded, and learns again afterwards. */
 static void a_stream_whose_learning_never_pays_rests(void **state)
@@ -458,6 +510,7 @@ int main(void)
         T(an_exact_variant_passed_over_again_and_again_is_dropped),
         T(a_sequence_with_updates_whose_kernel_switches_is_captured_at_once),
         T(an_old_shape_is_kept_with_room_and_taken_over_at_the_bound),
+        T(host_boundaries_inside_the_step_make_the_steps_start_after_them),
     };
 #undef T
     return cmocka_run_group_tests_name("learner", tests, NULL, NULL);

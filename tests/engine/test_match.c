@@ -25,22 +25,47 @@ static int32_t count = 64;
 static rp_det_entry entries[MAX_SEQS];
 static size_t nentries;
 
-/* A record of a launch of kernel k on `s`, as the recorder makes it. */
-static void record(rp_op *op, int k, CUstream s)
+/* A cuLaunchKernelEx configuration of the test's geometry on `s`, with
+ * programmatic stream serialization on (`pss` 1), off (0), or without
+ * attributes (-1); `a` holds the attribute. */
+static CUlaunchConfig ex_config(CUstream s, int pss, CUlaunchAttribute *a)
+{
+    memset(a, 0, sizeof *a);
+    a->id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+    a->value.programmaticStreamSerializationAllowed = pss;
+    CUlaunchConfig c;
+    memset(&c, 0, sizeof c);
+    c.gridDimX = c.gridDimY = c.gridDimZ = 1;
+    c.blockDimX = 32, c.blockDimY = c.blockDimZ = 1;
+    c.hStream = s;
+    c.attrs = pss < 0 ? NULL : a;
+    c.numAttrs = pss < 0 ? 0 : 1;
+    return c;
+}
+
+/* A record of a launch of kernel k on `s`, as the recorder makes it:
+ * through cuLaunchKernel (`pss` -2), or through cuLaunchKernelEx with
+ * ex_config's attributes. */
+static void record_as(rp_op *op, int k, CUstream s, int pss)
 {
     unsigned int grid[3] = {1, 1, 1}, block[3] = {32, 1, 1};
     void *args[] = {&buf, &count};
     enum rp__eager_reason why;
-    assert_int_equal(rp__rec_kernel(cs, op, K(k), grid, block, 0, args, NULL, NULL, &why), 0);
+    CUlaunchAttribute a;
+    CUlaunchConfig c = ex_config(s, pss, &a);
+    assert_int_equal(rp__rec_kernel(cs, op, K(k), grid, block, 0, args, NULL,
+                                    pss == -2 ? NULL : &c, &why),
+                     0);
     op->ctx = cs->ctx;
     op->stream = s;
-    op->entry = RP_E_cuLaunchKernel;
+    op->entry = pss == -2 ? RP_E_cuLaunchKernel : RP_E_cuLaunchKernelEx;
     rp__op_keys(op);
 }
 
-/* A sequence of the kernels `ks` (0-terminated) on `home`, with an
+/* A sequence of the kernels `ks` (0-terminated) on `home`, launched as
+ * record_as says for each `pss` (NULL: all through cuLaunchKernel), with an
  * executable the fake driver launches as a graph of that many ops. */
-static rp_seq *make_seq(const int *ks, CUstream home)
+static rp_seq *make_seq_as(const int *ks, const int *pss, CUstream home)
 {
     size_t n = 0;
     while (ks[n])
@@ -52,7 +77,7 @@ static rp_seq *make_seq(const int *ks, CUstream home)
     e->id = (unsigned int)nentries;
     e->state = RP_DET_CAPTURED;
     for (size_t i = 0; i < n; i++)
-        record(&e->ops[i], ks[i], home);
+        record_as(&e->ops[i], ks[i], home, pss ? pss[i] : -2);
     rp_seq *s = calloc(1, sizeof *s);
     s->det = e;
     s->cs = cs;
@@ -62,10 +87,18 @@ static rp_seq *make_seq(const int *ks, CUstream home)
     graph_ops[ngraphs] = (int)n;
     s->exec = (CUgraphExec)(uintptr_t)++ngraphs;
     s->lay = calloc(n, sizeof *s->lay);
-    for (size_t i = 0; i < n; i++)
+    s->ex.nodes = calloc(n, sizeof *s->ex.nodes);
+    for (size_t i = 0; i < n; i++) {
         s->lay[i] = rp__rec_layout(cs, &e->ops[i]);
+        s->ex.nodes[i] = (CUgraphNode)(uintptr_t)(0x500 + i); /* as fakedrv names them */
+    }
     assert_int_equal(rp__seqs_add(cs, s), 0);
     return s;
+}
+
+static rp_seq *make_seq(const int *ks, CUstream home)
+{
+    return make_seq_as(ks, NULL, home);
 }
 
 /* A sequence of two launches, k1 then k2, on the stream, whose k2 takes
@@ -77,7 +110,7 @@ static rp_seq *make_counted(int32_t c, int updates)
     rp_seq *s = make_seq((const int[]){1, 2, 0}, S_NONBLOCK);
     count = c;
     rp__op_free(&s->det->ops[1]);
-    record(&s->det->ops[1], 2, S_NONBLOCK);
+    record_as(&s->det->ops[1], 2, S_NONBLOCK, -2);
     count = keep;
     if (updates) {
         s->vmask = calloc(2, sizeof *s->vmask);
@@ -98,10 +131,10 @@ static void drop_held(void)
 
 /* Offer launch k to the matcher of the stream, as rp__defer does: what the
  * matcher said. */
-static enum rp_offer offer(int k)
+static enum rp_offer offer_as(int k, int pss)
 {
     rp_op op;
-    record(&op, k, st->handle);
+    record_as(&op, k, st->handle, pss);
     enum rp_offer v = rp__match_offer(st, &op);
     if (v == RP_OFFER_MATCHES)
         return rp__match_defer(st, &op);
@@ -109,13 +142,23 @@ static enum rp_offer offer(int k)
     return v;
 }
 
-static struct rp_resolved resolve(void)
+static enum rp_offer offer(int k)
+{
+    return offer_as(k, -2);
+}
+
+static struct rp_resolved resolve_on(CUstream target)
 {
     struct rp_resolved r;
-    rp__match_resolve(st, st->handle, &r);
+    rp__match_resolve(st, target, &r);
     for (size_t i = 0; i < r.nflushed; i++)
         rp__op_free(&r.flushed[i]); /* learning would take them */
     return r;
+}
+
+static struct rp_resolved resolve(void)
+{
+    return resolve_on(st->handle);
 }
 
 static int group_setup(void **state)
@@ -126,7 +169,7 @@ static int group_setup(void **state)
     const struct rp__engine_config cfg = {.warmup = 2, .max_variants = 4, .cost.max_updates = 64,
                                           .min_ops = 2, .max_ops = 4096, .max_graphs = 256,
                                           .max_staging = 1u << 20, .max_seq_bytes = 1u << 20,
-                                          .table_size = 64};
+                                          .table_size = 64, .parts = 1};
     return rp__engine_install(&core, &fake, &cfg);
 }
 
@@ -138,6 +181,9 @@ static int setup(void **state)
     log_[0] = '\0';
     ngraphs = 0;
     nentries = 0;
+    memset(node_off, 0, sizeof node_off);
+    node_enables = 0;
+    fail_node_enable = 0;
     cs = rp__ctx_of(current);
     st = rp__stream_of(cs, S_NONBLOCK, 0);
     return cs && st ? 0 : -1;
@@ -246,6 +292,69 @@ static void the_fast_path_follows_the_one_candidate_and_its_hint_dies_with_any_s
     assert_int_equal(rp__match_launch(st, S_NONBLOCK, l1, RP_E_cuLaunchKernel), RP_OFFER_EAGER);
 }
 
+/* The fast path compares no launch attributes: it must take no launch
+ * that carries some, and no op recorded with some. Otherwise a launch with
+ * programmatic stream serialization would be replayed by a graph learnt
+ * without it, or the reverse (the attribute is part of the structure);
+ * through cuLaunchKernelEx without attributes everything else is equal. */
+static void the_fast_path_takes_no_launch_or_op_with_launch_attributes(void **state)
+{
+    (void)state;
+    rp_seq *with = make_seq_as((const int[]){1, 2, 0}, (const int[]){-1, 1}, S_NONBLOCK);
+    rp_seq *without = make_seq_as((const int[]){3, 4, 0}, (const int[]){-1, -1}, S_NONBLOCK);
+    CUlaunchAttribute a;
+    CUlaunchConfig none = ex_config(S_NONBLOCK, -1, &a);
+    rp_launch l = {K(2), {1, 1, 1}, {32, 1, 1}, 0, S_NONBLOCK, (void *[]){&buf, &count}, NULL,
+                   &none, 0};
+    rp_op op;
+    record_as(&op, 1, S_NONBLOCK, -1);
+    assert_int_equal(rp__match_offer(st, &op), RP_OFFER_MATCHES);
+    assert_int_equal(rp__match_defer(st, &op), RP_OFFER_DEFERRED);
+    assert_int_equal(st->match.ncand, 1);
+    assert_int_equal(rp__match_launch(st, S_NONBLOCK, l, RP_E_cuLaunchKernelEx), RP_OFFER_EAGER);
+    assert_null(st->match.borrowed_seq);
+    resolve();
+    assert_int_equal(with->replays, 0);
+
+    CUlaunchAttribute b;
+    CUlaunchConfig on = ex_config(S_NONBLOCK, 1, &b);
+    l.f = K(4);
+    l.cfg = &on;
+    record_as(&op, 3, S_NONBLOCK, -1);
+    assert_int_equal(rp__match_offer(st, &op), RP_OFFER_MATCHES);
+    assert_int_equal(rp__match_defer(st, &op), RP_OFFER_DEFERRED);
+    assert_int_equal(rp__match_launch(st, S_NONBLOCK, l, RP_E_cuLaunchKernelEx), RP_OFFER_EAGER);
+    assert_null(st->match.borrowed_seq);
+    /* Its own launch, without attributes, the fast path does take. */
+    l.cfg = &none;
+    assert_int_equal(rp__match_launch(st, S_NONBLOCK, l, RP_E_cuLaunchKernelEx), RP_OFFER_COMPLETE);
+    assert_ptr_equal(st->match.borrowed_seq, without);
+    assert_ptr_equal(resolve().replayed, without);
+}
+
+/* A flush issues a launch with programmatic stream serialization as the
+ * program did on its own stream, and without the attribute on the private
+ * stream (another thread's per-thread stream resolved there: its
+ * predecessor there is not the program's, so the stricter order), counting
+ * that drop. Issued with it there, it could overlap work the program
+ * never ordered it after. */
+static void a_flush_onto_the_private_stream_leaves_programmatic_serialization_out(void **state)
+{
+    (void)state;
+    make_seq_as((const int[]){1, 2, 3, 0}, (const int[]){-1, 1, -1}, S_NONBLOCK);
+    assert_int_equal(offer_as(1, -1), RP_OFFER_DEFERRED);
+    assert_int_equal(offer_as(2, 1), RP_OFFER_DEFERRED);
+    assert_int_equal(resolve().nflushed, 2);
+    assert_string_equal(log_, "k1@N k2@N+pss");
+    assert_int_equal(cs->counters.programmatic_serialization_dropped, 0);
+    log_[0] = '\0';
+    assert_int_equal(offer_as(1, -1), RP_OFFER_DEFERRED);
+    assert_int_equal(offer_as(2, 1), RP_OFFER_DEFERRED);
+    assert_int_equal(resolve_on(S_PRIVATE).nflushed, 2);
+    assert_string_equal(log_, "k1@priv k2@priv");
+    assert_int_equal(cs->counters.programmatic_serialization_dropped, 1);
+}
+
 /* A sequence is replayed only on the stream whose trace it was learnt on. */
 static void a_sequence_of_another_stream_is_no_candidate(void **state)
 {
@@ -253,6 +362,121 @@ static void a_sequence_of_another_stream_is_no_candidate(void **state)
     make_seq((const int[]){1, 2, 0}, S_BLOCKING);
     assert_int_equal(offer(1), RP_OFFER_EAGER);
     assert_int_equal(st->match.ndef, 0);
+}
+
+/* A quiet spot in the middle of an occurrence (the idle watch): what is
+ * held goes as a part of the graph, the other nodes disabled, and the rest,
+ * when it comes, as the rest of the same graph; each op runs once, in
+ * order, and the next whole occurrence runs every node again. */
+static void a_quiet_spot_launches_what_is_held_as_a_part_and_the_rest_completes_the_graph(
+    void **state)
+{
+    (void)state;
+    rp_seq *s = make_seq((const int[]){1, 2, 3, 0}, S_NONBLOCK);
+    assert_int_equal(offer(1), RP_OFFER_DEFERRED);
+    assert_int_equal(offer(2), RP_OFFER_DEFERRED);
+    assert_int_equal(rp__match_part(st, st->handle), 1);
+    assert_string_equal(log_, "graph3@N(0,1)");
+    assert_int_equal(node_enables, 1); /* op 2's node off */
+    assert_int_equal(st->match.launched, 2);
+    assert_int_equal(rp__match_part(st, st->handle), 0); /* nothing more held */
+    assert_int_equal(offer(3), RP_OFFER_COMPLETE);
+    struct rp_resolved r = resolve();
+    assert_ptr_equal(r.replayed, s);
+    assert_int_equal(r.parted, 1);
+    assert_int_equal(r.nflushed, 0);
+    assert_string_equal(log_, "graph3@N(0,1) graph3@N(2)");
+    assert_int_equal(s->replays, 1); /* one occurrence */
+    assert_int_equal(cs->counters.part_launches, 2);
+    assert_int_equal(cs->counters.ops_replayed, 3);
+    assert_int_equal(st->match.launched, 0);
+    log_[0] = '\0';
+    offer(1), offer(2);
+    assert_int_equal(offer(3), RP_OFFER_COMPLETE);
+    r = resolve();
+    assert_int_equal(r.parted, 0);
+    assert_string_equal(log_, "graph3@N");
+    assert_int_equal(node_enables, 1 + 3 + 2); /* 0,1 off, 2 on; then 0,1 on */
+}
+
+/* Two quiet spots in one occurrence: three parts, each op once. */
+static void two_quiet_spots_launch_three_parts(void **state)
+{
+    (void)state;
+    make_seq((const int[]){1, 2, 3, 4, 0}, S_NONBLOCK);
+    offer(1);
+    assert_int_equal(rp__match_part(st, st->handle), 1);
+    offer(2), offer(3);
+    assert_int_equal(rp__match_part(st, st->handle), 1);
+    assert_int_equal(offer(4), RP_OFFER_COMPLETE);
+    resolve();
+    assert_string_equal(log_, "graph4@N(0) graph4@N(1,2) graph4@N(3)");
+}
+
+/* After a part, a divergence issues only what was held since, eagerly, in
+ * order: the part's ops ran already, and must not run again. */
+static void a_divergence_after_a_part_flushes_only_what_was_held_since(void **state)
+{
+    (void)state;
+    rp_seq *s = make_seq((const int[]){1, 2, 3, 4, 0}, S_NONBLOCK);
+    offer(1);
+    assert_int_equal(rp__match_part(st, st->handle), 1);
+    offer(2);
+    assert_int_equal(offer(5), RP_OFFER_RESOLVE);
+    struct rp_resolved r = resolve();
+    assert_null(r.replayed);
+    assert_int_equal(r.parted, 1);
+    assert_int_equal(r.nflushed, 1);
+    assert_string_equal(log_, "graph4@N(0) k2@N");
+    assert_int_equal(s->replays, 0);
+    assert_int_equal(s->divergences, 1);
+}
+
+/* Several candidates still match at the quiet spot: the one replayed most
+ * takes the part, and only it can take the rest (the other is dropped,
+ * unpinned, even though the next op would have completed it). */
+static void at_a_quiet_spot_the_candidate_replayed_most_takes_the_part(void **state)
+{
+    (void)state;
+    rp_seq *a = make_seq((const int[]){1, 2, 3, 0}, S_NONBLOCK);
+    rp_seq *b = make_seq((const int[]){1, 2, 4, 0}, S_NONBLOCK);
+    b->replays = 5;
+    offer(1), offer(2);
+    assert_int_equal(a->pins, 1);
+    assert_int_equal(rp__match_part(st, st->handle), 1);
+    assert_int_equal(a->pins, 0);
+    assert_int_equal(b->pins, 1);
+    assert_int_equal(offer(3), RP_OFFER_RESOLVE);
+    struct rp_resolved r = resolve();
+    assert_null(r.replayed);
+    assert_int_equal(r.nflushed, 0); /* ops 0-1 ran as b's part */
+    assert_string_equal(log_, "graph3@N(0,1)");
+}
+
+/* No part where none can be made: a fork/join sequence (its event nodes
+ * cannot be disabled), parts turned off, a driver that refuses to disable
+ * a node (the sequence is broken: its executable may hold a mix). Nothing
+ * reaches the driver; the caller resolves as before. */
+static void no_part_is_launched_where_the_graph_cannot_run_one(void **state)
+{
+    (void)state;
+    rp_seq *s = make_seq((const int[]){1, 2, 3, 0}, S_NONBLOCK);
+    offer(1);
+    s->fj.multi = 1;
+    assert_int_equal(rp__match_part(st, st->handle), 0);
+    s->fj.multi = 0;
+    rp__eng.cfg.parts = 0;
+    assert_int_equal(rp__match_part(st, st->handle), 0);
+    rp__eng.cfg.parts = 1;
+    assert_int_equal(rp__match_part(st, (CUstream)0x7777), 0); /* another target */
+    assert_string_equal(log_, "");
+    fail_node_enable = 1;
+    assert_int_equal(rp__match_part(st, st->handle), 0);
+    assert_true(s->broken);
+    assert_string_equal(log_, "");
+    struct rp_resolved r = resolve();
+    assert_int_equal(r.parted, 0);
+    assert_string_equal(log_, "k1@N");
 }
 
 /* Exact variants whose first ops are alike (a counter past the first op,
@@ -317,6 +541,13 @@ int main(void)
         T(a_sequence_is_pinned_while_a_stream_matches_against_it),
         T(the_fast_path_follows_the_one_candidate_and_its_hint_dies_with_any_sequence),
         T(a_sequence_of_another_stream_is_no_candidate),
+        T(the_fast_path_takes_no_launch_or_op_with_launch_attributes),
+        T(a_flush_onto_the_private_stream_leaves_programmatic_serialization_out),
+        T(a_quiet_spot_launches_what_is_held_as_a_part_and_the_rest_completes_the_graph),
+        T(two_quiet_spots_launch_three_parts),
+        T(a_divergence_after_a_part_flushes_only_what_was_held_since),
+        T(at_a_quiet_spot_the_candidate_replayed_most_takes_the_part),
+        T(no_part_is_launched_where_the_graph_cannot_run_one),
         T(a_sequence_with_updates_is_a_candidate_however_many_exact_variants_begin_alike),
         T(an_exact_variant_left_for_a_sequence_with_updates_is_counted_passed_over),
     };

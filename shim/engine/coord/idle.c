@@ -13,9 +13,11 @@
  * otherwise lose the overlap it has eagerly. A thread, started at the first
  * deferral, looks every REPRISE_IDLE_US while anything is held: a stream
  * still holding work and with no new op since the last look has gone
- * quiet; its work is resolved (replayed if complete, else issued), and its
- * segment ends there, so that the quiet spot splits the step in two graphs
- * from then on (each launched as soon as its last op comes). */
+ * quiet; what it holds of an occurrence is launched as a part of the
+ * graph, the rest to come as the rest of it (rp__match_part), or, where
+ * that cannot be, its work is resolved (replayed if complete, else issued)
+ * and its segment ends there, so that the quiet spot splits the step in two
+ * graphs from then on (each launched as soon as its last op comes). */
 /* Its state is the engine instance's (rp__eng.idle). */
 #define idle_mu (rp__eng.idle.mu)
 #define idle_cv (rp__eng.idle.cv)
@@ -36,8 +38,8 @@ static int idle_look(void)
         }
         for (size_t i = 0; i < cs->nstreams; i++) {
             rp_stream *st = &cs->streams[i];
-            if (!st->used || !st->match.ndef) {
-                continue;
+            if (!st->used || st->match.ndef <= st->match.launched) {
+                continue; /* nothing held */
             }
             if (st->idle_seen != st->opno || rp__stepping_aside()) {
                 st->idle_seen = st->opno;
@@ -55,8 +57,17 @@ static int idle_look(void)
                 continue;
             }
             cs->counters.idle_flushes++;
-            rp__resolve_stream(st);
-            rp__seg_end(st); /* the quiet spot ends the segment */
+            /* What is held of an occurrence goes as a part of its graph,
+             * and the match goes on: a step whose quiet spots move keeps
+             * its graph. Where that cannot be, what is held is resolved
+             * (replayed if complete, else issued) and the quiet spot ends
+             * the segment: the pieces are learnt as sequences of their own. */
+            if (!rp__handoff_foreign(st) && rp__match_part(st, st->handle)) {
+                cs->counters.idle_parts++;
+            } else {
+                rp__resolve_stream(st);
+                rp__seg_end(st);
+            }
             rp__eng.drv->cuCtxPopCurrent_v2(&popped);
         }
         rp__unlock(&cs->lock);

@@ -32,13 +32,19 @@ int rp__engine_install(struct rp__driver *core, const struct rp__driver *drv,
 {
     /* Every helper, and every capturable entry the engine re-issues
      * through, must be there. */
-#define NEED(name, params, args, role)                                                          \
-    if (!drv->name) {                                                                           \
+#define NEED_ROLE(name, kind, arg, optional)                                                 \
+    if (!(optional) && !drv->name) {                                                            \
         rp__warn("the driver lacks %s, which the capture engine needs; forwarding only", #name); \
         return -1;                                                                              \
     }
+#define NEED_EXPAND(...) __VA_ARGS__
+#define NEED_ROLE_OF(name, ...) NEED_ROLE(name, __VA_ARGS__)
+#define NEED(name, params, args, role) NEED_ROLE_OF(name, NEED_EXPAND role)
     RP_HELPERS(NEED)
 #undef NEED
+#undef NEED_ROLE_OF
+#undef NEED_EXPAND
+#undef NEED_ROLE
     static const enum rp__entry issued[] = {
         RP_E_cuLaunchKernel, RP_E_cuMemcpyHtoDAsync_v2, RP_E_cuMemcpyDtoHAsync_v2,
         RP_E_cuMemcpyDtoDAsync_v2, RP_E_cuMemsetD8Async, RP_E_cuMemsetD16Async,
@@ -72,6 +78,7 @@ int rp__engine_setup(struct rp__driver *core, const struct rp__driver *real)
         .max_held = rp__option(RP_OPTION_MAX_HELD).count,
         .patience = rp__option(RP_OPTION_PATIENCE).count,
         .idle_us = (unsigned int)rp__option(RP_OPTION_IDLE_US).count,
+        .parts = rp__option(RP_OPTION_PARTS).b,
         .max_graphs = rp__option(RP_OPTION_MAX_GRAPHS).count,
         .max_staging = rp__option(RP_OPTION_MAX_STAGING).count,
         .max_seq_bytes = rp__option(RP_OPTION_MAX_SEQ_BYTES).count,

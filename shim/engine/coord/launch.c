@@ -187,7 +187,9 @@ CUresult CUDAAPI rp__hook_cuLaunchKernel_ptsz RP_SIG_LAUNCH_KERNEL
 }
 
 /* cuLaunchKernelEx: captured with the attributes a graph's kernel node
- * keeps (recorder.c); a launch with any other attribute is a boundary. */
+ * keeps, and with programmatic stream serialization, which is part of the
+ * op's structure but left out of the graph's node (recorder.c); a launch
+ * with any other attribute is a boundary. */
 static CUresult launch_ex(const CUlaunchConfig *c, CUfunction f, void **kp, void **extra,
                           int ptsz)
 {

@@ -76,7 +76,7 @@ CUresult rp__resolve_stream(rp_stream *st)
     }
     if (r.replayed)
         rp__learn_replayed(st, r.replayed);
-    rp__learn_resolved(st, r.replayed, r.flushed, r.nflushed);
+    rp__learn_resolved(st, r.replayed, r.parted, r.flushed, r.nflushed);
     return r.err;
 }
 
@@ -126,6 +126,7 @@ static CUresult end_segment(rp_stream *st)
 {
     if (st->trace.owner)
         st = st->trace.owner;
+    rp__learn_boundary(st);
     st->learn.boundary_opno = st->opno;
     st->trace.epoch = ++st->cs->trace_clock;
     if (st->trace.nmembers)

@@ -46,13 +46,13 @@ CUresult rp__resolve_stream(rp_stream *st);
  * segment learnt so far ends first. Returns the first error of a flush. */
 CUresult rp__next_op(rp_stream *home, rp_op *op);
 /* The deferral protocol, after the matcher took an op of `st` (its fast
- * path and rp__defer alike; `v` what it said): the first op held starts
- * the idle watch and arms the exit hook (rp__deferral_began); a complete
+ * path and rp__defer alike; `v` what it said): the first op held (of an
+ * occurrence, or since a part of it was launched) starts the idle watch and arms the exit hook (rp__deferral_began); a complete
  * match is resolved at once. Returns the first error (cs locked). */
 static inline __attribute__((always_inline)) CUresult rp__deferred(rp_stream *st,
                                                                   enum rp_offer v)
 {
-    if (st->match.ndef == 1)
+    if (st->match.ndef == st->match.launched + 1) /* the first op held since nothing was */
         rp__deferral_began();
     return v == RP_OFFER_COMPLETE ? rp__resolve_stream(st) : CUDA_SUCCESS;
 }

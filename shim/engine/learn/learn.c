@@ -137,6 +137,35 @@ void rp__learn_cut(rp_stream *st)
     st->learn.cut_by_period = 1; /* the next segment begins at a step or chunk */
 }
 
+void rp__learn_boundary(rp_stream *st)
+{
+    rp_period *p = st->learn.per;
+    if (!p || !p->step || st->trace.nmembers) /* a fork/join run's start is align_fork_join's */
+        return;
+    uint64_t d = p->step, at = (st->opno % d + d - p->base % d) % d;
+    if (!at) {
+        st->learn.bphase = 0;
+        return;
+    }
+    if (st->learn.bphase == at + 1 || st->learn.baligned != p->settled + 1) {
+        /* The first time for this period, or twice in a row at the same op
+         * of the step: a loop that synchronizes every few steps, after the
+         * same op. Its steps start after the boundary from now on, which
+         * then cuts none in two (a boundary that moves realigns them only
+         * once it stays). */
+        st->learn.baligned = p->settled + 1;
+        rp__period_align(p, st->opno);
+        st->learn.bphase = 0;
+        static _Atomic unsigned int logged;
+        if (atomic_fetch_add(&logged, 1) < 4)
+            rp__info("stream %p: its host boundaries fall %llu ops into its %llu-op step; its "
+                     "steps start after them from now on", (void *)st->handle,
+                     (unsigned long long)at, (unsigned long long)d);
+        return;
+    }
+    st->learn.bphase = at + 1;
+}
+
 /* Drop the stream's period detector (its history). */
 static void period_free(rp_stream *st)
 {
@@ -344,17 +373,20 @@ void rp__learn_replayed(rp_stream *st, rp_seq *s)
     s->last_use = st->cs->det.clock;
 }
 
-void rp__learn_resolved(rp_stream *st, const rp_seq *replayed, rp_op *flushed, size_t n)
+void rp__learn_resolved(rp_stream *st, const rp_seq *replayed, int parted, rp_op *flushed,
+                        size_t n)
 {
-    if (replayed) {
+    if (replayed || parted) {
         /* A step or chunk found by the period ends where the next begins.
          * (Read first: ending the segment may capture, and a capture may
-         * take the replayed sequence's executable over and drop it.) */
-        int by_period = replayed->by_period;
+         * take the replayed sequence's executable over and drop it.) An
+         * occurrence of which only parts were launched ends the segment
+         * before it as one replayed in full does. */
+        int by_period = replayed && replayed->by_period;
         /* A stream that replays every step ends no segment of ops: the
          * exact variants a sequence with updates passes over are swept
          * every 16 of its replays too. */
-        int sweep = replayed->vmask && replayed->replays % 16 == 0;
+        int sweep = replayed && replayed->vmask && replayed->replays % 16 == 0;
         rp__seg_end(st); /* the ops before the graph launch end a segment */
         st->learn.cut_by_period = by_period;
         if (sweep)

@@ -44,6 +44,10 @@ static inline int rp__learn_resting(const rp_stream *st)
 {
     return st->learn.rest_until > st->opno;
 }
+/* A host boundary on `st` (before its segment ends): a stream cut by its
+ * period whose boundaries fall twice in a row at the same op inside its
+ * step has its steps start after them from then on. */
+void rp__learn_boundary(rp_stream *st);
 /* Release what learning keeps for a stream (its segment's records, its
  * period detector). */
 void rp__learn_stream_free(rp_stream *st);
@@ -52,10 +56,12 @@ void rp__learn_stream_free(rp_stream *st);
  * its entry's failures are forgotten). */
 void rp__learn_replayed(rp_stream *st, rp_seq *s);
 /* What a resolution of `st` did, for learning: a replay (`replayed`, or
- * NULL) ends the segment before it (the ops around a graph launch are not
- * contiguous), and the `n` flushed records at `flushed` join the segment
- * (each moves into it). */
-void rp__learn_resolved(rp_stream *st, const rp_seq *replayed, rp_op *flushed, size_t n);
+ * NULL), or parts of the occurrence launched before (`parted`), end the
+ * segment before it (the ops around a graph launch are not contiguous), and
+ * the `n` flushed records at `flushed` join the segment (each moves into
+ * it). */
+void rp__learn_resolved(rp_stream *st, const rp_seq *replayed, int parted, rp_op *flushed,
+                        size_t n);
 
 /* ---- policy.c: what is captured, and what is kept ----------------------------- */
 

@@ -136,6 +136,7 @@ void rp__match_resolve(rp_stream *st, CUstream target, struct rp_resolved *out)
     out->replayed = NULL;
     out->flushed = NULL;
     out->nflushed = 0;
+    out->parted = 0;
     out->err = CUDA_SUCCESS;
     if (st->match.ndef == 0) {
         unpin_all(st); /* candidates found for an op that was not deferred */
@@ -149,17 +150,21 @@ void rp__match_resolve(rp_stream *st, CUstream target, struct rp_resolved *out)
     for (size_t i = 0; i < written; i++) /* every event op leaves the list below */
         if (rp__op_is_event(st->match.def[i].kind))
             rp__ev_deferred_add(-1);
-    size_t done = 0;
+    /* What a part launch issued already (rp__match_part) is done: the rest
+     * is the graph's last part, or flushed. */
+    size_t done = st->match.launched;
+    out->parted = done != 0;
+    st->match.launched = 0;
     rp_seq *c = st->match.complete;
     if (c) {
-        rp__trace("replay sequence %u (%zu ops) on stream %p", c->id, c->det->n,
-                  (void *)target);
+        rp__trace("replay sequence %u (%zu ops from op %zu) on stream %p", c->id, c->det->n,
+                  done, (void *)target);
         rp__nvtx_push("reprise: replay sequence %u", c->id);
         enum rp_replay_step failed = RP_STEP_LAUNCH;
         CUresult after_err = CUDA_SUCCESS;
         rp_vals v = {st->match.def, st->match.borrowed_seq, st->match.borrowed_from,
                      st->match.arena};
-        CUresult rc = rp__seq_replay(st, c, target, &v, gen, &failed, &after_err);
+        CUresult rc = rp__seq_replay(st, c, target, &v, done, c->det->n, gen, &failed, &after_err);
         if (after_err != CUDA_SUCCESS)
             out->err = after_err;
         rp__nvtx_pop();
@@ -178,9 +183,12 @@ void rp__match_resolve(rp_stream *st, CUstream target, struct rp_resolved *out)
             cs->counters.staging_busy++; /* likewise */
         } else if (rc == CUDA_ERROR_NOT_READY) {
             /* The graph stays while next time may need fewer updates; when
-             * it keeps needing too many it goes, and its shape backs off. */
+             * it keeps needing too many it goes, and its shape backs off
+             * (not for the rest of an occurrence cut by a quiet spot: the
+             * executable chosen for its first part may hold another
+             * content). */
             cs->counters.too_many_updates++;
-            if (++c->ex.too_many >= 3)
+            if (!out->parted && ++c->ex.too_many >= 3)
                 c->broken = 1;
         } else {
             /* A replay runs every recorded op or none: the ops go eagerly
@@ -198,7 +206,8 @@ void rp__match_resolve(rp_stream *st, CUstream target, struct rp_resolved *out)
             cs->counters.replay_failures++;
         }
     }
-    if (done < st->match.ndef) {
+    if (done < st->match.ndef || (out->parted && !out->replayed)) {
+        /* (Also an occurrence of which parts ran, cut short.) */
         cs->counters.divergences++;
         /* Candidates still matching when a boundary came: the program
          * stopped before their end. */
@@ -257,6 +266,53 @@ void rp__match_resolve(rp_stream *st, CUstream target, struct rp_resolved *out)
     out->nflushed = kept;
     st->match.ndef = 0;
     unpin_all(st);
+}
+
+int rp__match_part(rp_stream *st, CUstream target)
+{
+    size_t lo = st->match.launched, hi = st->match.ndef;
+    if (hi <= lo || st->match.complete || !st->match.ncand || target != st->handle)
+        return 0;
+    rp_seq *c = NULL;
+    for (size_t i = 0; i < st->match.ncand; i++) {
+        rp_seq *s = st->match.cand[i];
+        if (rp__exec_parts(s) && (!c || s->replays > c->replays))
+            c = s;
+    }
+    if (!c)
+        return 0;
+    enum rp_replay_step failed = RP_STEP_LAUNCH;
+    CUresult after_err = CUDA_SUCCESS;
+    rp_vals v = {st->match.def, st->match.borrowed_seq, st->match.borrowed_from,
+                 st->match.arena};
+    rp__trace("launch ops %zu-%zu of sequence %u (a quiet spot) on stream %p", lo, hi, c->id,
+              (void *)target);
+    rp__nvtx_push("reprise: part of sequence %u", c->id);
+    CUresult rc = rp__seq_replay(st, c, target, &v, lo, hi, rp__issued(), &failed, &after_err);
+    rp__nvtx_pop();
+    if (rc != CUDA_SUCCESS) {
+        if (rc == CUDA_ERROR_NOT_READY && failed == RP_STEP_STAGING)
+            st->cs->counters.staging_busy++;
+        else if (rc != CUDA_ERROR_NOT_READY) {
+            static unsigned int logged;
+            if (logged++ < 8)
+                rp__warn("%s failed (CUresult %d) for a part of a sequence; its ops ran "
+                         "eagerly and its graph was dropped", rp__replay_step_names[failed],
+                         (int)rc);
+            c->broken = 1;
+            st->cs->counters.replay_failures++;
+        }
+        return 0; /* nothing launched: the caller flushes what is held */
+    }
+    rp__note_issue();
+    /* Only `c` can take the rest of the occurrence now. */
+    for (size_t i = 0; i < st->match.ncand; i++)
+        if (st->match.cand[i] != c)
+            st->match.cand[i]->pins--;
+    st->match.cand[0] = c;
+    st->match.ncand = 1;
+    st->match.launched = hi;
+    return 1;
 }
 
 /* Drop the candidates that cannot match the op at position st->match.ndef, noting

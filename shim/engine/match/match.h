@@ -74,6 +74,8 @@ void rp__match_stream_free(rp_stream *st);
 /* What rp__match_resolve did. */
 struct rp_resolved {
     rp_seq *replayed;   /* the sequence launched in place of the first ops, or NULL */
+    int parted;         /* a part of the occurrence had been launched already
+                           (rp__match_part), whether or not the rest was */
     rp_op *flushed;     /* the ops issued eagerly after it, whose records the
                            caller takes (until the stream's next op) ... */
     size_t nflushed;    /* ... and how many */
@@ -86,6 +88,15 @@ struct rp_resolved {
  * caller to hand them to learning (rp__learn_resolved). The bookkeeping of
  * a replay for learning is the caller's too (rp__learn_replayed). */
 void rp__match_resolve(rp_stream *st, CUstream target, struct rp_resolved *out);
+/* A quiet spot in the middle of an occurrence (the idle watch): launch what
+ * `st` holds of it on `target` (its own stream) as a part of the graph of
+ * the candidate that takes it (the one replayed most, when several still
+ * match: the others are dropped), the other nodes disabled, and keep
+ * matching the rest against that candidate alone. Returns 1 when it was
+ * launched (nothing is held now), 0 when it cannot be (no candidate whose
+ * graph runs parts, a per-thread stream resolved for its owner, a launch
+ * not made or failed): the caller resolves the stream as before. */
+int rp__match_part(rp_stream *st, CUstream target);
 /* ---- fast.c -------------------------------------------------------------------- */
 /* Make the fast path's images of `s`'s kernels, once (at its first offer):
  * without memory, none, and every launch of it takes the general path. */

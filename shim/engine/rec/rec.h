@@ -28,8 +28,11 @@ CUresult rp__rec_issue_as_called(rp_ctxstate *cs, const rp_op *op);
 /* Issue a copy, memset or event record through the entry the program
  * called (op->entry) on op->stream. */
 CUresult rp__rec_issue_entry(const rp_op *op);
-/* Re-issue a record on `stream` (async form); a staged host-to-device copy
- * reads `staged`. */
+/* Re-issue a record on `stream` (async form; a capture window, or the
+ * private stream): a kernel without the launch attributes a graph leaves
+ * out (rp__attr_left_out_of_graphs), each one that asked for programmatic
+ * stream serialization counted; a staged host-to-device copy reads
+ * `staged`. Returns the driver's result. */
 CUresult rp__rec_issue(rp_ctxstate *cs, const rp_op *op, CUstream stream, const void *staged);
 /* The parameter layout of a kernel record (NULL for other kinds, or if it
  * cannot be read). Valid until rp__rec_reset of the context. */

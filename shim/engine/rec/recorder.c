@@ -135,10 +135,13 @@ static layout *layout_of(rp_ctxstate *cs, const void *f, int kernel)
 }
 
 /* Launch attributes a graph's kernel node keeps (cuda.h: "valid for graph
- * nodes"), copied with only their own value member (so that equal
- * attributes compare equal bytewise); IGNORE entries are dropped. Returns
- * how many were kept, or -1 for one a graph cannot carry (counted by id:
- * the launch is a boundary) or too many. */
+ * nodes"), and programmatic stream serialization, which a capture leaves
+ * out (rp__attr_left_out_of_graphs), copied with only their own value
+ * member (so that equal attributes compare equal bytewise); IGNORE entries
+ * are dropped. Returns how many were kept, or -1 for one a graph cannot
+ * carry (counted by id: the launch is a boundary) or too many. A value of
+ * 0 is kept like any other: the attribute is part of the op's structure
+ * whatever it says. */
 static int keep_attrs(rp_ctxstate *cs, const CUlaunchConfig *cfg, CUlaunchAttribute *out)
 {
     int n = 0;
@@ -181,6 +184,10 @@ static int keep_attrs(rp_ctxstate *cs, const CUlaunchConfig *cfg, CUlaunchAttrib
             break;
         case CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN:
             k.value.memSyncDomain = a->value.memSyncDomain;
+            break;
+        case CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION:
+            k.value.programmaticStreamSerializationAllowed =
+                a->value.programmaticStreamSerializationAllowed;
             break;
         default:
             cs->counters.attr_boundaries[(unsigned int)a->id < RP_ATTR_IDS ? a->id : 0]++;
@@ -342,7 +349,38 @@ static void launch_config(const rp_op *op, CUstream stream, CUlaunchConfig *c)
     c->numAttrs = op->nattrs;
 }
 
-/* Re-issue `op` on `stream`. A kernel goes through kernelParams pointing
+/* Leave out of `c` (launch_config's for `op`) the attributes a graph
+ * leaves out (rp__attr_left_out_of_graphs); `kept` (RP_MAX_ATTRS of them)
+ * holds the others. Returns 1 when one of those left out asked for
+ * something (programmatic stream serialization not 0), else 0. */
+static int leave_out_of_graph(const rp_op *op, CUlaunchConfig *c, CUlaunchAttribute *kept)
+{
+    unsigned int n = 0;
+    int asked = 0;
+    for (unsigned int i = 0; i < op->nattrs; i++) {
+        const CUlaunchAttribute *a = &op->attrs[i];
+        if (!rp__attr_left_out_of_graphs(a->id)) {
+            kept[n++] = *a;
+            continue;
+        }
+        if (a->id == CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION &&
+            a->value.programmaticStreamSerializationAllowed)
+            asked = 1;
+    }
+    c->attrs = n ? kept : NULL;
+    c->numAttrs = n;
+    return asked;
+}
+
+/* Re-issue `op` on `stream`: into a capture window, or on the context's
+ * private stream for another thread's per-thread stream. Either way the
+ * launch is not the program's own on its own stream, so the attributes a
+ * graph leaves out are left out here too: in a window the node is made
+ * without them; on the private stream the kernel's predecessor is not the
+ * one the program launched it after (a stricter order, as in a graph).
+ * Each launch so issued without a programmatic stream serialization it
+ * asked for is counted (`programmatic_serialization_dropped`). A kernel
+ * goes through kernelParams pointing
  * into the packed bytes; a host-to-device copy from pageable memory reads
  * `staged` (the graph's pinned staging inside a capture window; the
  * record's own copy of the bytes when flushing, which the driver stages at
@@ -358,8 +396,13 @@ CUresult rp__rec_issue(rp_ctxstate *cs, const rp_op *op, CUstream stream, const 
             return CUDA_ERROR_INVALID_HANDLE; /* it was recorded with a layout */
         if (op->nattrs) {
             CUlaunchConfig c;
+            CUlaunchAttribute kept[RP_MAX_ATTRS];
             launch_config(op, stream, &c);
-            return D->cuLaunchKernelEx(&c, op->func, kp, NULL);
+            int dropped = leave_out_of_graph(op, &c, kept);
+            CUresult rc = D->cuLaunchKernelEx(&c, op->func, kp, NULL);
+            if (rc == CUDA_SUCCESS && dropped)
+                cs->counters.programmatic_serialization_dropped++;
+            return rc;
         }
         return D->cuLaunchKernel(op->func, op->grid[0], op->grid[1], op->grid[2],
                                       op->block[0], op->block[1], op->block[2], op->shmem,

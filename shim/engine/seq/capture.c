@@ -302,7 +302,10 @@ rp_seq *rp__capture(rp_ctxstate *cs, rp_det_entry *e, const uint64_t *vmask, rp_
     rc = CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE;
     /* A sequence that updates nodes can take over only an executable whose
      * node handles are known. */
-    if (reuse && reuse->exec && !reuse->fj.multi && !s->fj.multi && (reuse->ex.nodes || !s->vmask)) {
+    /* An executable that had nodes disabled for a part has them all
+     * enabled again first: what an update does to them is not said. */
+    if (reuse && reuse->exec && !reuse->fj.multi && !s->fj.multi && (reuse->ex.nodes || !s->vmask) &&
+        rp__exec_range(reuse, 0, reuse->det->n) == CUDA_SUCCESS) {
         /* The shape changed for good: an update of the old executable is
          * cheaper than a new one, where the driver accepts it. */
         CUgraphExecUpdateResultInfo info;

@@ -176,15 +176,20 @@ static inline void kernel_values(const rp_vals *v, const rp_seq *s, size_t k,
 /* Whether the executable holds op k's deferred values already. For a
  * kernel (of the sequence's structure, like the held record), its
  * geometry and parameter bytes decide. */
-static inline int held_same(const rp_vals *v, const rp_seq *s, size_t k)
+static inline int held_same_in(const rp_op *held, const rp_vals *v, const rp_seq *s, size_t k)
 {
-    const rp_op *h = &s->ex.held[k];
+    const rp_op *h = &held[k];
     if (h->kind != RP_OP_KERNEL)
         return rp__op_same_content(h, &v->def[k]); /* never the fast path's */
     const unsigned int *g;
     const uint8_t *p;
     kernel_values(v, s, k, &g, &p);
     return rp__geometry_same(h->grid, g) && rp__bytes_same(h->params, p, h->param_bytes);
+}
+
+static inline int held_same(const rp_vals *v, const rp_seq *s, size_t k)
+{
+    return held_same_in(s->ex.held, v, s, k);
 }
 
 /* The hash of an op's values (a kernel's geometry and parameter bytes; a
@@ -242,6 +247,19 @@ static int fresh_pays(const rp_seq *s)
     return rp__updates_pay(s->cs, s->det->n, nvol);
 }
 
+/* Alternate j becomes `exec`: `exec` and its values wait among the others. */
+static void swap_in(rp_seq *s, unsigned int j)
+{
+    CUgraphExec x = s->exec;
+    rp_op *held = s->ex.held;
+    uint64_t hh = s->ex.held_hash;
+    struct rp_exec_on on = s->ex.on;
+    s->exec = s->ex.alt[j], s->ex.held = s->ex.alt_held[j], s->ex.held_hash = s->ex.alt_hash[j];
+    s->ex.on = s->ex.alt_on[j];
+    s->ex.alt[j] = x, s->ex.alt_held[j] = held, s->ex.alt_hash[j] = hh;
+    s->ex.alt_on[j] = on;
+}
+
 /* Before a replay with updates (returns the hash of its content): run it
  * on the executable that holds its content already, when one of the
  * sequence's does (a rotation of buffers
@@ -288,19 +306,35 @@ static uint64_t choose_exec(const rp_vals *v, rp_seq *s)
         s->ex.alt[j] = x;
         s->ex.alt_held[j] = held;
         s->ex.alt_hash[j] = content_hash(v, s, held);
+        s->ex.alt_on[j] = (struct rp_exec_on){0, 0}; /* fresh: every node enabled */
         s->ex.nalt++;
         cs->nalts++;
         cs->counters.variant_execs++;
     } else {
         cs->counters.variant_exec_hits++;
     }
-    /* Swap it in: `exec` and its values wait among the others. */
-    CUgraphExec x = s->exec;
-    rp_op *held = s->ex.held;
-    uint64_t hh = s->ex.held_hash;
-    s->exec = s->ex.alt[j], s->ex.held = s->ex.alt_held[j], s->ex.held_hash = s->ex.alt_hash[j];
-    s->ex.alt[j] = x, s->ex.alt_held[j] = held, s->ex.alt_hash[j] = hh;
+    swap_in(s, j);
     return h;
+}
+
+/* Before a part [lo, hi) of an occurrence (its later values unknown): the
+ * executable, of those the sequence has, that needs the fewest updates for
+ * the part's ops (a rotation's content that came back: none). */
+static void choose_exec_for_part(const rp_vals *v, rp_seq *s, size_t lo, size_t hi)
+{
+    size_t best = 0;
+    for (size_t k = lo; k < hi; k++)
+        best += s->vmask[k] && !held_same(v, s, k);
+    unsigned int pick = RP_SEQ_ALTS;
+    for (unsigned int j = 0; best && j < s->ex.nalt; j++) {
+        size_t need = 0;
+        for (size_t k = lo; k < hi && need < best; k++)
+            need += s->vmask[k] && !held_same_in(s->ex.alt_held[j], v, s, k);
+        if (need < best)
+            best = need, pick = j;
+    }
+    if (pick != RP_SEQ_ALTS)
+        swap_in(s, pick);
 }
 
 /* Room for n indices in the context's list of nodes to update (0, or -1). */
@@ -316,22 +350,23 @@ static int upd_room(rp_ctxstate *cs, size_t n)
     return 0;
 }
 
-/* Bring the executable's volatile fields to this occurrence's values: only
- * the nodes whose values differ from what the executable holds now. Returns
+/* Bring the executable's volatile fields of ops [lo, hi) to this
+ * occurrence's values: only the nodes whose values differ from what the
+ * executable holds now. Returns
  * CUDA_SUCCESS, the driver's error (the executable may then hold a mix: the
  * sequence is dropped by the caller), or CUDA_ERROR_NOT_READY when more
  * than REPRISE_MAX_UPDATES nodes would change (nothing updated: eager is
  * cheaper). */
-static CUresult apply_updates(const rp_vals *v, rp_seq *s)
+static CUresult apply_updates(const rp_vals *v, rp_seq *s, size_t lo, size_t hi)
 {
     rp_ctxstate *cs = s->cs;
     size_t n = s->det->n, need = 0;
     if (upd_room(cs, n) != 0)
         return CUDA_ERROR_OUT_OF_MEMORY;
-    for (size_t k = 0; k < n; k++)
-        if (s->vmask[k] && !held_same(v, s, k))
+    for (size_t k = lo; k < hi; k++)
+        if (s->vmask && s->vmask[k] && !held_same(v, s, k))
             cs->upd[need++] = k;
-    if (!rp__updates_pay(cs, n, need)) {
+    if (!rp__updates_pay(cs, hi - lo, need)) {
         rp__bound_hit(cs, RP_BOUND_UPDATES);
         return CUDA_ERROR_NOT_READY;
     }
@@ -381,14 +416,67 @@ static CUresult apply_updates(const rp_vals *v, rp_seq *s)
     return CUDA_SUCCESS;
 }
 
-CUresult rp__exec_prepare(rp_seq *s, const rp_vals *v)
+CUresult rp__exec_prepare(rp_seq *s, const rp_vals *v, size_t lo, size_t hi)
 {
-    uint64_t h = rp__eng.cfg.max_variants > 1 && !s->origin && !s->fj.multi &&
-                         !s->sealed.nstaging
-                     ? choose_exec(v, s)
-                     : 0;
-    CUresult rc = apply_updates(v, s);
-    if (rc == CUDA_SUCCESS && h)
+    size_t n = s->det->n;
+    int choosing = s->vmask && rp__eng.cfg.max_variants > 1 && !s->origin && !s->fj.multi &&
+                   !s->sealed.nstaging;
+    /* Only an occurrence's last part knows every value its content hash
+     * covers: a part before it runs on the executable that holds most of
+     * its values. */
+    uint64_t h = 0;
+    if (choosing && hi == n)
+        h = choose_exec(v, s);
+    else if (choosing && s->ex.nalt)
+        choose_exec_for_part(v, s, lo, hi);
+    CUresult rc = s->vmask ? apply_updates(v, s, lo, hi) : CUDA_SUCCESS;
+    if (rc == CUDA_SUCCESS && h && !lo)
         s->ex.held_hash = h; /* it holds this content now */
+    else if (rc == CUDA_SUCCESS && choosing && s->ex.held_hash)
+        s->ex.held_hash = content_hash(v, s, s->ex.held); /* a part of it */
     return rc;
+}
+
+size_t rp__exec_toggles(const rp_seq *s, size_t lo, size_t hi)
+{
+    size_t n = s->det->n, a = s->ex.on.head, b = n - s->ex.on.tail, t = 0;
+    if (a == lo && b == hi)
+        return 0;
+    for (size_t i = 0; i < n; i++)
+        t += (i >= lo && i < hi) != (i >= a && i < b);
+    return t;
+}
+
+CUresult rp__exec_range(rp_seq *s, size_t lo, size_t hi)
+{
+    rp_ctxstate *cs = s->cs;
+    size_t n = s->det->n, a = s->ex.on.head, b = n - s->ex.on.tail;
+    if (a == lo && b == hi)
+        return CUDA_SUCCESS;
+    if (!s->ex.nodes || !rp__eng.drv->cuGraphNodeSetEnabled)
+        return CUDA_ERROR_NOT_SUPPORTED; /* never asked: rp__exec_parts said no */
+    for (size_t i = 0; i < n; i++) {
+        int want = i >= lo && i < hi, have = i >= a && i < b;
+        if (want == have)
+            continue;
+        CUresult rc = s->ex.nodes[i]
+                          ? rp__eng.drv->cuGraphNodeSetEnabled(s->exec, s->ex.nodes[i], want)
+                          : CUDA_ERROR_INVALID_VALUE;
+        if (rc != CUDA_SUCCESS) {
+            /* The executable now runs a mix no occurrence asks for: it is
+             * never launched again (the caller issues the ops eagerly). */
+            s->broken = 1;
+            return rc;
+        }
+        cs->counters.node_toggles++;
+    }
+    s->ex.on.head = (uint32_t)lo;
+    s->ex.on.tail = (uint32_t)(n - hi);
+    return CUDA_SUCCESS;
+}
+
+int rp__exec_parts(const rp_seq *s)
+{
+    return rp__eng.cfg.parts && rp__eng.drv->cuGraphNodeSetEnabled && s->ex.nodes && s->exec &&
+           !s->fj.multi && !s->broken;
 }

@@ -15,15 +15,20 @@ const char *const rp__replay_step_names[] = {
     [RP_STEP_UPDATE] = "graph node update",
     [RP_STEP_ORDER] = "asking whether its other streams are idle",
     [RP_STEP_STAGING] = "the previous launch still reading its staging",
+    [RP_STEP_ENABLE] = "enabling or disabling graph nodes for a part",
 };
 
 CUresult rp__seq_replay(rp_stream *st, rp_seq *s, CUstream target, const rp_vals *v,
-                        uint64_t gen, enum rp_replay_step *what, CUresult *after_err)
+                        size_t lo, size_t hi, uint64_t gen, enum rp_replay_step *what,
+                        CUresult *after_err)
 {
     const struct rp__driver *D = rp__eng.drv;
     rp_ctxstate *cs = st->cs;
     *what = RP_STEP_LAUNCH;
     size_t n = s->det->n;
+    int whole = !lo && hi == n;
+    if (NEVER(!whole && (s->fj.multi || !rp__exec_parts(s))))
+        return CUDA_ERROR_NOT_SUPPORTED; /* rp__match_part asks rp__exec_parts first */
     if (s->fj.multi) { /* first: nothing below is done for a replay not made */
         CUresult rc = rp__fj_ready(st, s, target, gen);
         if (rc != CUDA_SUCCESS) {
@@ -47,19 +52,27 @@ CUresult rp__seq_replay(rp_stream *st, rp_seq *s, CUstream target, const rp_vals
         }
         /* Staged copies are recorded, never borrowed: their records hold
          * the bytes. */
-        for (size_t i = 0; i < n; i++)
+        for (size_t i = lo; i < hi; i++)
             if (s->stage_of[i] != SIZE_MAX)
                 memcpy(s->sealed.staging[s->stage_of[i]].ptr, v->def[i].data, v->def[i].bytes);
     }
-    if (s->vmask) {
-        CUresult rc = rp__exec_prepare(s, v);
+    /* An exact sequence whose nodes are all enabled (the steady state of a
+     * loop) has nothing to prepare. */
+    if (s->vmask || !whole || s->ex.on.head || s->ex.on.tail) {
+        CUresult rc = rp__exec_prepare(s, v, lo, hi);
         if (rc != CUDA_SUCCESS) {
             *what = RP_STEP_UPDATE;
             return rc;
         }
+        rc = rp__exec_range(s, lo, hi);
+        if (rc != CUDA_SUCCESS) {
+            *what = RP_STEP_ENABLE;
+            return rc;
+        }
     }
-    /* One graph launch in 8 is timed for the cost model. */
-    uint64_t t0 = rp__eng.cfg.cost.model && !(s->replays & 7) ? rp__cost_now() : 0;
+    /* One graph launch of a whole occurrence in 8 is timed for the cost
+     * model. */
+    uint64_t t0 = whole && rp__eng.cfg.cost.model && !(s->replays & 7) ? rp__cost_now() : 0;
     CUresult rc = (s->det->ops[0].flags & RP_OPF_PTSZ) && target == st->handle
                       ? D->cuGraphLaunch_ptsz(s->exec, target)
                       : D->cuGraphLaunch(s->exec, target);
@@ -80,9 +93,13 @@ CUresult rp__seq_replay(rp_stream *st, rp_seq *s, CUstream target, const rp_vals
         if (arc != CUDA_SUCCESS)
             *after_err = arc;
     }
-    s->replays++;
-    s->ex.too_many = 0;
-    cs->counters.replays++;
-    cs->counters.ops_replayed += n;
+    cs->counters.ops_replayed += hi - lo;
+    if (!whole)
+        cs->counters.part_launches++;
+    if (hi == n) { /* the occurrence's last part, or all of it */
+        s->replays++;
+        s->ex.too_many = 0;
+        cs->counters.replays++;
+    }
     return CUDA_SUCCESS;
 }

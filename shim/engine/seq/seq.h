@@ -60,13 +60,26 @@ typedef struct rp_vals {
     size_t from;
     const uint8_t *arena;
 } rp_vals;
-/* Before a replay of a sequence with volatile fields: run it on the
- * executable that holds its content already, or one made for a content
- * that comes back, and update the nodes whose values differ. Returns
- * CUDA_SUCCESS, CUDA_ERROR_NOT_READY when more updates would be needed than
- * pay (nothing updated), or the driver's error (the executable may then
- * hold a mix: the caller drops the sequence). */
-CUresult rp__exec_prepare(rp_seq *s, const rp_vals *v);
+/* Before a launch of ops [lo, hi) of a sequence (all of them, 0 and n, but
+ * for a part of an occurrence: rp__match_part): for one with volatile
+ * fields, run it on the executable that holds its content already, or one
+ * made for a content that comes back (only once every value is known: hi
+ * == n; a part before runs on the one that holds most of its values), and
+ * update the nodes of [lo, hi) whose values differ. Returns CUDA_SUCCESS,
+ * CUDA_ERROR_NOT_READY when more updates would be needed than pay (nothing
+ * changed), or the driver's error (the executable may then hold a mix: the
+ * caller drops the sequence). */
+CUresult rp__exec_prepare(rp_seq *s, const rp_vals *v, size_t lo, size_t hi);
+/* Nodes: how many must be enabled or disabled for `exec` to run ops
+ * [lo, hi) only (rp_seq.ex.on); and doing it (cuGraphNodeSetEnabled: a
+ * disabled node runs as an empty one, for the launches made after). Returns
+ * CUDA_SUCCESS, or the driver's error: the executable is then a mix, the
+ * sequence broken (never launched again). */
+size_t rp__exec_toggles(const rp_seq *s, size_t lo, size_t hi);
+CUresult rp__exec_range(rp_seq *s, size_t lo, size_t hi);
+/* Whether parts of `s` can be launched: the driver enables and disables
+ * nodes, every op's node is known, one stream (no fork/join). */
+int rp__exec_parts(const rp_seq *s);
 /* The values a fresh executable of `e`'s graph holds: its records, without
  * payload. NULL when memory runs out. */
 rp_op *rp__exec_held_values(const rp_det_entry *e);
@@ -77,18 +90,21 @@ void rp__exec_held_free(rp_op *held, size_t n);
 
 /* What a replay that was not made failed at. */
 enum rp_replay_step { RP_STEP_LAUNCH, RP_STEP_WAIT, RP_STEP_UPDATE, RP_STEP_ORDER,
-                      RP_STEP_STAGING };
+                      RP_STEP_STAGING, RP_STEP_ENABLE };
 extern const char *const rp__replay_step_names[];
-/* Launch `s` on `target` in place of its ops deferred on `st` (values `v`):
- * its staging refilled once the previous launch has read it, its volatile
- * nodes updated, a fork/join one only once what its ops depend on is done.
- * Returns CUDA_SUCCESS, or why nothing was launched (*what: the step;
- * CUDA_ERROR_NOT_READY for a replay not made now: busy streams, staging
- * still read, too many updates). *after_err: an error of the bookkeeping
- * after a launch that ran (the program's to see). `gen`: rp__issued when
- * the resolution began. */
+/* Launch ops [lo, hi) of `s` on `target` in place of its ops deferred on
+ * `st` (values `v`; 0 and n: a replay, the whole occurrence; else a part of
+ * it, the graph with the other ops' nodes disabled, which rp__exec_parts
+ * allows): its staging refilled once the previous launch has read it, its
+ * volatile nodes updated, a fork/join one only once what its ops depend on
+ * is done. Returns CUDA_SUCCESS, or why nothing was launched (*what: the
+ * step; CUDA_ERROR_NOT_READY for a launch not made now: busy streams,
+ * staging still read, too many updates). *after_err: an error of the
+ * bookkeeping after a launch that ran (the program's to see). `gen`:
+ * rp__issued when the resolution began. */
 CUresult rp__seq_replay(rp_stream *st, rp_seq *s, CUstream target, const rp_vals *v,
-                        uint64_t gen, enum rp_replay_step *what, CUresult *after_err);
+                        size_t lo, size_t hi, uint64_t gen, enum rp_replay_step *what,
+                        CUresult *after_err);
 
 /* ---- forkjoin.c ------------------------------------------------------------------ */
 
