@@ -19,6 +19,7 @@ const char *const rp__eager_reason_names[RP_EAGER_REASON_COUNT] = {
     [RP_EAGER_SHORT] = "segment_too_short",
     [RP_EAGER_DIVERGED] = "diverged",
     [RP_EAGER_CAPTURE_FAILED] = "capture_failed",
+    [RP_EAGER_BACKING_OFF] = "backing_off",
     [RP_EAGER_BOUND] = "bound_hit",
     [RP_EAGER_PROGRAM_CAPTURE] = "program_capturing",
     [RP_EAGER_NO_LAYOUT] = "no_param_layout",

@@ -58,7 +58,11 @@ enum rp__eager_reason {
     RP_EAGER_NOT_CAPTURABLE, /* a call the engine does not capture */
     RP_EAGER_SHORT,          /* its segment was shorter than REPRISE_MIN_OPS */
     RP_EAGER_DIVERGED,       /* deferred, then the sequence diverged: flushed */
-    RP_EAGER_CAPTURE_FAILED, /* its segment's capture failed (backing off) */
+    RP_EAGER_CAPTURE_FAILED, /* its segment's last capture failed (backing off) */
+    RP_EAGER_BACKING_OFF,    /* waiting before a capture, no capture having failed: its
+                                stream's graphs were replaced before they paid off, or its
+                                segment's last capture was stopped by a bound or its graph
+                                given up */
     RP_EAGER_BOUND,          /* a bound was hit (ops, graphs, table, memory) */
     RP_EAGER_PROGRAM_CAPTURE,/* the program was capturing itself */
     RP_EAGER_NO_LAYOUT,      /* the kernel's parameter layout cannot be read */
@@ -91,6 +95,9 @@ typedef struct rp_seq {
     int done_pending;
     uint64_t replays;
     uint64_t divergences;
+    unsigned int passed_over; /* exact only: occurrences since its last replay that
+                               diverged from it on arguments while a sequence with
+                               updates went on matching (the matcher's count) */
     uint64_t last_use;
     unsigned int id;
     int broken;             /* its launch failed: no longer offered, dropped later */
@@ -98,6 +105,8 @@ typedef struct rp_seq {
     size_t div_op;          /* the last divergence: index of the op that differed */
     const char *div_why;    /* ... and why (NULL: none yet) */
     uint64_t captured_at;   /* the occurrence at which it was captured */
+    uint64_t skey;          /* the key of its structure (rp__det_key by structure), set
+                               by learning when it is captured */
     /* Sequences with volatile fields (NULL vmask: an exact-content one). */
     uint64_t *vmask;        /* per op: the fields updated before a replay */
     const rp_param_layout **lay; /* per op: a kernel's layout (else NULL), for
@@ -217,10 +226,13 @@ typedef struct rp_stream {
         int cut_by_period;  /* the segment being learnt began at a period cut */
         int per_align;      /* a period was just accepted on a fork/join run: where
                                its steps start is chosen once a period is learnt */
+        uint64_t per_steps; /* the steps its period detector had decided when last
+                               counted (rp_period.settled) */
         uint64_t bphase;    /* where in its step the last host boundary fell, + 1
                                (0: at a step's start, or not known) */
-        uint64_t baligned;  /* periods_found of its detector when its steps were last
-                               made to start at a boundary (+ 1; 0: never) */
+        uint64_t baligned;  /* the steps its detector had decided (rp_period.settled)
+                               when its steps were last made to start at a boundary
+                               (+ 1; 0: never) */
     } learn;
     /* The matcher (match/): ops deferred while they match candidate sequences. */
     struct rp_stream_match {
@@ -328,6 +340,8 @@ struct rp__engine_stats {
     uint64_t landmarks_found;    /* streams with no period cut after a run of ops that comes back */
     uint64_t variant_execs;      /* executables added to a sequence with updates for a content that came back */
     uint64_t variant_exec_hits;  /* replays run by such an executable, holding their content already */
+    uint64_t variants_passed_over; /* exact variants dropped: occurrences kept diverging from
+                                      them where a sequence with updates served */
     uint64_t fork_joins;         /* graphs captured with more than one stream */
     uint64_t stream_joins;       /* streams that joined another's trace by a wait */
     uint64_t fork_joins_busy;    /* fork/join replays not made: streams busy (then eager) */

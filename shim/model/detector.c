@@ -4,6 +4,7 @@
 
 #include "alloc.h"
 
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -119,6 +120,14 @@ int rp__det_refresh(rp_det_entry *e, const rp_op *ops, size_t n)
     return 0;
 }
 
+/* The run of occurrences (new contents, or diverging ones) after which a
+ * by-structure entry asks for its capture with updates. */
+static unsigned int changing_run(const rp_detector *d)
+{
+    unsigned int need = d->warmup + 1;
+    return need < 2 ? 2 : need;
+}
+
 /* Note the content of an occurrence in a by-structure entry. */
 static void note_content(rp_det_entry *e, const rp_op *ops, size_t n)
 {
@@ -143,8 +152,7 @@ static void note_content(rp_det_entry *e, const rp_op *ops, size_t n)
  * occurrences (at least 2) were each new. */
 static int keeps_changing(const rp_detector *d, const rp_det_entry *e)
 {
-    unsigned int need = d->warmup + 1;
-    return e->fresh >= (need < 2 ? 2 : need);
+    return e->fresh >= changing_run(d);
 }
 
 /* A slot for a new segment: a free one, else the least recently used one
@@ -226,6 +234,21 @@ rp_det_verdict rp__det_observe(rp_detector *d, const rp_op *ops, size_t n,
     return RP_DET_CAPTURE;
 }
 
+rp_det_verdict rp__det_diverging(rp_detector *d, rp_det_entry *e, rp_det_verdict v,
+                                 int diverged)
+{
+    if (!diverged) {
+        e->diverging = 0;
+        return v;
+    }
+    if (e->diverging < UINT_MAX)
+        e->diverging++;
+    if (v != RP_DET_WARMING || !d->by_structure || !e->ops || e->seen < d->warmup ||
+        e->diverging < changing_run(d))
+        return v;
+    return e->seen < e->retry_at ? RP_DET_BACKING_OFF : RP_DET_CAPTURE;
+}
+
 /* The failure count is kept: a capture that works but whose graph then
  * fails (and is dropped) must back off further each time. It is cleared by
  * rp__det_paid_off once the graph has proved itself. */
@@ -240,11 +263,23 @@ void rp__det_paid_off(rp_det_entry *e)
     e->failures = 0;
 }
 
-void rp__det_capture_failed(rp_detector *d, rp_det_entry *e)
+static void back_off(rp_detector *d, rp_det_entry *e)
 {
     unsigned int shift = e->failures < 20 ? e->failures : 20;
     e->failures++;
     e->retry_at = e->seen + ((uint64_t)d->warmup << (shift + 1));
+}
+
+void rp__det_capture_failed(rp_detector *d, rp_det_entry *e)
+{
+    back_off(d, e);
+    e->capture_failed = 1;
+}
+
+void rp__det_held_off(rp_detector *d, rp_det_entry *e)
+{
+    back_off(d, e);
+    e->capture_failed = 0;
 }
 
 void rp__det_forget_graph(rp_detector *d, rp_det_entry *e)
@@ -255,4 +290,5 @@ void rp__det_forget_graph(rp_detector *d, rp_det_entry *e)
     e->retry_at = 0;
     e->ndistinct = 0;
     e->fresh = 0;
+    e->diverging = 0;
 }

@@ -23,6 +23,8 @@ typedef struct rp_det_entry {
     uint64_t seen;       /* occurrences */
     uint64_t retry_at;   /* occurrence from which a capture may be tried again */
     unsigned int failures;
+    int capture_failed;  /* the last back-off came from a failed capture (not from a
+                            bound or a graph given up: rp__det_held_off) */
     rp_det_state state;
     uint64_t last_use;   /* detector clock, for LRU eviction */
     unsigned int id;     /* stable sequence id for stats */
@@ -34,6 +36,10 @@ typedef struct rp_det_entry {
     uint64_t contents[RP_DET_MAX_DISTINCT];
     unsigned int ndistinct;
     unsigned int fresh;
+    /* By-structure tables only: the latest occurrences in a row that ran
+     * eagerly after diverging from an exact variant of the structure
+     * (rp__det_diverging). */
+    unsigned int diverging;
     /* By-structure tables only: per op, the fields in which occurrences so
      * far differed from the first (a volatile mask, kept by the engine,
      * which knows kernel layouts; an occurrence that differed where no mask
@@ -87,6 +93,17 @@ uint64_t rp__det_key(const rp_op *ops, size_t n, int structure);
  * (NULL for TOO_SHORT, TOO_LONG and NO_MEMORY). */
 rp_det_verdict rp__det_observe(rp_detector *d, const rp_op *ops, size_t n,
                                rp_det_entry **entry);
+/* The occurrence just observed in by-structure entry `e` (verdict `v`)
+ * had diverged from an exact variant of its structure, on its contents
+ * (`diverged`), or ran eagerly with none to diverge from. When the latest
+ * warmup + 1 occurrences (at least 2) each diverged so, the variants do
+ * not serve the structure's contents (a counter whose value comes back a
+ * few times within a step, then never): the capture with updates is asked
+ * for as for contents that keep changing. Returns `v`, or RP_DET_CAPTURE
+ * (RP_DET_BACKING_OFF while a failure's back-off lasts) in place of
+ * RP_DET_WARMING. */
+rp_det_verdict rp__det_diverging(rp_detector *d, rp_det_entry *e, rp_det_verdict v,
+                                 int diverged);
 /* Make the latest occurrence `ops[0..n)` (of the same structure) the one
  * the entry keeps, before a capture with volatile fields: its addresses are
  * live, where the first occurrence's may have been freed since (a step that
@@ -99,6 +116,11 @@ void rp__det_captured(rp_detector *d, rp_det_entry *e);
 void rp__det_paid_off(rp_det_entry *e);
 /* The capture failed: back off for warmup * 2^failures occurrences. */
 void rp__det_capture_failed(rp_detector *d, rp_det_entry *e);
+/* The same back-off, no capture having failed: a bound stopped the
+ * capture, or the graph was given up (its launch failed, or its replays
+ * kept needing too many updates). Only the reason differs (capture_failed
+ * is 0): the engine counts the ops of the wait apart. */
+void rp__det_held_off(rp_detector *d, rp_det_entry *e);
 /* The graph of a segment was dropped (evicted or invalid): count it again
  * from zero. */
 void rp__det_forget_graph(rp_detector *d, rp_det_entry *e);

@@ -16,11 +16,12 @@ static inline uint64_t mix(uint64_t h, uint64_t v)
     return h ^ (h >> 33);
 }
 
-int rp__period_init(rp_period *p, unsigned int min_repeats, uint64_t min_len)
+int rp__period_init(rp_period *p, unsigned int min_repeats, uint64_t min_len, uint64_t span)
 {
     memset(p, 0, sizeof *p);
     p->min_repeats = min_repeats ? min_repeats : 1;
     p->min_len = min_len;
+    p->span = span;
     p->ring = rp__malloc(RP_PERIOD_RING * sizeof *p->ring);
     p->head = rp__calloc(RP_PERIOD_HEAD, sizeof *p->head);
     p->count = rp__calloc(RP_PERIOD_HEAD, sizeof *p->count);
@@ -136,6 +137,7 @@ static int decide(rp_period *p, uint64_t pos, unsigned int qual)
         best = 0; /* steps of varying length: the landmark cuts them */
     if (best && best != p->d && (!p->d || best > p->d || p->misses)) {
         p->d = best;
+        p->step = 0; /* decided by settle_step */
         p->base = winnow(p, pos, best);
         p->cut_next = 0;
         p->misses = 0;
@@ -145,12 +147,125 @@ static int decide(rp_period *p, uint64_t pos, unsigned int qual)
     if (p->d && p->misses >= p->d) {
         /* A whole period without the step coming back: it is over. */
         p->d = 0;
+        p->step = 0;
         p->misses = 0;
         p->cut_next = 0;
         p->dropped++;
         return 1;
     }
     return 0;
+}
+
+/* Whether the ops at q and q - lag were both observed with equal contents. */
+static int same_content_at(const rp_period *p, uint64_t q, uint64_t lag)
+{
+    const struct rp_period_op *a = at(p, q), *b = q >= lag ? at(p, q - lag) : NULL;
+    return a && b && a->ckey == b->ckey;
+}
+
+/* The window of ops over which the contents at every lag are compared: half
+ * the span (at least a period), so that a step is decided from span + span
+ * / 2 ops, before the first cut of a stream without boundaries (after
+ * REPRISE_MAX_HELD = 2 x span ops). */
+static uint64_t refine_window(const rp_period *p)
+{
+    return p->span / 2 > p->d ? p->span / 2 : p->d;
+}
+
+/* The step of the period d, from the last w + m_max d ops (w: the window),
+ * all of the same shapes d apart: the multiple m d whose ops' contents
+ * equal those m d before most often over the last w ops, 1 unless a longer
+ * one does strictly better (shapes find the period, contents choose:
+ * DESIGN.md §8). The step starts at the one of its m starts d apart whose
+ * steps differ least often from the step before (a counter that changes
+ * once a step then changes in one of them, not in two). */
+static void refine(rp_period *p, uint64_t pos, uint64_t m_max, uint64_t w)
+{
+    uint64_t d = p->d, best_m = 1, best = 0;
+    for (uint64_t m = 1; m <= m_max; m++) {
+        uint64_t same = 0;
+        for (uint64_t q = pos + 1 - w; q <= pos; q++)
+            same += (uint64_t)same_content_at(p, q, m * d);
+        if (m == 1 || same > best)
+            best = same, best_m = m;
+    }
+    uint64_t L = best_m * d, base = p->base;
+    if (best_m > 1) {
+        /* Whole steps of the ops each compared with the one a step before,
+         * for every start. */
+        uint64_t lo = pos + 1 - (w + m_max * d - L), fewest = UINT64_MAX;
+        for (uint64_t k = 0; k < best_m; k++) {
+            uint64_t start = p->base + k * d;
+            uint64_t s = lo + (start % L + L - lo % L) % L, differ = 0;
+            for (; s + L - 1 <= pos; s += L) {
+                int same = 1;
+                for (uint64_t q = s; q < s + L && same; q++)
+                    same = same_content_at(p, q, L);
+                differ += (uint64_t)!same;
+            }
+            if (differ < fewest)
+                fewest = differ, base = start;
+        }
+    }
+    p->step = L;
+    p->base = base;
+    p->cut_next = 0;
+    p->settled++;
+    if (best_m > 1)
+        p->refined++;
+}
+
+/* The step is the period itself. */
+static void step_is_period(rp_period *p)
+{
+    p->step = p->d;
+    p->settled++;
+}
+
+/* How many ops in a row have matched at distance d (0: it is not tracked). */
+static uint64_t run_at(const rp_period *p, uint64_t d)
+{
+    for (int i = 0; i < RP_PERIOD_SLOTS; i++)
+        if (p->slot[i].d == d)
+            return p->slot[i].run;
+    return 0;
+}
+
+/* The accepted period's step, once its ops allow: at once where no
+ * multiple fits in `span`; after a run of w + m_max d ops at d otherwise
+ * (the step d where the run broke first). */
+static void settle_step(rp_period *p, uint64_t pos)
+{
+    uint64_t d = p->d, m_max = p->span / d;
+    if (m_max <= 1) {
+        step_is_period(p);
+        return;
+    }
+    uint64_t run = run_at(p, d), w = refine_window(p);
+    if (run >= w + m_max * d && pos + 1 >= w + m_max * d)
+        refine(p, pos, m_max, w);
+    else if (!run || p->misses)
+        step_is_period(p);
+}
+
+void rp__period_settle(rp_period *p, uint64_t pos)
+{
+    if (!p->d || p->step)
+        return;
+    /* The multiples the ops matched so far allow, each compared over at
+     * least a period (and at most the window). */
+    uint64_t d = p->d, run = run_at(p, d), m_max = p->span / d;
+    if (run > pos + 1)
+        run = pos + 1;
+    while (m_max > 1 && run < (m_max + 1) * d)
+        m_max--;
+    uint64_t w = m_max > 1 ? run - m_max * d : 0;
+    if (w > refine_window(p))
+        w = refine_window(p);
+    if (m_max > 1)
+        refine(p, pos, m_max, w);
+    else
+        step_is_period(p);
 }
 
 /* The hash of the 2 * RP_PERIOD_WINDOW ops ending at q, from the two
@@ -232,6 +347,7 @@ static inline int landmark_feed(rp_period *p, uint64_t pos, uint64_t win)
     p->lfound++;
     if (p->d && p->lgmin < p->lgap) { /* steps of varying length: not a period */
         p->d = 0;
+        p->step = 0;
         p->misses = 0;
         p->dropped++;
     }
@@ -272,7 +388,7 @@ static int landmark_catch_up(rp_period *p, uint64_t pos)
     return changed;
 }
 
-int rp__period_feed(rp_period *p, uint64_t pos, uint64_t key)
+int rp__period_feed(rp_period *p, uint64_t pos, uint64_t key, uint64_t ckey)
 {
     if (!p->ring)
         return 0;
@@ -294,6 +410,7 @@ int rp__period_feed(rp_period *p, uint64_t pos, uint64_t key)
     struct rp_period_op *e = &p->ring[pos & RING_MASK];
     e->pos = pos;
     e->key = key;
+    e->ckey = ckey;
     e->win = win;
     /* Every tracked distance: one more op in a row matching, or none; and
      * which qualify now. */
@@ -351,14 +468,19 @@ int rp__period_feed(rp_period *p, uint64_t pos, uint64_t key)
     }
     /* The decision depends only on which slots qualify, the accepted period
      * and its misses: unchanged, it would decide the same again. */
-    if ((!qual && !p->d) || (p->decided && qual == p->qual && !p->misses && !misses))
-        return changed_landmark && !p->d;
-    uint64_t found = p->found;
-    int changed = decide(p, pos, qual);
-    p->qual = qual;
-    p->decided = 1;
-    if (!found && p->found)
-        changed_landmark |= landmark_catch_up(p, pos);
+    uint64_t step = p->step;
+    if (!((!qual && !p->d) || (p->decided && qual == p->qual && !p->misses && !misses))) {
+        uint64_t found = p->found;
+        decide(p, pos, qual);
+        p->qual = qual;
+        p->decided = 1;
+        if (!found && p->found)
+            changed_landmark |= landmark_catch_up(p, pos);
+    }
+    if (p->d && !p->step)
+        settle_step(p, pos);
+    /* A step decided, or none any more (not while one is being decided). */
+    int changed = p->step != step && (p->step || !p->d);
     return changed || (changed_landmark && !p->d);
 }
 
@@ -368,18 +490,19 @@ int rp__period_cut_before(rp_period *p, uint64_t pos, uint64_t chunk)
         /* The landmark's window ended at the op before. */
         return p->landmark && pos && win2(p, pos - 1) == p->landmark;
     }
-    if (pos < p->base)
-        return 0;
+    if (!p->step || pos < p->base)
+        return 0; /* its step is being decided */
     if (!p->cut_next || pos < p->cut_from || pos > p->cut_next || chunk != p->cut_chunk) {
         /* The first cut at or after pos: a step's start, or a chunk's
          * within the step (offsets that are multiples of chunk). */
-        uint64_t off = (pos - p->base) % p->d, next = p->d;
+        uint64_t L = p->step;
+        uint64_t off = (pos - p->base) % L, next = L;
         if (off == 0)
             next = 0;
-        else if (chunk && chunk < p->d)
+        else if (chunk && chunk < L)
             next = (off + chunk - 1) / chunk * chunk;
-        if (next > p->d)
-            next = p->d;
+        if (next > L)
+            next = L;
         p->cut_from = pos;
         p->cut_next = pos - off + next;
         p->cut_chunk = chunk;

@@ -27,6 +27,7 @@ typedef struct rp_period {
     struct rp_period_op {
         uint64_t pos;          /* the op's position on its stream (UINT64_MAX: none) */
         uint64_t key;          /* its shape key */
+        uint64_t ckey;         /* its content key (which step of several it belongs to) */
         uint64_t win;          /* hash of the window ending at it (0: incomplete) */
     } *ring;
     uint64_t *head;            /* window hash -> last position + 1 (0: none) */
@@ -42,8 +43,13 @@ typedef struct rp_period {
     int decided;               /* qual, misses and d unchanged since the last decision */
     unsigned int min_repeats;  /* rp__period_init's */
     uint64_t min_len;
-    uint64_t d;                /* the accepted period (0: none) */
-    uint64_t base;             /* a position where a step starts, when d is set */
+    uint64_t span;             /* the longest step a multiple of d may make (0: d) */
+    uint64_t d;                /* the accepted period of the shapes (0: none) */
+    uint64_t step;             /* the step the stream is cut at: d, or the multiple of d
+                                  over which the most ops' contents come back (groups of
+                                  the same shapes whose contents differ within the step);
+                                  0 while it is being decided, or with no period */
+    uint64_t base;             /* a position where a step starts, when step is set */
     uint64_t misses;           /* mismatches at distance d since it last matched */
     /* A landmark: when no period holds, a window of shapes that comes back
      * at nearly the same distance every time (a step whose tail varies in
@@ -73,26 +79,36 @@ typedef struct rp_period {
                                   first cut at or after cut_from is cut_next
                                   (for chunks of cut_chunk; cut_next 0: none known) */
     uint64_t found;            /* periods accepted so far (stats) */
+    uint64_t refined;          /* steps decided longer than their period (stats) */
+    uint64_t settled;          /* steps decided so far (stats) */
     uint64_t dropped;          /* periods given up (stats) */
 } rp_period;
 
 /* Make `p` ready (tables allocated). `min_repeats`: whole periods that
  * must have matched before a period is accepted (at least 1); `min_len`:
- * the shortest period accepted. Returns 0, or -1 when memory runs out (then
- * `p` stays empty and every call below does nothing). */
-int rp__period_init(rp_period *p, unsigned int min_repeats, uint64_t min_len);
+ * the shortest period accepted; `span`: the longest step that a multiple
+ * of the period may make (0: the step is the period; see
+ * rp__period_feed). Returns 0, or -1 when memory runs out (then `p` stays
+ * empty and every call below does nothing). */
+int rp__period_init(rp_period *p, unsigned int min_repeats, uint64_t min_len, uint64_t span);
 void rp__period_fini(rp_period *p);
 /* Observe the op at position `pos` (positions increase, gaps allowed: ops
- * not observed are unknown, never taken for matches) with shape key `key`.
- * Returns 1 when the accepted period changed. */
-int rp__period_feed(rp_period *p, uint64_t pos, uint64_t key);
+ * not observed are unknown, never taken for matches) with shape key `key`
+ * and content key `ckey`. Shapes find the period d; contents choose the
+ * step: once span + span / 2 ops have matched at d, the multiple of d (up
+ * to span) at which the most ops' contents equal those a step before, d
+ * unless a longer one does strictly better (a step of 8 groups of the same
+ * 4 kernels, each group on its own buffers, is 32 ops, not 4), starting
+ * where its steps differ least from the step before. Returns 1 when the
+ * step changed (decided, or none any more). */
+int rp__period_feed(rp_period *p, uint64_t pos, uint64_t key, uint64_t ckey);
 /* Make the steps of the accepted period start at position `pos` (as at
  * every position d apart), in place of where winnowing put them: the
  * engine knows which start makes a step's ops independent of the step
  * before (a fork/join step, learn.c). No effect without a period. */
 static inline void rp__period_align(rp_period *p, uint64_t pos)
 {
-    if (p->d) {
+    if (p->step) {
         p->base = pos;
         p->cut_next = 0;
     }
@@ -103,13 +119,20 @@ static inline void rp__period_align(rp_period *p, uint64_t pos)
  * chunks). Asked for every launch of a matched step: the next cut is kept,
  * so that the positions before it are answered without a division. */
 int rp__period_cut_before(rp_period *p, uint64_t pos, uint64_t chunk);
+/* Decide the step of the accepted period now, from the ops fed so far (the
+ * multiples of the period they allow), if rp__period_feed has not yet:
+ * the stream is about to be cut. */
+void rp__period_settle(rp_period *p, uint64_t pos);
 /* 1 when the stream should be cut before the op at `pos`, which is about
  * to join it: a step (or chunk) of the period starts there, or, with a
  * landmark, it came since the last cut (rp__period_cut_taken then). */
 static inline int rp__period_cut_due(rp_period *p, uint64_t pos, uint64_t chunk)
 {
-    if (p->d)
+    if (p->d) {
+        if (!p->step) /* decided now, from what was fed so far */
+            rp__period_settle(p, pos);
         return rp__period_cut_before(p, pos, chunk);
+    }
     return p->landmark && p->lm_seen != p->lm_cut;
 }
 static inline void rp__period_cut_taken(rp_period *p)
@@ -121,11 +144,11 @@ static inline int rp__period_cuts(const rp_period *p)
 {
     return p->d || p->landmark;
 }
-/* The longest step it is cut into: the period, or the landmark's largest
- * gap. */
+/* The longest step it is cut into: the step (the period while the step is
+ * being decided), or the landmark's largest gap. */
 static inline uint64_t rp__period_step(const rp_period *p)
 {
-    return p->d ? p->d : p->lgap;
+    return p->d ? (p->step ? p->step : p->d) : p->lgap;
 }
 
 #endif

@@ -224,6 +224,7 @@ static void write_counters(struct out *o, const struct rp__engine_stats *e, uint
     out_key_u64(o, sep, "beyond_max_updates", e->beyond_max_updates);
     out_key_u64(o, sep, "variant_execs", e->variant_execs);
     out_key_u64(o, sep, "variant_exec_hits", e->variant_exec_hits);
+    out_key_u64(o, sep, "variants_passed_over", e->variants_passed_over);
     out_key_u64(o, sep, "fork_joins", e->fork_joins);
     out_key_u64(o, sep, "stream_joins", e->stream_joins);
     out_key_u64(o, sep, "fork_joins_busy", e->fork_joins_busy);

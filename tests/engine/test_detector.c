@@ -423,6 +423,69 @@ static void contents_that_keep_changing_are_captured_whatever_the_variant_allowa
     rp__det_fini(&sd);
 }
 
+/* Issue 28: a counter whose value comes back a few times within a step
+ * (groups that repeat), then never. Each value is an exact variant after
+ * two occurrences, and no run of warmup + 1 new contents ever comes (each
+ * value is seen twice): the variants starve the capture with updates for
+ * REPRISE_MAX_VARIANTS values. Occurrences that diverged from the
+ * variants, warmup + 1 in a row, ask for it; one that ran eagerly with no
+ * variant to diverge from ends the run. */
+static void occurrences_that_keep_diverging_from_exact_variants_ask_for_updates(void **state)
+{
+    (void)state;
+    rp_detector sd;
+    assert_int_equal(rp__det_init(&sd, 4, 2, 2, 8), 0);
+    rp__det_by_structure(&sd, RP_DET_MAX_DISTINCT);
+    rp_op ops[2];
+    rp_det_entry *e;
+    static const uint32_t values[] = {1, 1, 2, 2, 3};
+    rp_det_verdict v[5];
+    for (int i = 0; i < 5; i++) {
+        segment(ops, 2, values[i]);
+        rp_det_verdict seen = rp__det_observe(&sd, ops, 2, &e);
+        assert_int_equal(seen, RP_DET_WARMING); /* by contents alone: never */
+        v[i] = rp__det_diverging(&sd, e, seen, i >= 2); /* from the 3rd on: diverged */
+    }
+    assert_int_equal(v[2], RP_DET_WARMING);
+    assert_int_equal(v[3], RP_DET_WARMING);
+    assert_int_equal(v[4], RP_DET_CAPTURE);
+    /* An eager occurrence with nothing to diverge from ends the run. */
+    segment(ops, 2, 3);
+    assert_int_equal(rp__det_diverging(&sd, e, rp__det_observe(&sd, ops, 2, &e), 0),
+                     RP_DET_WARMING);
+    segment(ops, 2, 4);
+    assert_int_equal(rp__det_diverging(&sd, e, rp__det_observe(&sd, ops, 2, &e), 1),
+                     RP_DET_WARMING);
+    /* While a failure's back-off lasts, it waits. */
+    rp__det_held_off(&sd, e);
+    for (uint32_t c = 5; c < 8; c++) {
+        segment(ops, 2, c);
+        rp_det_verdict seen = rp__det_observe(&sd, ops, 2, &e);
+        assert_int_not_equal(rp__det_diverging(&sd, e, seen, 1), RP_DET_CAPTURE);
+    }
+    rp__det_fini(&sd);
+}
+
+/* The ops of a segment waiting for its next capture are counted by why it
+ * waits: a failed capture, or something else (a bound, a graph given up).
+ * Counting every wait as a failed capture made the report say
+ * capture_failed where no capture had failed (issue 28). */
+static void a_back_off_says_whether_a_capture_failed(void **state)
+{
+    (void)state;
+    rp_op ops[2];
+    rp_det_entry *e;
+    segment(ops, 2, 0);
+    rp__det_observe(&det, ops, 2, &e);
+    assert_int_equal(rp__det_observe(&det, ops, 2, &e), RP_DET_CAPTURE);
+    rp__det_held_off(&det, e);
+    assert_int_equal(rp__det_observe(&det, ops, 2, &e), RP_DET_BACKING_OFF);
+    assert_int_equal(e->capture_failed, 0);
+    rp__det_capture_failed(&det, e);
+    assert_int_equal(rp__det_observe(&det, ops, 2, &e), RP_DET_BACKING_OFF);
+    assert_int_equal(e->capture_failed, 1);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -436,6 +499,8 @@ int main(void)
         cmocka_unit_test(only_a_kernel_whose_node_carries_no_attribute_may_have_volatile_arguments),
         cmocka_unit_test(which_sizes_are_structure),
         cmocka_unit_test(contents_that_keep_changing_are_captured_whatever_the_variant_allowance),
+        cmocka_unit_test(occurrences_that_keep_diverging_from_exact_variants_ask_for_updates),
+        cmocka_unit_test_setup_teardown(a_back_off_says_whether_a_capture_failed, setup, teardown),
         cmocka_unit_test_setup_teardown(a_segment_is_captured_after_warmup_identical_occurrences, setup, teardown),
         cmocka_unit_test_setup_teardown(only_identical_content_counts_toward_warmup, setup, teardown),
         cmocka_unit_test_setup_teardown(segments_shorter_than_min_or_longer_than_max_are_skipped, setup, teardown),

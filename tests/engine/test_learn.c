@@ -26,12 +26,13 @@ static struct {
     const uint64_t *vmask;  /* of the last capture (copied) */
     uint64_t mask[8];
     size_t n;
+    rp_seq *reuse;          /* the executable the last capture was to take over */
 } cap;
 
 rp_seq *rp__capture(rp_ctxstate *cs, rp_det_entry *e, const uint64_t *vmask, rp_seq *reuse,
                     CUstream home)
 {
-    (void)reuse;
+    cap.reuse = reuse;
     cap.captures++;
     cap.n = e->n;
     cap.vmask = vmask;
@@ -46,6 +47,8 @@ rp_seq *rp__capture(rp_ctxstate *cs, rp_det_entry *e, const uint64_t *vmask, rp_
     s->home = home;
     s->exec = (CUgraphExec)(uintptr_t)0x77;
     s->id = e->id;
+    if (reuse) /* its executable moves to the new sequence, as capture.c's take_over does */
+        reuse->exec = NULL;
     if (vmask) {
         s->vmask = calloc(e->n, sizeof *s->vmask);
         memcpy(s->vmask, vmask, e->n * sizeof *s->vmask);
@@ -153,8 +156,9 @@ static int teardown(void **state)
 }
 
 /* A launch of kernel k with `count` as its second argument, as the
- * coordinator hands an eager op to learning: positioned, then appended. */
-static void eager(int k, int32_t count)
+ * coordinator hands an eager op to learning: positioned, then appended
+ * (`why`: RP_EAGER_DIVERGED for an op deferred, then flushed). */
+static void eager_as(int k, int32_t count, enum rp__eager_reason why)
 {
     rp_op op;
     memset(&op, 0, sizeof op);
@@ -173,7 +177,32 @@ static void eager(int k, int32_t count)
     memcpy(op.params + 8, &count, 4);
     if (rp__learn_next(&st, &op))
         rp__learn_cut(&st);
-    rp__seg_append(&st, &op, RP_EAGER_WARMING_UP);
+    rp__seg_append(&st, &op, why);
+}
+
+static void eager(int k, int32_t count)
+{
+    eager_as(k, count, RP_EAGER_WARMING_UP);
+}
+
+/* One segment: kernels k1, k2 with counts c1, c2; its first op deferred
+ * and flushed when `diverged` (it matched some sequence's first op). */
+static void segment2(int k1, int32_t c1, int k2, int32_t c2, int diverged)
+{
+    eager_as(k1, c1, diverged ? RP_EAGER_DIVERGED : RP_EAGER_WARMING_UP);
+    eager(k2, c2);
+    rp__seg_end(&st);
+}
+
+/* The detectors with another warmup (setup's are made with 2). */
+static void warmup_is(unsigned int w)
+{
+    rp__eng.cfg.warmup = w;
+    rp__det_fini(&cs.det);
+    rp__det_fini(&cs.sdet);
+    assert_int_equal(rp__det_init(&cs.det, 64, w, 2, 4096), 0);
+    assert_int_equal(rp__det_init(&cs.sdet, 64, w, 2, 4096), 0);
+    rp__det_by_structure(&cs.sdet, 4);
 }
 
 /* A step seen REPRISE_WARMUP times with identical content is worth a graph:
@@ -322,6 +351,149 @@ static void a_stream_whose_learning_never_pays_rests(void **state)
     assert_int_equal(cap.captures, 0);
 }
 
+/* A stream whose graphs were replaced before they paid off waits longer
+ * before its next capture; no capture failed, and the report must not say
+ * one did (issue 28: 6-12 ops capture_failed with capture_failures 0). */
+static void the_ops_of_a_stream_backing_off_are_not_counted_as_failed_captures(void **state)
+{
+    (void)state;
+    st.learn.churn = 1; /* its captures need warmup x 2 occurrences */
+    for (int i = 0; i < 3; i++)
+        segment2(1, 64, 2, 64, 0);
+    assert_int_equal(cap.captures, 0);
+    assert_int_equal(cs.counters.ops_eager[RP_EAGER_BACKING_OFF], 4); /* 2nd, 3rd */
+    assert_int_equal(cs.counters.ops_eager[RP_EAGER_CAPTURE_FAILED], 0);
+    segment2(1, 64, 2, 64, 0); /* the 4th: captured */
+    assert_int_equal(cap.captures, 1);
+}
+
+/* With a warmup of 1 every new content is a capture candidate at once, and
+ * while the stream backs off such a candidate waits: the sequence with
+ * updates of its structure must still be widened to a field that changed,
+ * or it diverges on that field for ever (issue 28: REPRISE_WARMUP=1 on a
+ * decode loop, 0% replayed). */
+static void a_sequence_with_updates_is_widened_while_its_stream_backs_off(void **state)
+{
+    (void)state;
+    warmup_is(1);
+    segment2(1, 64, 2, 64, 0); /* an exact variant at once */
+    segment2(1, 65, 2, 64, 0); /* a second new content: with updates (k1's count) */
+    assert_int_equal(cap.captures, 2);
+    assert_non_null(cap.vmask);
+    assert_int_equal(cap.mask[0], 1ull << 1);
+    assert_int_equal(cap.mask[1], 0);
+    st.learn.churn = 2;
+    segment2(1, 66, 2, 99, 0); /* k2's count changes too */
+    assert_int_equal(cs.counters.widenings, 1);
+    rp_seq *v = NULL;
+    for (size_t i = 0; i < cs.nseqs; i++)
+        if (cs.seqs[i]->vmask)
+            v = cs.seqs[i];
+    assert_non_null(v);
+    assert_int_equal(v->vmask[1], 1ull << 1);
+    assert_int_equal(cap.captures, 2);
+}
+
+/* Issue 28's counter whose groups repeat within a step: each value is seen
+ * twice, so it becomes an exact variant and no run of new contents ever
+ * comes. The occurrences that diverge from the variants (flushed, then
+ * eager) warmup + 1 times in a row switch the structure to one graph with
+ * updates; before, the switch waited for REPRISE_MAX_VARIANTS values,
+ * replaying half the occurrences meanwhile. */
+static void occurrences_that_keep_diverging_from_exact_variants_switch_to_updates(void **state)
+{
+    (void)state;
+    segment2(1, 64, 2, 1, 0);
+    segment2(1, 64, 2, 1, 0); /* an exact variant */
+    assert_int_equal(cap.captures, 1);
+    assert_null(cap.vmask);
+    segment2(1, 64, 2, 2, 1); /* the next value, diverged from it */
+    segment2(1, 64, 2, 2, 1); /* seen twice: one more exact variant */
+    assert_int_equal(cap.captures, 2);
+    assert_null(cap.vmask);
+    segment2(1, 64, 2, 3, 1); /* the third in a row: with updates */
+    assert_int_equal(cap.captures, 3);
+    assert_non_null(cap.vmask);
+    assert_int_equal(cap.mask[0], 0);
+    assert_int_equal(cap.mask[1], 1ull << 1);
+    segment2(1, 64, 2, 3, 1); /* served by it: no exact variant beside */
+    assert_int_equal(cap.captures, 3);
+}
+
+/* An exact variant that the matcher saw passed over (occurrences left it on
+ * its arguments while a sequence with updates went on matching) more than
+ * warmup + 1 times since its last replay is no variant any more: dropped,
+ * without a back-off of the stream (it paid, or its content moved on). */
+static void an_exact_variant_passed_over_again_and_again_is_dropped(void **state)
+{
+    (void)state;
+    segment2(1, 64, 2, 1, 0);
+    segment2(1, 64, 2, 1, 0);
+    assert_int_equal(cs.nseqs, 1);
+    rp_seq *x = cs.seqs[0];
+    x->passed_over = rp__eng.cfg.warmup + 1; /* not more: it stays */
+    rp__learn_sweep(&cs);
+    assert_int_equal(cs.nseqs, 1);
+    rp_stream *pst = &st;
+    rp__learn_resolved(pst, x, 0, NULL, 0); /* its content came back: replayed */
+    assert_int_equal(x->passed_over, 0);
+    x->passed_over = rp__eng.cfg.warmup + 2;
+    x->pins = 1; /* a stream matches against it: not now */
+    rp__learn_sweep(&cs);
+    assert_int_equal(cs.nseqs, 1);
+    x->pins = 0;
+    rp__learn_sweep(&cs);
+    assert_int_equal(cs.nseqs, 0);
+    assert_int_equal(cs.counters.variants_passed_over, 1);
+    assert_int_equal(cs.counters.backoffs, 0);
+    assert_int_equal(st.learn.churn, 0);
+}
+
+/* A structure seen for the first time that is a sequence with updates with
+ * one kernel switched (a decode loop's softmax specialised by length) is
+ * captured at once, with that sequence's volatile fields: learnt from
+ * scratch it cost warmup + 1 occurrences eager at every switch. One that
+ * differs in more than a quarter of its ops is learnt as any other. */
+static void a_sequence_with_updates_whose_kernel_switches_is_captured_at_once(void **state)
+{
+    (void)state;
+    for (int32_t i = 0; i < 3; i++)
+        segment2(1, 64 + i, 2, 64, 0);
+    assert_int_equal(cap.captures, 1);
+    assert_int_equal(cap.mask[0], 1ull << 1);
+    segment2(3, 70, 4, 64, 0); /* both kernels other: not its new shape */
+    assert_int_equal(cap.captures, 1);
+    segment2(1, 71, 5, 64, 0); /* k2 switched to k5 */
+    assert_int_equal(cap.captures, 2);
+    assert_non_null(cap.vmask);
+    assert_int_equal(cap.mask[0], 1ull << 1);
+    assert_int_equal(cap.mask[1], 0);
+    assert_null(cap.reuse);
+    assert_int_equal(cs.nseqs, 2); /* the old shape is kept: it may come back */
+}
+
+/* A shape that changed may come back (length buckets, phases): kept while
+ * the context has room, so that it is replayed at once when it does. At
+ * REPRISE_MAX_GRAPHS the least recently used sequence goes anyway: the new
+ * shape takes its executable over when it may (an exec update, cheaper
+ * than an instantiation), instead of destroying it. */
+static void an_old_shape_is_kept_with_room_and_taken_over_at_the_bound(void **state)
+{
+    (void)state;
+    for (int32_t i = 0; i < 3; i++)
+        segment2(1, 64 + i, 2, 64, 0);
+    segment2(1, 70, 5, 64, 0);
+    assert_int_equal(cs.nseqs, 2);
+    assert_null(cap.reuse);
+    rp_seq *oldest = cs.seqs[0];
+    rp__eng.cfg.max_graphs = 2;
+    segment2(1, 71, 6, 64, 0); /* a third shape, at the bound */
+    assert_int_equal(cap.captures, 3);
+    assert_ptr_equal(cap.reuse, oldest);
+    assert_int_equal(cs.nseqs, 2);
+    assert_int_equal(cs.counters.evictions, 0);
+}
+
 int main(void)
 {
 #define T(name) cmocka_unit_test_setup_teardown(name, setup, teardown)
@@ -332,6 +504,12 @@ int main(void)
         T(a_segment_shorter_than_min_ops_is_never_captured),
         T(a_stream_without_boundaries_is_cut_at_its_period_and_its_steps_captured),
         T(a_stream_whose_learning_never_pays_rests),
+        T(the_ops_of_a_stream_backing_off_are_not_counted_as_failed_captures),
+        T(a_sequence_with_updates_is_widened_while_its_stream_backs_off),
+        T(occurrences_that_keep_diverging_from_exact_variants_switch_to_updates),
+        T(an_exact_variant_passed_over_again_and_again_is_dropped),
+        T(a_sequence_with_updates_whose_kernel_switches_is_captured_at_once),
+        T(an_old_shape_is_kept_with_room_and_taken_over_at_the_bound),
         T(host_boundaries_inside_the_step_make_the_steps_start_after_them),
     };
 #undef T

@@ -179,7 +179,7 @@ CUresult rp__resolve_ctx(rp_ctxstate *cs)
         if (first == CUDA_SUCCESS)
             first = rc;
     }
-    rp__learn_sweep_broken(cs);
+    rp__learn_sweep(cs);
     return first;
 }
 

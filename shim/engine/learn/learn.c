@@ -36,7 +36,10 @@ static void watch_period(rp_stream *st, const rp_op *op)
     if (!st->learn.per && st->learn.nseg >= WATCH_AFTER) {
         unsigned int repeats = rp__eng.cfg.warmup > 1 ? rp__eng.cfg.warmup - 1 : 1;
         st->learn.per = rp__malloc(sizeof *st->learn.per);
-        if (st->learn.per && rp__period_init(st->learn.per, repeats, rp__eng.cfg.min_ops) != 0) {
+        /* A step may be a multiple of the shapes' period, up to half a
+         * chunk: decided from 2 x that many ops, by the first cut. */
+        if (st->learn.per && rp__period_init(st->learn.per, repeats, rp__eng.cfg.min_ops,
+                                             rp__eng.cfg.max_held / 2) != 0) {
             free(st->learn.per);
             st->learn.per = NULL;
         }
@@ -45,7 +48,7 @@ static void watch_period(rp_stream *st, const rp_op *op)
     }
     if (st->learn.per) {
         uint64_t landmarks = st->learn.per->lfound;
-        int changed = rp__period_feed(st->learn.per, op->opno, op->skey);
+        rp__period_feed(st->learn.per, op->opno, op->skey, op->ckey);
         if (st->learn.per->lfound != landmarks) {
             st->cs->counters.landmarks_found++;
             static _Atomic unsigned int lm_logged;
@@ -55,14 +58,19 @@ static void watch_period(rp_stream *st, const rp_op *op)
                          (void *)st->handle, (unsigned long long)st->learn.per->lgmin,
                          (unsigned long long)st->learn.per->lgap);
         }
-        if (changed && st->learn.per->d) {
+        /* A step decided (by the feed, or by a cut that could not wait:
+         * rp__period_cut_due): counted once. */
+        int changed = st->learn.per->settled != st->learn.per_steps;
+        st->learn.per_steps = st->learn.per->settled;
+        if (changed && st->learn.per->step) {
             st->cs->counters.periods_found++;
             st->learn.per_align = st->trace.nmembers > 0;
             static _Atomic unsigned int logged;
             if (atomic_fetch_add(&logged, 1) < 8)
-                rp__info("stream %p repeats every %llu ops with no boundary: its steps are "
-                         "captured from there, in chunks of at most %zu ops",
-                         (void *)st->handle, (unsigned long long)st->learn.per->d, rp__eng.cfg.max_held);
+                rp__info("stream %p repeats every %llu ops with no boundary (its op shapes every "
+                         "%llu): its steps are captured from there, in chunks of at most %zu ops",
+                         (void *)st->handle, (unsigned long long)st->learn.per->step,
+                         (unsigned long long)st->learn.per->d, rp__eng.cfg.max_held);
         }
     }
 }
@@ -132,20 +140,20 @@ void rp__learn_cut(rp_stream *st)
 void rp__learn_boundary(rp_stream *st)
 {
     rp_period *p = st->learn.per;
-    if (!p || !p->d || st->trace.nmembers) /* a fork/join run's start is align_fork_join's */
+    if (!p || !p->step || st->trace.nmembers) /* a fork/join run's start is align_fork_join's */
         return;
-    uint64_t d = p->d, at = (st->opno % d + d - p->base % d) % d;
+    uint64_t d = p->step, at = (st->opno % d + d - p->base % d) % d;
     if (!at) {
         st->learn.bphase = 0;
         return;
     }
-    if (st->learn.bphase == at + 1 || st->learn.baligned != p->found + 1) {
+    if (st->learn.bphase == at + 1 || st->learn.baligned != p->settled + 1) {
         /* The first time for this period, or twice in a row at the same op
          * of the step: a loop that synchronizes every few steps, after the
          * same op. Its steps start after the boundary from now on, which
          * then cuts none in two (a boundary that moves realigns them only
          * once it stays). */
-        st->learn.baligned = p->found + 1;
+        st->learn.baligned = p->settled + 1;
         rp__period_align(p, st->opno);
         st->learn.bphase = 0;
         static _Atomic unsigned int logged;
@@ -165,6 +173,7 @@ static void period_free(rp_stream *st)
         rp__period_fini(st->learn.per);
         free(st->learn.per);
         st->learn.per = NULL;
+        st->learn.per_steps = 0;
     }
 }
 
@@ -219,7 +228,7 @@ static int maybe_rest(rp_stream *st)
  * period's ops recorded in a row; tried again with each op until then. */
 static void align_fork_join(rp_stream *st)
 {
-    uint64_t d = st->learn.per->d;
+    uint64_t d = st->learn.per->step;
     if (!d || d > st->learn.nseg)
         return;
     const rp_op *ops = &st->learn.seg[st->learn.nseg - d];
@@ -269,7 +278,7 @@ void rp__seg_append(rp_stream *st, rp_op *op, enum rp__eager_reason pending)
     }
     st->learn.seg[st->learn.nseg++] = *op;
     memset(op, 0, sizeof *op);
-    if (st->learn.per_align && st->learn.per && st->learn.per->d)
+    if (st->learn.per_align && st->learn.per && st->learn.per->step)
         align_fork_join(st);
 }
 
@@ -300,6 +309,7 @@ void rp__seg_end(rp_stream *st)
     rp_det_entry *e = NULL;
     enum rp__eager_reason why = RP_EAGER_WARMING_UP;
     rp_det_verdict verdict = rp__det_observe(&cs->det, st->learn.seg, st->learn.nseg, &e);
+    int served = 0;
     switch (verdict) {
     case RP_DET_TOO_SHORT:
         why = RP_EAGER_SHORT;
@@ -312,35 +322,44 @@ void rp__seg_end(rp_stream *st)
         rp__bound_hit(cs, RP_BOUND_MEMORY);
         why = RP_EAGER_BOUND;
         break;
-    case RP_DET_WARMING:
+    default:
+        /* Its structure is counted first, whatever its content's verdict:
+         * when the structure's contents keep changing (more than
+         * REPRISE_MAX_VARIANTS of them, or a new one every time), one
+         * graph with updates serves them all, rather than one more exact
+         * variant; so does one that exists already, widened if this
+         * occurrence differs in a field it does not update yet. The
+         * widening must not wait for the content's own verdict: with a
+         * warmup of 1, or while the stream backs off, a content's entry
+         * is never WARMING, and a sequence with updates that is never
+         * widened diverges on the same field for ever. With a warmup of 1
+         * this is also the only place contents are compared: every
+         * segment is an exact capture candidate at once. */
+        served = rp__learn_volatile(st, verdict == RP_DET_HAS_GRAPH);
         break;
+    }
+    switch (verdict) {
     case RP_DET_BACKING_OFF:
-        why = RP_EAGER_CAPTURE_FAILED;
+        why = e->capture_failed ? RP_EAGER_CAPTURE_FAILED : RP_EAGER_BACKING_OFF;
         break;
     case RP_DET_HAS_GRAPH:
         why = RP_EAGER_DIVERGED;
         break;
     case RP_DET_CAPTURE:
-        /* Its structure is counted first: when the structure's contents
-         * keep changing (more than REPRISE_MAX_VARIANTS of them, or a new
-         * one every time), one graph with updates serves them all, rather
-         * than one more exact variant; so does one that exists already
-         * (widened if need be).
-         * With a warmup of 1 this is the only place contents are compared:
-         * every segment is an exact capture candidate at once. */
+        if (served)
+            break; /* no exact variant beside a sequence with updates */
         if (rp__learn_backing_off(st, e))
-            why = RP_EAGER_CAPTURE_FAILED;
-        else if (!rp__learn_volatile(st) &&
-                 rp__learn_capture(cs, &cs->det, e, NULL, st->learn.cut_by_period, st->handle) != 0)
+            why = RP_EAGER_BACKING_OFF; /* no capture failed: its graphs did not pay */
+        else if (rp__learn_capture(cs, &cs->det, e, NULL, st->learn.cut_by_period, st->handle) != 0)
             why = RP_EAGER_BOUND;
         break;
+    default:
+        break;
     }
-    if (verdict == RP_DET_WARMING)
-        rp__learn_volatile(st);
     rp__count_eager(cs, why, rest);
     rp__seg_clear(st);
     st->learn.cut_by_period = 0;
-    rp__learn_sweep_broken(cs);
+    rp__learn_sweep(cs);
 }
 
 /* Sequence `s` was just replayed on `st`: the stream's learning paid off,
@@ -349,6 +368,7 @@ void rp__seg_end(rp_stream *st)
 static void replayed_paid(rp_stream *st, rp_seq *s)
 {
     rp__learn_paid(st);
+    s->passed_over = 0; /* its content came back: a variant still */
     if (s->replays == 4) {
         st->learn.churn = 0; /* it paid off: the stream has stabilised */
         rp__det_paid_off(s->det); /* its entry: in the by-content or by-structure table */
@@ -367,8 +387,14 @@ void rp__learn_resolved(rp_stream *st, rp_seq *replayed, int parted, rp_op *flus
          * occurrence of which only parts were launched ends the segment
          * before it as one replayed in full does. */
         int by_period = replayed && replayed->by_period;
+        /* A stream that replays every step ends no segment of ops: the
+         * exact variants a sequence with updates passes over are swept
+         * every 16 of its replays too. */
+        int sweep = replayed && replayed->vmask && replayed->replays % 16 == 0;
         rp__seg_end(st); /* the ops before the graph launch end a segment */
         st->learn.cut_by_period = by_period;
+        if (sweep)
+            rp__learn_sweep(st->cs);
     }
     for (size_t i = 0; i < n; i++)
         rp__seg_append(st, &flushed[i], RP_EAGER_DIVERGED);

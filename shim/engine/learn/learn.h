@@ -63,14 +63,16 @@ void rp__learn_resolved(rp_stream *st, rp_seq *replayed, int parted, rp_op *flus
 
 /* The segment that just ended on `st` was asked for (by-content entry `e`)
  * or learnt by structure: capture it, an exact variant, or with updates, as
- * the policy says (learn.c's rp__seg_end calls these). */
+ * the policy says (learn.c's rp__seg_end calls these; `variant_content`:
+ * an exact variant has the segment's content). */
 int rp__learn_backing_off(const rp_stream *st, const rp_det_entry *e);
-int rp__learn_volatile(rp_stream *st);
+int rp__learn_volatile(rp_stream *st, int variant_content);
 int rp__learn_capture(rp_ctxstate *cs, rp_detector *d, rp_det_entry *e, const uint64_t *vmask,
                       int by_period, CUstream home);
-/* Drop sequences whose launch or update failed, once no stream matches
- * against them; their segments back off. */
-void rp__learn_sweep_broken(rp_ctxstate *cs);
+/* Drop, once no stream matches against them, the sequences whose launch or
+ * update failed (their segments back off), and the exact variants passed
+ * over again and again for a sequence with updates (policy.c). */
+void rp__learn_sweep(rp_ctxstate *cs);
 /* Destroy every sequence of the context (a teardown; their report lines
  * are kept). */
 void rp__learn_forget_seqs(rp_ctxstate *cs);

@@ -39,19 +39,32 @@ static void drop_seq(rp_ctxstate *cs, size_t i, int wasted)
     cs->counters.graphs_dropped++;
 }
 
+/* The least recently used sequence of the context that no stream is
+ * matching against (SIZE_MAX: every one is in use). */
+static size_t lru_victim(const rp_ctxstate *cs)
+{
+    size_t victim = SIZE_MAX;
+    for (size_t i = 0; i < cs->nseqs; i++) {
+        if (!seq_in_use(cs->seqs[i]) &&
+            (victim == SIZE_MAX || cs->seqs[i]->last_use < cs->seqs[victim]->last_use))
+            victim = i;
+    }
+    return victim;
+}
+
+static int at_graph_bound(const rp_ctxstate *cs)
+{
+    return cs->nseqs + cs->nalts >= rp__eng.cfg.max_graphs;
+}
+
 /* Make room for one more graph in the context (its sequences' executables
  * counted, the ones beside their own too: rp_seq.alt): drop the least
  * recently used sequences that no stream is matching against. Returns 0, or
  * -1 when every sequence is in use (the capture is skipped: a bound hit). */
 static int make_room(rp_ctxstate *cs)
 {
-    while (cs->nseqs + cs->nalts >= rp__eng.cfg.max_graphs) {
-        size_t victim = SIZE_MAX;
-        for (size_t i = 0; i < cs->nseqs; i++) {
-            if (!seq_in_use(cs->seqs[i]) &&
-                (victim == SIZE_MAX || cs->seqs[i]->last_use < cs->seqs[victim]->last_use))
-                victim = i;
-        }
+    while (at_graph_bound(cs)) {
+        size_t victim = lru_victim(cs);
         if (victim == SIZE_MAX)
             return -1;
         cs->counters.evictions++;
@@ -67,44 +80,47 @@ int rp__learn_backing_off(const rp_stream *st, const rp_det_entry *e)
     return st->learn.churn && e->seen < ((uint64_t)rp__eng.cfg.warmup << st->learn.churn);
 }
 
-/* An executable the new capture of `e` may take over: a sequence of the
- * same stream with the same number and kinds of ops but another structure
- * (the shape changed in a way no node update can follow), not being matched, and
- * not replayed for longer than a new shape takes to be learnt (so it is not
- * a variant still in use): as exact variants, warmup + max_variants
- * occurrences at most; with updates (`vmask`), warmup + 1 (its contents
- * kept changing). NULL if none. */
-static rp_seq *reusable(rp_ctxstate *cs, const rp_det_entry *e, const uint64_t *vmask,
-                       CUstream home)
+/* Whether the new capture of `e` may take sequence `s`'s executable over
+ * (cuGraphExecUpdate_v2): a sequence of the same stream with the same
+ * number and kinds of ops but another structure (a shape changed in a way
+ * no node update can follow), alive and not being matched. */
+static int may_take_over(const rp_det_entry *e, const rp_seq *s, CUstream home)
 {
-    uint64_t stale = vmask ? (uint64_t)rp__eng.cfg.warmup + 1
-                           : (uint64_t)rp__eng.cfg.warmup + rp__eng.cfg.max_variants;
-    stale = stale > 1 ? stale - 1 : 1;
+    const rp_det_entry *o = s->det;
+    if (o == e || o->n != e->n || s->home != home || s->fj.multi || !s->exec || s->broken ||
+        seq_in_use(s))
+        return 0;
+    /* Kernels with launch attributes must carry the same ones: an
+     * executable update is not known to change a node's attributes
+     * (docs/engine.md, "What is captured"). */
+    size_t k = 0, same = 0;
+    for (; k < e->n && o->ops[k].kind == e->ops[k].kind && rp__op_same_attrs(&o->ops[k], &e->ops[k]);
+         k++)
+        same += rp__op_same_structure(&o->ops[k], &e->ops[k]);
+    /* Of the same structure it is another content of the same shape (a
+     * variant, or the sequence with updates that serves them), not a
+     * shape that changed. */
+    return k == e->n && same < e->n;
+}
+
+/* An executable the new capture of `e` takes over, or NULL. A shape that
+ * changed may come back (a decode loop's length buckets, a phase that
+ * returns), so the old shape's sequence is kept, chosen again at once when
+ * it does, while the context has room for one more graph. Only at
+ * REPRISE_MAX_GRAPHS, where the least recently used sequence goes anyway,
+ * is its executable taken over when it may be (an executable update is
+ * cheaper than an instantiation), rather than destroyed. */
+static rp_seq *reusable(rp_ctxstate *cs, const rp_det_entry *e, CUstream home)
+{
+    if (!at_graph_bound(cs))
+        return NULL;
     /* A fork/join graph is never updated to another: the update pairs
      * nodes in an order only a single chain makes op order. */
     for (size_t k = 0; k < e->n; k++)
         if (e->ops[k].stream != home || rp__op_is_event(e->ops[k].kind))
             return NULL;
-    for (size_t i = 0; i < cs->nseqs; i++) {
-        rp_seq *s = cs->seqs[i];
-        const rp_det_entry *o = s->det;
-        if (o == e || o->n != e->n || s->home != home || s->fj.multi || !s->exec ||
-            s->broken || cs->det.clock - s->last_use < stale || seq_in_use(s))
-            continue;
-        /* Kernels with launch attributes must carry the same ones: an
-         * executable update is not known to change a node's attributes
-         * (docs/engine.md, "What is captured"). */
-        size_t k = 0, same = 0;
-        for (; k < e->n && o->ops[k].kind == e->ops[k].kind && rp__op_same_attrs(&o->ops[k], &e->ops[k]);
-             k++)
-            same += rp__op_same_structure(&o->ops[k], &e->ops[k]);
-        /* Of the same structure it is another content of the same shape
-         * (a variant, or the sequence with updates that serves them), not
-         * a shape that changed for good. */
-        if (k == e->n && same < e->n)
-            return s;
-    }
-    return NULL;
+    size_t v = lru_victim(cs);
+    return v != SIZE_MAX && may_take_over(e, cs->seqs[v], home) ? cs->seqs[v] : NULL;
 }
 
 /* Whether capturing `e` would take the context's pinned staging past
@@ -139,15 +155,15 @@ static int staging_over(rp_ctxstate *cs, const rp_det_entry *e)
 int rp__learn_capture(rp_ctxstate *cs, rp_detector *d, rp_det_entry *e, const uint64_t *vmask,
                       int by_period, CUstream home)
 {
-    rp_seq *reuse = reusable(cs, e, vmask, home);
+    rp_seq *reuse = reusable(cs, e, home);
     if (!reuse && make_room(cs) != 0) {
         rp__bound_hit(cs, RP_BOUND_GRAPHS);
-        rp__det_capture_failed(d, e);
+        rp__det_held_off(d, e);
         return -1;
     }
     if (staging_over(cs, e)) {
         rp__bound_hit(cs, RP_BOUND_STAGING);
-        rp__det_capture_failed(d, e);
+        rp__det_held_off(d, e);
         return -1;
     }
     pthread_rwlock_wrlock(&cs->gate);
@@ -169,6 +185,7 @@ int rp__learn_capture(rp_ctxstate *cs, rp_detector *d, rp_det_entry *e, const ui
         return 0;
     }
     s->captured_at = e->seen;
+    s->skey = rp__det_key(e->ops, e->n, 1);
     s->by_period = by_period;
     s->last_use = cs->det.clock;
     unsigned int id = s->id;
@@ -204,6 +221,81 @@ static int volatile_fields(rp_ctxstate *cs, const rp_det_entry *e, const rp_op *
     return any;
 }
 
+/* Whether an exact variant of by-structure entry `e`'s structure, learnt on
+ * `st`, exists: an occurrence of the structure that ran eagerly with a
+ * content no variant has then went another way than the variants, on its
+ * contents. */
+static int has_variant(const rp_ctxstate *cs, const rp_stream *st, const rp_det_entry *e)
+{
+    for (size_t i = 0; i < cs->nseqs; i++) {
+        const rp_seq *s = cs->seqs[i];
+        if (!s->vmask && s->skey == e->key && s->det->n == e->n && s->home == st->handle)
+            return 1;
+    }
+    return 0;
+}
+
+/* Whether two kernels' parameters lie alike (a parameter index names the
+ * same bytes in both). */
+static int same_layout(const rp_param_layout *a, const rp_param_layout *b)
+{
+    if (!a || !b || a->n != b->n || a->total != b->total)
+        return 0;
+    for (uint32_t i = 0; i < a->n; i++)
+        if (a->off[i] != b->off[i] || a->size[i] != b->size[i])
+            return 0;
+    return 1;
+}
+
+/* A structure seen for the first time (entry `e`, occurrence `ops`) may be a
+ * sequence with updates whose shape changed in place: as many ops, of the
+ * same kinds and launch attributes, the same structure but for at most a
+ * quarter of them (at least one: a kernel specialised by size that switches
+ * as a decode loop's cache grows, another gemv picked at some lengths).
+ * Its contents will change as that sequence's did, so it takes that
+ * sequence's volatile fields, and those in which it differs from it (into
+ * `mask`; for an op of another structure, a kernel's parameters only where
+ * both layouts agree), and is captured at once rather than learnt from
+ * scratch (issue 28: each length bucket cost REPRISE_WARMUP + 1 tokens
+ * eager). Returns how many ops got volatile fields (0: no such sequence,
+ * it updates nothing, or they differ where no node update can follow). */
+static size_t inherited_fields(rp_ctxstate *cs, const rp_stream *st, const rp_det_entry *e,
+                               const rp_op *ops, uint64_t *mask)
+{
+    for (size_t k = 0; k < e->n; k++)
+        if (ops[k].stream != st->handle || rp__op_is_event(ops[k].kind))
+            return 0; /* fork/join: never learnt but from its occurrences */
+    for (size_t i = 0; i < cs->nseqs; i++) {
+        const rp_seq *s = cs->seqs[i];
+        const rp_det_entry *o = s->det;
+        if (!s->vmask || s->broken || s->fj.multi || s->home != st->handle || o->n != e->n)
+            continue;
+        size_t k = 0, other = 0, nvol = 0;
+        for (; k < e->n; k++) {
+            const rp_op *a = &o->ops[k], *b = &ops[k];
+            if (a->kind != b->kind || !rp__op_same_attrs(a, b))
+                break;
+            if (rp__op_same_structure(a, b)) {
+                int ok = 1;
+                mask[k] = s->vmask[k] | rp__op_diff(a, b, rp__rec_layout(cs, a), &ok);
+                if (!ok)
+                    break;
+            } else {
+                other++;
+                mask[k] = s->vmask[k];
+                if (a->kind == RP_OP_KERNEL &&
+                    !same_layout(rp__rec_layout(cs, a), rp__rec_layout(cs, b)))
+                    mask[k] &= RP_VOL_GRID | RP_VOL_BLOCK | RP_VOL_SHMEM;
+            }
+            nvol += mask[k] != 0;
+        }
+        if (k == e->n && other && 4 * other <= (e->n > 4 ? e->n : 4) && nvol)
+            return nvol;
+        memset(mask, 0, e->n * sizeof *mask);
+    }
+    return 0;
+}
+
 /* A segment's structure is counted too. Each occurrence's differences from
  * the first join the entry's `differs`, so that a capture with volatile
  * fields starts with every field seen changing, not only those of one
@@ -215,7 +307,7 @@ static int volatile_fields(rp_ctxstate *cs, const rp_det_entry *e, const rp_op *
  * a capture with volatile fields was made (or tried) from this segment, or
  * such a sequence exists and serves it (widened if need be), else 0: no
  * exact variant is captured beside a sequence with updates. */
-int rp__learn_volatile(rp_stream *st)
+int rp__learn_volatile(rp_stream *st, int variant_content)
 {
     rp_ctxstate *cs = st->cs;
     rp_det_entry *e = NULL;
@@ -224,25 +316,37 @@ int rp__learn_volatile(rp_stream *st)
         e->stamp = rp__frees() + 1;
     if (!e || !e->differs || e->n != st->learn.nseg)
         return 0;
+    /* Occurrences that keep diverging from the structure's exact variants
+     * (eager, with a content none of them has: deferred and flushed, or
+     * not even deferred when what differs is its first op) ask for the
+     * graph with updates (detector.h). */
+    v = rp__det_diverging(&cs->sdet, e, v, !variant_content && has_variant(cs, st, e));
     uint64_t *mask = rp__calloc(e->n, sizeof *mask);
     if (!mask) {
         rp__bound_hit(cs, RP_BOUND_MEMORY);
         return 0;
     }
     int ok = volatile_fields(cs, e, st->learn.seg, mask);
+    if (v == RP_DET_WARMING && e->seen == 1 && !rp__learn_backing_off(st, e) &&
+        inherited_fields(cs, st, e, st->learn.seg, mask)) {
+        v = RP_DET_CAPTURE; /* a known sequence's new shape: captured now */
+        ok = 1;             /* its first occurrence: nothing differs yet */
+    }
     size_t nvol = 0;
     for (size_t k = 0; ok && k < e->n; k++) {
         e->differs[k] |= mask[k];
         nvol += e->differs[k] != 0;
     }
     int served = 0;
-    if (v == RP_DET_CAPTURE && (!ok || !rp__updates_pay(cs, e->n, nvol))) {
+    if (v == RP_DET_CAPTURE && rp__learn_backing_off(st, e)) {
+        /* The stream backs off: not yet (its content's verdict says why). */
+    } else if (v == RP_DET_CAPTURE && (!ok || !rp__updates_pay(cs, e->n, nvol))) {
         /* Not captured; retried after a back-off. With too many volatile
          * nodes, every replay would update more than allowed (or more than
          * pays, cost.c): a graph would never run. */
         if (ok)
             rp__bound_hit(cs, RP_BOUND_UPDATES);
-        rp__det_capture_failed(&cs->sdet, e);
+        rp__det_held_off(&cs->sdet, e);
     } else if (ok && v == RP_DET_CAPTURE) {
         /* When the program has freed memory since the first occurrence,
          * its addresses may name freed memory: captured from this one
@@ -276,24 +380,52 @@ int rp__learn_volatile(rp_stream *st)
     return served;
 }
 
+/* An exact variant passed over more often than this since its last replay
+ * is not one any more: a variant is a content that comes back within
+ * REPRISE_WARMUP + 1 occurrences of its structure (docs/engine.md, "When
+ * arguments change"), and each time it was passed over a sequence with
+ * updates went on matching an occurrence it could not serve. */
+static unsigned int passed_over_limit(void)
+{
+    return rp__eng.cfg.warmup + 1;
+}
+
 /* Sequences whose launch or update failed are dropped once no stream is
- * matching against them; their segment backs off before it is tried again. */
-void rp__learn_sweep_broken(rp_ctxstate *cs)
+ * matching against them; their segment backs off before it is tried again.
+ * So are exact variants that occurrences keep diverging from where a
+ * sequence with updates serves them (the matcher counts it in
+ * `passed_over`): the switch from variants to updates, which would
+ * otherwise leave them in every match's candidates, diverging for ever
+ * (issue 28: a counter whose groups repeat within the step). Their
+ * contents are the sequence with updates' from then on (an executable of
+ * their own if they come back: exec.c); not a waste (no back-off of the
+ * stream), but their entry waits before an exact capture again. */
+void rp__learn_sweep(rp_ctxstate *cs)
 {
     for (size_t i = 0; i < cs->nseqs;) {
         rp_seq *s = cs->seqs[i];
-        if (!s->broken || seq_in_use(s)) {
+        int passed = !s->vmask && s->passed_over > passed_over_limit();
+        if ((!s->broken && !passed) || seq_in_use(s)) {
             i++;
             continue;
         }
         rp_det_entry *e = s->det;
-        static _Atomic unsigned int drops_logged;
-        if (atomic_fetch_add(&drops_logged, 1) < 8)
-            rp__info("sequence %u given up after %llu replays (a launch or update failed, or "
-                     "replays kept needing too many updates); it backs off before a new capture",
-                     s->id, (unsigned long long)s->replays);
+        if (passed) {
+            cs->counters.variants_passed_over++;
+            static _Atomic unsigned int passed_logged;
+            if (atomic_fetch_add(&passed_logged, 1) < 4)
+                rp__info("exact variant %u dropped after %llu replays: its occurrences kept "
+                         "diverging on arguments a sequence with updates serves",
+                         s->id, (unsigned long long)s->replays);
+        } else {
+            static _Atomic unsigned int drops_logged;
+            if (atomic_fetch_add(&drops_logged, 1) < 8)
+                rp__info("sequence %u given up after %llu replays (a launch or update failed, "
+                         "or replays kept needing too many updates); it backs off before a new "
+                         "capture", s->id, (unsigned long long)s->replays);
+        }
         drop_seq(cs, i, 0);
-        rp__det_capture_failed(&cs->det, e);
+        rp__det_held_off(&cs->det, e);
     }
 }
 

@@ -319,7 +319,9 @@ int rp__match_part(rp_stream *st, CUstream target)
  * why for the report. */
 static void narrow(rp_stream *st, const rp_op *op)
 {
-    size_t k = 0;
+    size_t k = 0, nargs = 0;
+    rp_seq *args[RP_MAX_CANDIDATES]; /* exact ones that went another way on arguments */
+    int updates_match = 0;
     for (size_t i = 0; i < st->match.ncand; i++) {
         rp_seq *s = st->match.cand[i];
         if (NEVER(s->det->n <= st->match.ndef)) { /* complete candidates left the list */
@@ -329,15 +331,25 @@ static void narrow(rp_stream *st, const rp_op *op)
         const rp_op *want = &s->det->ops[st->match.ndef];
         if (!s->broken && seq_match(s, st->match.ndef, op)) {
             st->match.cand[k++] = s;
+            updates_match |= s->vmask != NULL;
             continue;
         }
-        if (!s->broken)
-            diverged(s, st->match.ndef, rp__op_same_structure(want, op)
-                                      ? "same operation, other arguments, geometry or addresses"
-                                      : "another operation");
-        s->pins--;
+        if (!s->broken) {
+            int same = rp__op_same_structure(want, op);
+            diverged(s, st->match.ndef, same ? "same operation, other arguments, geometry or addresses"
+                                             : "another operation");
+            if (same && !s->vmask)
+                args[nargs++] = s;
+        }
+        s->pins--; /* still alive: sequences go only under this lock, later */
     }
     st->match.ncand = k;
+    /* Where an exact variant diverged on arguments and a sequence with
+     * updates still matches, the occurrence has a graph that serves it:
+     * the variant was passed over (the policy drops one passed over again
+     * and again: learn/policy.c). */
+    for (size_t i = 0; updates_match && i < nargs; i++)
+        args[i]->passed_over++;
 }
 
 static void note_complete(rp_stream *st)
@@ -373,11 +385,28 @@ enum rp_offer rp__match_offer(rp_stream *st, const rp_op *op)
         return st->match.ncand ? RP_OFFER_MATCHES : RP_OFFER_RESOLVE;
     }
     unpin_all(st); /* none, unless candidates found for an op that was not deferred */
-    for (size_t i = 0; i < st->cs->nseqs && st->match.ncand < RP_MAX_CANDIDATES; i++) {
+    size_t nexact = 0; /* the candidates without updates: cand[0 .. nexact) */
+    for (size_t i = 0; i < st->cs->nseqs; i++) {
         rp_seq *s = st->cs->seqs[i];
-        if (!s->broken && s->ctx == op->ctx && s->home == st->handle && seq_match(s, 0, op)) {
-            rp__match_adopt(s);
-            s->pins++;
+        if (s->broken || s->ctx != op->ctx || s->home != st->handle || !seq_match(s, 0, op))
+            continue;
+        if (st->match.ncand == RP_MAX_CANDIDATES) {
+            /* A sequence with updates matches every content of its
+             * structure; exact variants that begin alike (a counter past
+             * their first op) can fill the list: one of them gives it its
+             * place, or the graph that would serve is never chosen. */
+            if (!s->vmask || nexact == 0)
+                continue;
+            rp_seq *out = st->match.cand[--nexact];
+            out->pins--;
+            st->match.cand[nexact] = st->match.cand[--st->match.ncand];
+        }
+        rp__match_adopt(s);
+        s->pins++;
+        if (!s->vmask) { /* kept in front of those with updates */
+            st->match.cand[st->match.ncand++] = st->match.cand[nexact];
+            st->match.cand[nexact++] = s;
+        } else {
             st->match.cand[st->match.ncand++] = s;
         }
     }
