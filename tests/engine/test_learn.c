@@ -335,6 +335,37 @@ static void host_boundaries_inside_the_step_make_the_steps_start_after_them(void
     assert_true(rp__period_cut_before(p, at, 0));
 }
 
+/* The first period of a stream with a host boundary before it: its steps
+ * start after the boundary (a loop begins after its setup's
+ * synchronization), whatever op winnowing would have picked. */
+static void first_period_after(int setup_ops)
+{
+    enum { STEP = 17 }; /* an MLP's forward: long enough to be found as a period first */
+    for (int i = 0; i < setup_ops; i++)
+        eager(99, 64); /* setup: another kernel */
+    boundary();
+    uint64_t at = st.opno;
+    for (int i = 0; i < 20; i++) {
+        for (int k = 1; k <= STEP; k++)
+            eager(k, 64 + k);
+    }
+    rp_period *p = st.learn.per;
+    assert_non_null(p);
+    assert_int_equal(p->step, STEP);
+    for (uint64_t q = at + STEP * 30; q < at + STEP * 31; q++)
+        assert_int_equal(rp__period_cut_before(p, q, 0), q == at + STEP * 30);
+}
+static void a_first_period_after_one_setup_op_starts_its_steps_after_the_boundary(void **state)
+{
+    (void)state;
+    first_period_after(1);
+}
+static void a_first_period_after_two_setup_ops_starts_its_steps_after_the_boundary(void **state)
+{
+    (void)state;
+    first_period_after(2);
+}
+
 /* A stream whose learning brings no replay stops paying for it: it rests,
  * its ops unrecorded, and learns again afterwards. */
 static void a_stream_whose_learning_never_pays_rests(void **state)
@@ -511,6 +542,8 @@ int main(void)
         T(a_sequence_with_updates_whose_kernel_switches_is_captured_at_once),
         T(an_old_shape_is_kept_with_room_and_taken_over_at_the_bound),
         T(host_boundaries_inside_the_step_make_the_steps_start_after_them),
+        T(a_first_period_after_one_setup_op_starts_its_steps_after_the_boundary),
+        T(a_first_period_after_two_setup_ops_starts_its_steps_after_the_boundary),
     };
 #undef T
     return cmocka_run_group_tests_name("learner", tests, NULL, NULL);

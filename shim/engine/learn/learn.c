@@ -65,6 +65,20 @@ static void watch_period(rp_stream *st, const rp_op *op)
         if (changed && st->learn.per->step) {
             st->cs->counters.periods_found++;
             st->learn.per_align = st->trace.nmembers > 0;
+            if (!st->learn.per_align && st->learn.boundary_opno && st->learn.baligned == 0 &&
+                !st->learn.per->lfound) {
+                /* The first period of a stream that had a host boundary
+                 * before: a loop begins after its setup's synchronization,
+                 * so its steps start there, d apart, rather than where
+                 * winnowing put them (which a boundary inside the loop
+                 * would realign only after steps had been learnt). Not
+                 * where a landmark already cut the stream: its steps were
+                 * learnt where it cut. A
+                 * boundary at another place in the step realigns them once
+                 * it falls there twice. */
+                rp__period_align(st->learn.per, st->learn.boundary_opno);
+                st->learn.baligned = st->learn.per->settled + 1;
+            }
             static _Atomic unsigned int logged;
             if (atomic_fetch_add(&logged, 1) < 8)
                 rp__info("stream %p repeats every %llu ops with no boundary (its op shapes every "
