@@ -35,8 +35,16 @@
  *             then synchronizes the previous step's event only and works
  *             0.5 ms (a pause), so each step is issued while the one before
  *             still runs its long kernel, before its copy
+ *   pairs     two scale_add_scalar launches (on x, then on z), each with
+ *             its decay drawn every step from three values (fixed seed),
+ *             then the fold: contents keep changing and come back, so one
+ *             graph with updates gets an executable per content that comes
+ *             back; a new executable holds the values it was captured
+ *             with, so one swapped in must bring its own record of what its
+ *             nodes hold, or a node equal in the last step and this one
+ *             goes un-updated
  * Usage: subtle MODULE ITERS
- *        [lastbyte|lastrare|gridy|memset|event|staging|held|stagedlast|stagingorder]
+ *        [lastbyte|lastrare|gridy|memset|event|staging|held|stagedlast|stagingorder|pairs]
  * (default lastbyte) */
 #include <string.h>
 #include <time.h>
@@ -52,18 +60,19 @@
 int main(int argc, char **argv)
 {
     app_usage(argc, argv, "[lastbyte|lastrare|gridy|memset|event|staging|held|stagedlast|"
-                          "stagingorder]");
+                          "stagingorder|pairs]");
     long iters = app_arg(argc, argv, 2, 0, 0, 100000000);
     const char *mode = argc > 3 ? argv[3] : "lastbyte";
     int lastbyte = !strcmp(mode, "lastbyte"), lastrare = !strcmp(mode, "lastrare"),
         gridy = !strcmp(mode, "gridy"),
         memset_ = !strcmp(mode, "memset"), event = !strcmp(mode, "event"),
         staging = !strcmp(mode, "staging"), held = !strcmp(mode, "held"),
-        stagedlast = !strcmp(mode, "stagedlast"), stagingorder = !strcmp(mode, "stagingorder");
+        stagedlast = !strcmp(mode, "stagedlast"), stagingorder = !strcmp(mode, "stagingorder"),
+        pairs = !strcmp(mode, "pairs");
     if (!lastbyte && !lastrare && !gridy && !memset_ && !event && !staging && !held &&
-        !stagedlast && !stagingorder)
+        !stagedlast && !stagingorder && !pairs)
         app_die("the third argument must be lastbyte, lastrare, gridy, memset, event, staging, "
-                "held, stagedlast or stagingorder");
+                "held, stagedlast, stagingorder or pairs");
 
     CUdevice dev;
     CUcontext ctx;
@@ -110,6 +119,8 @@ int main(int argc, char **argv)
     uint32_t iter = 3;
     void *scale_x[] = { &x, &n, &decay, &dt, &iter };
     void *scale_z[] = { &z, &n, &decay, &dt, &iter };
+    float decay2 = 0.75f;
+    void *scale_z2[] = { &z, &n, &decay2, &dt, &iter };
     void *fold_x[] = { &z, &x, &half, &n };  /* z += x/2 */
     void *fold_y[] = { &z, &y, &half, &n };  /* z += y/2 */
     void *fold_m[] = { &z, &m, &half, &n };  /* z += m/2 */
@@ -137,8 +148,17 @@ int main(int argc, char **argv)
         CK(cuEventCreate, (&tev[1], CU_EVENT_DEFAULT));
         CK(cuCtxSynchronize, ());
     }
+    uint64_t draw = 0x7061697273ull;
     for (long it = 0; it < iters; it++) {
-        if (lastbyte) {
+        if (pairs) {
+            static const float decays[3] = { 0.75f, 0.5f, 0.875f };
+            decay = decays[app_rand_in(&draw, 0, 2)];
+            decay2 = decays[app_rand_in(&draw, 0, 2)];
+            CK(cuLaunchKernel, (f_scale, grid, 1, 1, TK_BLOCK, 1, 1, 0, s, scale_x, NULL));
+            CK(cuLaunchKernel, (f_scale, grid, 1, 1, TK_BLOCK, 1, 1, 0, s, scale_z2, NULL));
+            CK(cuLaunchKernel, (f_axpy, grid, 1, 1, TK_BLOCK, 1, 1, 0, s, fold_x, NULL));
+            CK(cuStreamSynchronize, (s));
+        } else if (lastbyte) {
             iter = (it & 1) ? 3u : 3u + (1u << 24);
             CK(cuLaunchKernel, (f_scale, grid, 1, 1, TK_BLOCK, 1, 1, 0, s, scale_x, NULL));
             CK(cuLaunchKernel, (f_axpy, grid, 1, 1, TK_BLOCK, 1, 1, 0, s, fold_x, NULL));
