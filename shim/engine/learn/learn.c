@@ -73,9 +73,8 @@ static void watch_period(rp_stream *st, const rp_op *op)
                  * winnowing put them (which a boundary inside the loop
                  * would realign only after steps had been learnt). Not
                  * where a landmark already cut the stream: its steps were
-                 * learnt where it cut. A
-                 * boundary at another place in the step realigns them once
-                 * it falls there twice. */
+                 * learnt where it cut. A boundary at another place in the
+                 * step realigns them once it falls there twice. */
                 rp__period_align(st->learn.per, st->learn.boundary_opno);
                 st->learn.baligned = st->learn.per->settled + 1;
             }
