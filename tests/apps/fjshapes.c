@@ -38,29 +38,7 @@
 
 #define N 2048
 
-static CUfunction f_axpy, f_scale, f_iota;
-static int32_t n = N;
-static unsigned int grid;
-
-static void axpy(CUstream s, CUdeviceptr y, CUdeviceptr x, float a)
-{
-    void *args[] = { &y, &x, &a, &n };
-    CK(cuLaunchKernel, (f_axpy, grid, 1, 1, TK_BLOCK, 1, 1, 0, s, args, NULL));
-}
-
-static void scale(CUstream s, CUdeviceptr x, uint32_t iter)
-{
-    float decay = 0.96875f, dt = 0.125f;
-    void *args[] = { &x, &n, &decay, &dt, &iter };
-    CK(cuLaunchKernel, (f_scale, grid, 1, 1, TK_BLOCK, 1, 1, 0, s, args, NULL));
-}
-
-static void iota(CUstream s, CUdeviceptr x, float base)
-{
-    float step = 0.0009765625f;
-    void *args[] = { &x, &n, &step, &base };
-    CK(cuLaunchKernel, (f_iota, grid, 1, 1, TK_BLOCK, 1, 1, 0, s, args, NULL));
-}
+#include "stepkernels.h"
 
 static void pause_ms(long ms)
 {

@@ -1,0 +1,37 @@
+/* stepkernels.h - the three launches the fork/join and host-wait programs
+ * build their steps from (forkjoin, fjanswers, fjshapes, hostwait): y += a x,
+ * x scaled, x filled with a ramp, each over N floats on stream s. Included
+ * once per program, after appcommon.h and its N; the program loads f_axpy,
+ * f_scale and f_iota and sets grid. */
+#ifndef STEPKERNELS_H
+#define STEPKERNELS_H
+
+#ifndef N
+#error "stepkernels.h needs N, the element count, defined first"
+#endif
+
+static CUfunction f_axpy, f_scale, f_iota;
+static int32_t n = N;
+static unsigned int grid;
+
+static void axpy(CUstream s, CUdeviceptr y, CUdeviceptr x, float a)
+{
+    void *args[] = { &y, &x, &a, &n };
+    CK(cuLaunchKernel, (f_axpy, grid, 1, 1, TK_BLOCK, 1, 1, 0, s, args, NULL));
+}
+
+static void scale(CUstream s, CUdeviceptr x, uint32_t iter)
+{
+    float decay = 0.96875f, dt = 0.125f;
+    void *args[] = { &x, &n, &decay, &dt, &iter };
+    CK(cuLaunchKernel, (f_scale, grid, 1, 1, TK_BLOCK, 1, 1, 0, s, args, NULL));
+}
+
+static void iota(CUstream s, CUdeviceptr x, float base)
+{
+    float step = 0.0009765625f;
+    void *args[] = { &x, &n, &step, &base };
+    CK(cuLaunchKernel, (f_iota, grid, 1, 1, TK_BLOCK, 1, 1, 0, s, args, NULL));
+}
+
+#endif
