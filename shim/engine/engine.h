@@ -52,26 +52,8 @@ void rp__bound_hit(struct rp_ctxstate *cs, enum rp__bound b);
 /* Bounds hit with no context to count them in (the context table was full). */
 uint64_t rp__bound_hits_without_context(enum rp__bound b);
 
-/* Why an op ran eagerly (stats). */
-enum rp__eager_reason {
-    RP_EAGER_WARMING_UP,     /* its segment had not been seen warmup times yet */
-    RP_EAGER_NOT_CAPTURABLE, /* a call the engine does not capture */
-    RP_EAGER_SHORT,          /* its segment was shorter than REPRISE_MIN_OPS */
-    RP_EAGER_DIVERGED,       /* deferred, then the sequence diverged: flushed */
-    RP_EAGER_CAPTURE_FAILED, /* its segment's last capture failed (backing off) */
-    RP_EAGER_BACKING_OFF,    /* waiting before a capture, no capture having failed: its
-                                stream's graphs were replaced before they paid off, or its
-                                segment's last capture was stopped by a bound or its graph
-                                given up */
-    RP_EAGER_BOUND,          /* a bound was hit (ops, graphs, table, memory) */
-    RP_EAGER_PROGRAM_CAPTURE,/* the program was capturing itself */
-    RP_EAGER_NO_LAYOUT,      /* the kernel's parameter layout cannot be read */
-    RP_EAGER_EXCLUDED,       /* the kernel is kept out by REPRISE_EXCLUDE/INCLUDE */
-    RP_EAGER_NO_PERIOD,      /* no boundary and no period: its segment outgrew REPRISE_MAX_OPS */
-    RP_EAGER_RESTING,        /* its stream was resting from learning (nothing it learnt paid) */
-    RP_EAGER_REASON_COUNT
-};
-extern const char *const rp__eager_reason_names[RP_EAGER_REASON_COUNT];
+/* Why an op ran eagerly (enum rp__eager_reason) is explain.h's, with the
+ * reasons' names and what each means (rp__reasons). */
 
 #define RP_FJ_STREAMS 8  /* streams besides its home a sequence may run ops on */
 #define RP_FJ_EVENTS 16  /* program events a sequence may record */

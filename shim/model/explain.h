@@ -1,12 +1,51 @@
 /* explain.h - what the stats mean for the person who ran the program: the
- * engine's bounds, each named by the option (or the fixed limit) that sets
- * it, what hitting it means and what to do; and up to three suggestions
- * drawn from the counters. Shared by the shim (its log and summary) and
- * `reprise report` (tools/), so it depends on nothing else of the shim. */
+ * reasons an op ran eagerly (the stats file's names and a one-line meaning
+ * each), the engine's bounds (each named by the option or fixed limit that
+ * sets it, what hitting it means, what to do), the differences that made a
+ * run of ops diverge from a sequence or come as a new structure, and up to
+ * three suggestions drawn from the counters. Shared by the shim (its log
+ * and summary) and `reprise report` (tools/), so it depends on nothing else
+ * of the shim. */
 #ifndef REPRISE_EXPLAIN_H
 #define REPRISE_EXPLAIN_H
 
 #include <stddef.h>
+
+/* ---- why an op ran eagerly --------------------------------------------------- */
+
+enum rp__eager_reason {
+    RP_EAGER_WARMING_UP,     /* its segment had not been seen warmup times yet */
+    RP_EAGER_NOT_CAPTURABLE, /* a call the engine does not capture */
+    RP_EAGER_SHORT,          /* its segment was shorter than REPRISE_MIN_OPS */
+    RP_EAGER_DIVERGED,       /* deferred, then the sequence diverged: flushed */
+    RP_EAGER_CAPTURE_FAILED, /* its segment's last capture failed (backing off) */
+    RP_EAGER_BACKING_OFF,    /* waiting before a capture, no capture having failed: its
+                                stream's graphs were replaced before they paid off, or its
+                                segment's last capture was stopped by a bound or its graph
+                                given up */
+    RP_EAGER_BOUND,          /* a bound was hit (ops, graphs, table, memory) */
+    RP_EAGER_PROGRAM_CAPTURE,/* the program was capturing itself */
+    RP_EAGER_NO_LAYOUT,      /* the kernel's parameter layout cannot be read */
+    RP_EAGER_EXCLUDED,       /* the kernel is kept out by REPRISE_EXCLUDE/INCLUDE */
+    RP_EAGER_NO_PERIOD,      /* no boundary and no period: its segment outgrew REPRISE_MAX_OPS */
+    RP_EAGER_RESTING,        /* its stream was resting from learning (nothing it learnt paid) */
+    RP_EAGER_REASON_COUNT
+};
+
+/* One table serves the stats file (key), `reprise help reasons` (key and
+ * meaning), the summary, `reprise report`, its page and `reprise explain`
+ * (the sentences of explain.c, computed from the cause). */
+struct rp__reason_info {
+    const char *key;     /* the stats file's name: "warming_up" */
+    const char *meaning; /* one line: what it means */
+    const char *more;    /* what reprise does about it, in a sentence or two */
+};
+extern const struct rp__reason_info rp__reasons[RP_EAGER_REASON_COUNT];
+
+/* The reason whose key is `key`, or -1. */
+int rp__reason_index(const char *key);
+
+/* ---- the bounds ------------------------------------------------------------------ */
 
 /* The bounds; hitting one is counted (bound_hits, and per bound in
  * bound_hits_by) and logged once. */
@@ -28,6 +67,79 @@ extern const struct rp__bound_info rp__bounds[RP_BOUND_COUNT];
  * "REPRISE_MAX_OPS (4096): a stream queued more ops than that without a
  * synchronization or other boundary". `limit` 0: unknown, not printed. */
 void rp__bound_describe(int b, unsigned long long limit, char *out, size_t n);
+
+/* ---- differences: where a run of ops went another way -------------------------- */
+
+/* The field of an op in which two runs differ (rp__op_delta, oprecord.h). */
+enum rp__field {
+    RP_FIELD_NONE,     /* no op differed: a boundary came before the sequence's end */
+    RP_FIELD_LENGTH,   /* the number of ops (had, got) */
+    RP_FIELD_KIND,     /* another kind of op (names: kind and got_kind) */
+    RP_FIELD_ENTRY,    /* another variant of the entry point (_ptsz, CUkernel, pinned) */
+    RP_FIELD_CONTEXT,
+    RP_FIELD_STREAM,
+    RP_FIELD_EVENT,
+    RP_FIELD_FUNCTION, /* a kernel's function: the names are kernel and got_kernel */
+    RP_FIELD_ATTRS,    /* a kernel's launch attributes (their counts) */
+    RP_FIELD_GRID,     /* index: the dimension, 0-2 (RP_DIM_ALL: the whole grid) */
+    RP_FIELD_BLOCK,    /* index: the dimension, 0-2 (RP_DIM_ALL: the whole block) */
+    RP_FIELD_SHMEM,
+    RP_FIELD_PARAM,    /* index: the parameter; at: the byte offset of the 8 bytes shown */
+    RP_FIELD_DST,
+    RP_FIELD_SRC,
+    RP_FIELD_HOST,
+    RP_FIELD_BYTES,    /* a copy's size */
+    RP_FIELD_WIDTH,    /* a memset's width, in elements */
+    RP_FIELD_ELEM,     /* a memset's element size */
+    RP_FIELD_VALUE,    /* a memset's value */
+    RP_FIELD_COUNT
+};
+
+#define RP_DIM_ALL 3 /* a grid or block as a whole (a volatile field) */
+
+/* The field's name in the stats file: "grid.x", "param", "width"... (`index`
+ * names a grid's or block's dimension; RP_DIM_ALL: "grid", "block"). */
+const char *rp__field_key(int field, unsigned index);
+/* The field whose stats name is `key` (and its dimension in *index), or -1. */
+int rp__field_from_key(const char *key, unsigned *index);
+
+enum rp__div_why {
+    RP_DIV_SHAPE,        /* not a divergence: a run whose structure was new, against the
+                            stream's run before it */
+    RP_DIV_OTHER_OP,     /* another operation (kernel, copy kind, structure) */
+    RP_DIV_OTHER_VALUES, /* the same operation, other arguments, geometry or addresses */
+    RP_DIV_BOUNDARY,     /* a boundary came before the sequence ended */
+    RP_DIV_WHY_COUNT
+};
+/* Their names in the stats file ("another_operation"...). */
+extern const char *const rp__div_why_keys[RP_DIV_WHY_COUNT];
+
+#define RP_NAME_LEN 256 /* a kernel's name as the stats file keeps it */
+
+/* One difference: op `op` of what the sequence (or the stream's run
+ * before) had, against what the occurrence brought. */
+struct rp__diff {
+    int why;                  /* enum rp__div_why */
+    int field;                /* enum rp__field */
+    int structure;            /* 1 when no node update can follow it: a new structure */
+    int ended;                /* a divergence after which the held ops ran eagerly (no
+                                 other sequence took the run) */
+    unsigned op;              /* the op's index in the sequence or run, from 0 */
+    unsigned index, at;       /* see enum rp__field */
+    unsigned long long had, got;
+    char kind[16];            /* the op's kind ("kernel", "memset", ...; "" for none) */
+    char got_kind[16];        /* RP_FIELD_KIND: the occurrence's */
+    char kernel[RP_NAME_LEN]; /* the kernel at that op, as the driver names it ("" if none) */
+    char got_kernel[RP_NAME_LEN]; /* RP_FIELD_FUNCTION, RP_FIELD_KIND: the occurrence's */
+};
+
+/* "op 17 softmax_warp_forward<float, float, float, 5> -> <..., 6>", "op 3
+ * gemv_n_small: grid.x 3 -> 4", "op 2 (memset): width 2048 -> 2176", "a
+ * boundary at op 5 of 7": names demangled, a second name shortened to what
+ * differs from the first. */
+void rp__diff_describe(const struct rp__diff *d, char *out, size_t n);
+
+/* ---- advice -------------------------------------------------------------------------- */
 
 /* What the suggestions are drawn from: the counters summed over contexts
  * (processes, for the report). Missing ones are 0. */

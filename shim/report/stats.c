@@ -181,7 +181,7 @@ static void write_counters(struct out *o, const struct rp__engine_stats *e, uint
     out_str(o, "\"ops_eager\": {");
     s2 = "";
     for (int r = 0; r < RP_EAGER_REASON_COUNT; r++) {
-        out_key_u64(o, s2, rp__eager_reason_names[r], e->ops_eager[r]);
+        out_key_u64(o, s2, rp__reasons[r].key, e->ops_eager[r]);
         s2 = ", ";
     }
     out_str(o, "}");
@@ -474,7 +474,7 @@ void rp__summary_write(int fd)
         out_str(&o, "reprise: ran eagerly:");
         for (int k = 0; k < 3 && top[k] >= 0; k++) {
             snprintf(line, sizeof line, "%s %llu %s", k ? "," : "",
-                     (unsigned long long)e.ops_eager[top[k]], rp__eager_reason_names[top[k]]);
+                     (unsigned long long)e.ops_eager[top[k]], rp__reasons[top[k]].key);
             out_str(&o, line);
         }
         out_str(&o, " (docs/stats.md says what each reason means)\n");
