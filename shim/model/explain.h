@@ -1,11 +1,13 @@
-/* explain.h - what the stats mean for the person who ran the program: the
- * reasons an op ran eagerly (the stats file's names and a one-line meaning
- * each), the engine's bounds (each named by the option or fixed limit that
- * sets it, what hitting it means, what to do), the differences that made a
- * run of ops diverge from a sequence or come as a new structure, and up to
- * three suggestions drawn from the counters. Shared by the shim (its log
- * and summary) and `reprise report` (tools/), so it depends on nothing else
- * of the shim. */
+/* explain.h - what the stats mean for the person who ran the program, in
+ * plain words: the reasons an op ran eagerly (the stats file's names, a
+ * one-line meaning each, and sentences computed from the cause), the
+ * engine's bounds (each named by the option or fixed limit that sets it,
+ * what hitting it means, what to do), the differences that made a run of
+ * ops diverge from a sequence or come as a new structure, what replaying
+ * saved, and up to three suggestions. Shared by the shim (its log and its
+ * summary at exit) and the `reprise` command (report, page, explain,
+ * help), which fill the same facts (struct rp__run_fact) from the engine or
+ * from a stats file; so it depends on nothing else of the shim. */
 #ifndef REPRISE_EXPLAIN_H
 #define REPRISE_EXPLAIN_H
 
@@ -139,23 +141,104 @@ struct rp__diff {
  * differs from the first. */
 void rp__diff_describe(const struct rp__diff *d, char *out, size_t n);
 
-/* ---- advice -------------------------------------------------------------------------- */
+/* ---- the facts the sentences are computed from ------------------------------------ */
 
-/* What the suggestions are drawn from: the counters summed over contexts
- * (processes, for the report). Missing ones are 0. */
-struct rp__advice_in {
-    double ops, replayed;
-    double eager_bound, eager_program, eager_no_layout, eager_warming;
-    double hits[RP_BOUND_COUNT];
-    double limits[RP_BOUND_COUNT];
-    double program_captures, too_many_updates, replays;
+/* A field updated before each replay of a sequence. */
+struct rp__vol_fact {
+    unsigned op;
+    int field;                /* enum rp__field; RP_FIELD_GRID etc. for the whole geometry */
+    unsigned index;           /* RP_FIELD_PARAM: the parameter */
+    const char *kind;         /* the op's kind */
+    const char *kernel;       /* "" for a copy or memset */
 };
 
+/* What is known of one sequence (a stats file's `sequences` entry). */
+struct rp__seq_fact {
+    const char *who;          /* its process, when several are merged (else NULL) */
+    unsigned id;
+    double ops, occurrences, replays, captured_at, updates;
+    double divergences;       /* runs that began like it and went another way */
+    double flushes, flushed_ops; /* ... of those, runs that then ran eagerly, and their ops
+                                    (-1: not known, an older file) */
+    int by_period;
+    const char *first_kernel; /* raw, "" for a sequence of copies */
+    const struct rp__diff *divs; /* its last divergences, newest first */
+    unsigned ndivs;
+    const struct rp__vol_fact *vols;
+    unsigned nvols;
+};
+
+/* What is known of a process, or of several summed. Counters missing from
+ * an older file are 0; settings not known are 0. */
+struct rp__run_fact {
+    double ops, replayed, replays, part_launches, graphs, updates, segments, divergences;
+    double eager[RP_EAGER_REASON_COUNT];
+    double hits[RP_BOUND_COUNT], limits[RP_BOUND_COUNT];
+    double program_captures, too_many_updates, capture_failures, backoffs, evictions;
+    double graphs_dropped, rests, widenings, attr_boundaries;
+    double new_shapes;        /* runs whose structure had not been seen before */
+    double new_shape_ops;     /* ... their ops that ran eagerly, warming up */
+    double warmup, min_ops;   /* REPRISE_WARMUP, REPRISE_MIN_OPS */
+    double cost_eager_ns, cost_update_ns, cost_launch_ns; /* measured means, 0 if not */
+    double wall_s;            /* the process's wall time (summed over processes), 0 if not known */
+    double processes;         /* how many processes are summed (0 or 1: one) */
+    const struct rp__diff *shapes; /* the last runs whose structure was new, newest first */
+    unsigned nshapes;
+    /* Summed over processes (merged 1), whether runs kept coming with new
+     * structures is decided per process (rp__shapes_change of each):
+     * `changing` says if one did, its shapes first. Else (0) it is decided
+     * from the counts above. */
+    int merged, changing;
+    const struct rp__seq_fact *seqs;
+    size_t nseqs;
+};
+
+/* Add `b`'s counters to `a` (not its arrays: the caller joins those); `a`
+ * is then merged, and changing if `b` is. */
+void rp__run_fact_add(struct rp__run_fact *a, const struct rp__run_fact *b);
+
+/* Whether the ops that warmed up did so mostly because runs kept coming
+ * with structures not seen before (not a loop's first occurrence, setup
+ * and end, new once each). */
+int rp__shapes_change(const struct rp__run_fact *f);
+
+/* ---- sentences ------------------------------------------------------------------------ */
+
+#define RP_LINE_LEN 720
+
+struct rp__line {
+    double weight;            /* ops concerned, for the order */
+    int reason;               /* enum rp__eager_reason, or -1 */
+    char text[RP_LINE_LEN];
+};
+
+/* One sentence per reason that sent ops eagerly, most ops first: its share,
+ * and why, from the cause the facts show ("363 ops (100.0%) ran eagerly
+ * because op 1, a memset, grows its width every time (...)"). Returns how
+ * many (at most `max`). */
+int rp__explain_eager(const struct rp__run_fact *f, struct rp__line *out, int max);
+
+/* What replaying saved, from the costs measured in the run: "driver launches
+ * 1,403 -> 221; host launch time about 4.1 ms less (an eager launch 3.5 us,
+ * a graph launch 9.8 us, a node update 0.4 us, as measured)". Returns 0
+ * (out empty) when nothing was replayed. */
+int rp__explain_saved(const struct rp__run_fact *f, char *out, size_t n);
+
+/* Sentences about one sequence for `reprise explain` and the report:
+ * where its occurrences went (eager before its graph, replayed, held and
+ * flushed after diverging), why runs diverged from it, what is updated.
+ * Returns how many lines. */
+int rp__explain_seq(const struct rp__seq_fact *s, struct rp__line *out, int max);
+
+/* `n` with thousands separated: "1,403". */
+void rp__count_text(double n, char *out, size_t size);
+
 #define RP_ADVICE_MAX 3
-#define RP_ADVICE_LEN 480
+#define RP_ADVICE_LEN RP_LINE_LEN
 
 /* Up to RP_ADVICE_MAX suggestions into out[], most work concerned first;
- * returns how many. Each is one sentence, without a prefix or newline. */
-int rp__advice(const struct rp__advice_in *in, char out[RP_ADVICE_MAX][RP_ADVICE_LEN]);
+ * returns how many. Each is one sentence, without a prefix or newline, and
+ * only where the cause the facts show says that something would help. */
+int rp__advice(const struct rp__run_fact *f, char out[RP_ADVICE_MAX][RP_ADVICE_LEN]);
 
 #endif
