@@ -116,6 +116,8 @@ int main(int argc, char **argv)
 {
     if (argc > 1 && strcmp(argv[1], "report") == 0)
         return rp_report_main(argc - 1, argv + 1);
+    if (argc > 1 && strcmp(argv[1], "explain") == 0)
+        return rp_explain_main(argc - 1, argv + 1);
     if (argc > 1 && strcmp(argv[1], "replay") == 0)
         return rp_replay_main(argc - 1, argv + 1, library_path);
     if (argc > 1 && strcmp(argv[1], "trace") == 0)

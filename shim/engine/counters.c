@@ -1,6 +1,6 @@
 /* counters.c - what the engine counts for the report, at the bottom of the
- * engine so that every layer may count: why ops ran eagerly (the reason
- * names), the bounds it hit (each said once in the log), the cost model's
+ * engine so that every layer may count: why ops ran eagerly (the reasons
+ * are explain.h's), the bounds it hit (each said once in the log), the cost model's
  * samples; and the context lock's slow paths. The report lines of
  * sequences are the sequence table's (seq/seqs.c). */
 #include "engine.h"
@@ -12,21 +12,6 @@
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
-
-const char *const rp__eager_reason_names[RP_EAGER_REASON_COUNT] = {
-    [RP_EAGER_WARMING_UP] = "warming_up",
-    [RP_EAGER_NOT_CAPTURABLE] = "not_capturable",
-    [RP_EAGER_SHORT] = "segment_too_short",
-    [RP_EAGER_DIVERGED] = "diverged",
-    [RP_EAGER_CAPTURE_FAILED] = "capture_failed",
-    [RP_EAGER_BACKING_OFF] = "backing_off",
-    [RP_EAGER_BOUND] = "bound_hit",
-    [RP_EAGER_PROGRAM_CAPTURE] = "program_capturing",
-    [RP_EAGER_NO_LAYOUT] = "no_param_layout",
-    [RP_EAGER_EXCLUDED] = "excluded_by_rule",
-    [RP_EAGER_NO_PERIOD] = "no_period",
-    [RP_EAGER_RESTING] = "resting",
-};
 
 void rp__bound_hit(rp_ctxstate *cs, enum rp__bound b)
 {

@@ -52,26 +52,8 @@ void rp__bound_hit(struct rp_ctxstate *cs, enum rp__bound b);
 /* Bounds hit with no context to count them in (the context table was full). */
 uint64_t rp__bound_hits_without_context(enum rp__bound b);
 
-/* Why an op ran eagerly (stats). */
-enum rp__eager_reason {
-    RP_EAGER_WARMING_UP,     /* its segment had not been seen warmup times yet */
-    RP_EAGER_NOT_CAPTURABLE, /* a call the engine does not capture */
-    RP_EAGER_SHORT,          /* its segment was shorter than REPRISE_MIN_OPS */
-    RP_EAGER_DIVERGED,       /* deferred, then the sequence diverged: flushed */
-    RP_EAGER_CAPTURE_FAILED, /* its segment's last capture failed (backing off) */
-    RP_EAGER_BACKING_OFF,    /* waiting before a capture, no capture having failed: its
-                                stream's graphs were replaced before they paid off, or its
-                                segment's last capture was stopped by a bound or its graph
-                                given up */
-    RP_EAGER_BOUND,          /* a bound was hit (ops, graphs, table, memory) */
-    RP_EAGER_PROGRAM_CAPTURE,/* the program was capturing itself */
-    RP_EAGER_NO_LAYOUT,      /* the kernel's parameter layout cannot be read */
-    RP_EAGER_EXCLUDED,       /* the kernel is kept out by REPRISE_EXCLUDE/INCLUDE */
-    RP_EAGER_NO_PERIOD,      /* no boundary and no period: its segment outgrew REPRISE_MAX_OPS */
-    RP_EAGER_RESTING,        /* its stream was resting from learning (nothing it learnt paid) */
-    RP_EAGER_REASON_COUNT
-};
-extern const char *const rp__eager_reason_names[RP_EAGER_REASON_COUNT];
+/* Why an op ran eagerly (enum rp__eager_reason) is explain.h's, with the
+ * reasons' names and what each means (rp__reasons). */
 
 #define RP_FJ_STREAMS 8  /* streams besides its home a sequence may run ops on */
 #define RP_FJ_EVENTS 16  /* program events a sequence may record */
@@ -104,6 +86,22 @@ typedef struct rp_seq {
     int by_period;          /* its segment was delimited by the stream's period, not a boundary */
     size_t div_op;          /* the last divergence: index of the op that differed */
     const char *div_why;    /* ... and why (NULL: none yet) */
+    /* Its last divergences for the report, written only when one happens
+     * (match.c, diverged): where, the field and its two values, and the
+     * occurrence's kernel name for a kernel that switched (the recorder's,
+     * which lives as long as the context). The newest is at
+     * (ndivs - 1) % RP_SEQ_DIVS. */
+#define RP_SEQ_DIVS 4
+    struct rp_seq_div {
+        uint32_t op;
+        uint8_t why;        /* enum rp__div_why */
+        uint8_t ended;      /* the held ops then ran eagerly: no candidate was left */
+        rp_op_delta d;
+        const char *got_name;
+    } divs[RP_SEQ_DIVS];
+    uint64_t ndivs;
+    uint64_t flushes;       /* divergences after which the held ops ran eagerly */
+    uint64_t flushed_ops;   /* ... the ops held then */
     uint64_t captured_at;   /* the occurrence at which it was captured */
     uint64_t skey;          /* the key of its structure (rp__det_key by structure), set
                                by learning when it is captured */
@@ -233,6 +231,12 @@ typedef struct rp_stream {
         uint64_t baligned;  /* the steps its detector had decided (rp_period.settled)
                                when its steps were last made to start at a boundary
                                (+ 1; 0: never) */
+        /* For the report: the by-structure entry of its last segment (valid
+         * while that slot still has `prev_shape_id`), and whether the
+         * segment being ended had a structure not seen before. */
+        const rp_det_entry *prev_shape;
+        unsigned int prev_shape_id;
+        int shape_new;
     } learn;
     /* The matcher (match/): ops deferred while they match candidate sequences. */
     struct rp_stream_match {
@@ -352,6 +356,8 @@ struct rp__engine_stats {
                                     could not join them (another context, a destroy...) */
     uint64_t attr_boundaries[RP_ATTR_IDS]; /* launches kept eager for an attribute, by id
                                              (0: more than RP_MAX_ATTRS, or an unknown id) */
+    uint64_t new_shapes;         /* segments whose structure had not been seen before */
+    uint64_t new_shape_ops;      /* ... their ops that ran eagerly warming up */
     uint64_t programmatic_serialization_dropped; /* launches issued into a capture window
                                                     (or on the private stream) without the
                                                     programmatic stream serialization they
@@ -415,6 +421,12 @@ typedef struct rp_ctxstate {
     rp_costs costs;         /* measured (model/cost.h) */
     size_t *upd, capupd;    /* a replay's nodes to update (seq/exec.c) */
     uint64_t trace_clock;      /* the last trace name given (rp_stream.trace.epoch) */
+    /* For the report: the last segments whose structure was new, each
+     * against its stream's segment before (learn/policy.c); the newest at
+     * (nshapes - 1) % RP_CTX_SHAPES. */
+#define RP_CTX_SHAPES 4
+    struct rp__diff shapes[RP_CTX_SHAPES];
+    uint64_t nshapes;
     /* What captures and replays of fork/join sequences use, created at the
      * first capture that needs them: private side streams and events
      * standing for the program's in the capture, and the events that fork
@@ -456,6 +468,24 @@ struct rp__seq_info {
     unsigned int variants;  /* sequences with its structure (itself included) */
     char volatile_fields[256]; /* "kernel#param op:field ..." ("" if exact) */
     int by_period;          /* found by the stream's period, not delimited by boundaries */
+    /* Its last divergences, newest first (rp_seq.divs with names), and the
+     * runs they sent eagerly. */
+    struct rp__diff divs[RP_SEQ_DIVS];
+    unsigned int ndivs;
+    uint64_t flushes, flushed_ops;
+    /* Its volatile fields, one entry per field (a kernel's geometry as one
+     * of grid, block, shmem); a kernel's name is vol_names[name] (-1: none
+     * kept, more than RP_INFO_NAMES kernels). */
+#define RP_INFO_VOLS 32
+#define RP_INFO_NAMES 8
+    struct rp__info_vol {
+        uint32_t op;
+        uint8_t field, index, kind;
+        int8_t name;
+    } vols[RP_INFO_VOLS];
+    unsigned int nvols;
+    int vols_cut;           /* more fields than RP_INFO_VOLS */
+    char vol_names[RP_INFO_NAMES][RP_NAME_LEN];
 };
 
 /* ---- the engine instance ------------------------------------------------------ */
@@ -503,6 +533,7 @@ struct rp_engine {
     _Atomic int exiting;          /* from the exit hook on: call no driver */
     _Atomic int exit_armed;
     _Atomic uint64_t hits_without_context[RP_BOUND_COUNT];
+    _Atomic unsigned int seq_ids; /* sequences numbered as captured, from 1 */
     /* Report lines of sequences whose graph was dropped. */
     struct rp__seq_info retired[RP_MAX_RETIRED];
     size_t nretired;

@@ -3,6 +3,7 @@
 
 #include "alloc.h"
 #include "check.h"
+#include "explain.h"
 
 #include <pthread.h>
 #include <stdlib.h>
@@ -354,5 +355,104 @@ int rp__op_match_masked(const rp_op *a, const rp_op *b, uint64_t mask, const rp_
                ((mask & RP_VOL_SRC) || a->src == b->src) &&
                ((mask & RP_VOL_BYTES) || a->bytes == b->bytes) &&
                ((mask & RP_VOL_HOST) || !rp__op_host_is_content(a) || a->host == b->host);
+    }
+}
+
+/* Fill *d with one field's two values; returns 1. */
+static int delta(rp_op_delta *d, int field, unsigned int index, int structure, uint64_t had,
+                 uint64_t got)
+{
+    memset(d, 0, sizeof *d);
+    d->field = (uint8_t)field;
+    d->index = (uint8_t)index;
+    d->structure = (uint8_t)structure;
+    d->had = had;
+    d->got = got;
+    return 1;
+}
+
+/* The first geometry value (grid, block, shared memory) that differs. */
+static int geometry_delta(const rp_op *a, const rp_op *b, rp_op_delta *d)
+{
+    for (unsigned int i = 0; i < 3; i++)
+        if (a->grid[i] != b->grid[i])
+            return delta(d, RP_FIELD_GRID, i, 0, a->grid[i], b->grid[i]);
+    for (unsigned int i = 0; i < 3; i++)
+        if (a->block[i] != b->block[i])
+            return delta(d, RP_FIELD_BLOCK, i, 0, a->block[i], b->block[i]);
+    if (a->shmem != b->shmem)
+        return delta(d, RP_FIELD_SHMEM, 0, 0, a->shmem, b->shmem);
+    return 0;
+}
+
+/* Up to 8 bytes at `p`, as a little-endian integer. */
+static uint64_t word_at(const uint8_t *p, size_t n)
+{
+    uint64_t v = 0;
+    memcpy(&v, p, n < 8 ? n : 8);
+    return v;
+}
+
+/* The first parameter of two kernel records (same function) that differs. */
+static int param_delta(const rp_op *a, const rp_op *b, const rp_param_layout *L,
+                       rp_op_delta *d)
+{
+    if (!a->param_bytes || !memcmp(a->params, b->params, a->param_bytes))
+        return 0;
+    int laid = L && L->total == a->param_bytes;
+    uint32_t n = laid ? L->n : 1;
+    for (uint32_t i = 0; i < n; i++) {
+        uint32_t off = laid ? L->off[i] : 0, size = laid ? L->size[i] : a->param_bytes;
+        for (uint32_t at = 0; at < size; at += 8) {
+            size_t w = size - at < 8 ? size - at : 8;
+            if (!memcmp(a->params + off + at, b->params + off + at, w))
+                continue;
+            delta(d, RP_FIELD_PARAM, laid && i < RP_DELTA_NO_LAYOUT ? i : RP_DELTA_NO_LAYOUT,
+                  0, word_at(a->params + off + at, w), word_at(b->params + off + at, w));
+            d->at = (uint16_t)(laid ? at : off + at);
+            return 1;
+        }
+    }
+    return 0; /* only padding differs (the recorder zeroes it: not seen) */
+}
+
+int rp__op_delta(const rp_op *a, const rp_op *b, const rp_param_layout *L, rp_op_delta *d)
+{
+    if (a->kind != b->kind)
+        return delta(d, RP_FIELD_KIND, 0, 1, (uint64_t)a->kind, (uint64_t)b->kind);
+    if (a->ctx != b->ctx)
+        return delta(d, RP_FIELD_CONTEXT, 0, 1, (uintptr_t)a->ctx, (uintptr_t)b->ctx);
+    if (a->stream != b->stream)
+        return delta(d, RP_FIELD_STREAM, 0, 1, (uintptr_t)a->stream, (uintptr_t)b->stream);
+    if (a->flags != b->flags)
+        return delta(d, RP_FIELD_ENTRY, 0, 1, a->flags, b->flags);
+    switch (a->kind) {
+    case RP_OP_KERNEL:
+        if (a->func != b->func || a->param_bytes != b->param_bytes)
+            return delta(d, RP_FIELD_FUNCTION, 0, 1, (uintptr_t)a->func, (uintptr_t)b->func);
+        if (!rp__op_same_attrs(a, b))
+            return delta(d, RP_FIELD_ATTRS, 0, 1, a->nattrs, b->nattrs);
+        return geometry_delta(a, b, d) || param_delta(a, b, L, d);
+    case RP_OP_EVREC:
+    case RP_OP_EVWAIT:
+        return a->ev != b->ev && delta(d, RP_FIELD_EVENT, 0, 1, (uintptr_t)a->ev, (uintptr_t)b->ev);
+    case RP_OP_MEMSET:
+        if (a->elem != b->elem)
+            return delta(d, RP_FIELD_ELEM, 0, 1, a->elem, b->elem);
+        if (a->bytes != b->bytes)
+            return delta(d, RP_FIELD_WIDTH, 0, 1, a->bytes, b->bytes);
+        if (a->dst != b->dst)
+            return delta(d, RP_FIELD_DST, 0, 0, a->dst, b->dst);
+        return a->value != b->value && delta(d, RP_FIELD_VALUE, 0, 0, a->value, b->value);
+    default:
+        if (a->bytes != b->bytes)
+            return delta(d, RP_FIELD_BYTES, 0, copy_size_is_identity(a) || copy_size_is_identity(b),
+                         a->bytes, b->bytes);
+        if (a->dst != b->dst)
+            return delta(d, RP_FIELD_DST, 0, 0, a->dst, b->dst);
+        if (a->src != b->src)
+            return delta(d, RP_FIELD_SRC, 0, 0, a->src, b->src);
+        return rp__op_host_is_content(a) && a->host != b->host &&
+               delta(d, RP_FIELD_HOST, 0, 0, (uintptr_t)a->host, (uintptr_t)b->host);
     }
 }

@@ -184,6 +184,23 @@ int rp__op_same_content(const rp_op *a, const rp_op *b);
  * whose layout is unknown, or whose graph node carries launch attributes:
  * its node is not set). */
 uint64_t rp__op_diff(const rp_op *a, const rp_op *b, const rp_param_layout *L, int *ok);
+/* The first field in which record `got` differs from record `want`: what
+ * the report says of a divergence or of a structure seen for the first time
+ * (explain.h). Structure is compared before content, in the order of the
+ * record; `L` is `want`'s layout (a kernel's parameters are then named by
+ * index; without it, field RP_FIELD_PARAM with index RP_DELTA_NO_LAYOUT and
+ * the first 8 differing bytes). Never called on the matching path: only
+ * when a difference is already known. Returns 1 and fills *d when they
+ * differ, 0 when they have the same content. */
+#define RP_DELTA_NO_LAYOUT 255
+typedef struct rp_op_delta {
+    uint8_t field;     /* enum rp__field */
+    uint8_t index;     /* grid/block: the dimension; param: its index */
+    uint8_t structure; /* 1: no node update can follow it */
+    uint16_t at;       /* param: the byte offset of the 8 bytes in had/got */
+    uint64_t had, got; /* handles and addresses as integers; the first 8 bytes of a parameter */
+} rp_op_delta;
+int rp__op_delta(const rp_op *want, const rp_op *got, const rp_param_layout *L, rp_op_delta *d);
 /* 1 when `b` may stand in `a`'s place with the fields in `mask` updated:
  * same structure and every field outside the mask exactly equal. */
 int rp__op_match_masked(const rp_op *a, const rp_op *b, uint64_t mask, const rp_param_layout *L);

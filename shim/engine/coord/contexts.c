@@ -156,6 +156,20 @@ int rp__engine_stats_snapshot(size_t i, struct rp__engine_stats *out, uint64_t *
     return 1;
 }
 
+size_t rp__engine_shape_snapshot(size_t i, struct rp__diff *out, size_t max)
+{
+    rp_ctxstate *cs = rp__ctx_at(i);
+    if (!cs)
+        return 0;
+    int locked = rp__ctx_lock_for_report(cs);
+    size_t n = 0;
+    for (uint64_t k = 0; k < cs->nshapes && k < RP_CTX_SHAPES && n < max; k++)
+        out[n++] = cs->shapes[(cs->nshapes - 1 - k) % RP_CTX_SHAPES];
+    if (locked)
+        unlock(cs);
+    return n;
+}
+
 size_t rp__engine_seq_snapshot(struct rp__seq_info *out, size_t max)
 {
     size_t n = rp__retired_snapshot(out, max);

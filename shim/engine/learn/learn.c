@@ -321,6 +321,7 @@ void rp__seg_end(rp_stream *st)
     /* The records' keys were computed when they were recorded. */
     rp_det_entry *e = NULL;
     enum rp__eager_reason why = RP_EAGER_WARMING_UP;
+    st->learn.shape_new = 0; /* rp__learn_volatile says */
     rp_det_verdict verdict = rp__det_observe(&cs->det, st->learn.seg, st->learn.nseg, &e);
     int served = 0;
     switch (verdict) {
@@ -370,6 +371,8 @@ void rp__seg_end(rp_stream *st)
         break;
     }
     rp__count_eager(cs, why, rest);
+    if (why == RP_EAGER_WARMING_UP && st->learn.shape_new)
+        cs->counters.new_shape_ops += rest; /* the report tells these apart */
     rp__seg_clear(st);
     st->learn.cut_by_period = 0;
     rp__learn_sweep(cs);

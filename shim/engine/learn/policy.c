@@ -8,6 +8,7 @@
  * launch failed are given up. Runs under the context's lock. */
 #include "learn.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -149,6 +150,15 @@ static int staging_over(rp_ctxstate *cs, const rp_det_entry *e)
     return have + fresh > rp__eng.cfg.max_staging;
 }
 
+/* The name of the first kernel of entry `e` ("" if it has none). */
+static const char *first_kernel_name(rp_ctxstate *cs, const rp_det_entry *e)
+{
+    for (size_t k = 0; k < e->n; k++)
+        if (e->ops[k].kind == RP_OP_KERNEL)
+            return rp__rec_kernel_name(cs, &e->ops[k]);
+    return "";
+}
+
 /* Capture detector entry `e` of table `d` (with volatile fields `vmask`, or
  * NULL for an exact-content sequence). Returns 0, or -1 when a bound
  * stopped it (the failure is counted either way). */
@@ -167,7 +177,7 @@ int rp__learn_capture(rp_ctxstate *cs, rp_detector *d, rp_det_entry *e, const ui
         return -1;
     }
     pthread_rwlock_wrlock(&cs->gate);
-    rp__nvtx_push("reprise: capture sequence %u (%zu ops)", e->id, e->n);
+    rp__nvtx_push("reprise: capture (%zu ops)", e->n);
     rp_seq *s = rp__program_capture_pending() ? NULL : rp__capture(cs, e, vmask, reuse, home);
     rp__nvtx_pop();
     pthread_rwlock_unlock(&cs->gate);
@@ -188,6 +198,9 @@ int rp__learn_capture(rp_ctxstate *cs, rp_detector *d, rp_det_entry *e, const ui
     s->skey = rp__det_key(e->ops, e->n, 1);
     s->by_period = by_period;
     s->last_use = cs->det.clock;
+    /* Numbered as captured, from 1 in the process (the report's "sequence
+     * 1" is the first graph captured). */
+    s->id = atomic_fetch_add(&rp__eng.seq_ids, 1) + 1;
     unsigned int id = s->id;
     if (rp__seqs_add(cs, s) != 0) { /* s is gone: its ops stay eager */
         rp__det_capture_failed(d, e);
@@ -200,8 +213,9 @@ int rp__learn_capture(rp_ctxstate *cs, rp_detector *d, rp_det_entry *e, const ui
         cs->counters.volatile_captures++;
     static _Atomic unsigned int captures_logged;
     if (atomic_fetch_add(&captures_logged, 1) < 16)
-        rp__info("captured sequence %u: %zu ops, first kernel %s%s", id, e->n,
-                 rp__rec_kernel_name(cs, &e->ops[0]), vmask ? ", with volatile arguments" : "");
+        rp__info("captured sequence %u: %zu ops, %s%s%s", id, e->n,
+                 first_kernel_name(cs, e)[0] ? "first kernel " : "no kernel",
+                 first_kernel_name(cs, e), vmask ? ", with volatile arguments" : "");
     return 0;
 }
 
@@ -296,6 +310,47 @@ static size_t inherited_fields(rp_ctxstate *cs, const rp_stream *st, const rp_de
     return 0;
 }
 
+/* Segment `ops` of `st` came with a structure not seen before (entry `e`):
+ * counted, and, for the report, where it differs from the stream's
+ * segment before it (the first op whose structure differs, or the number
+ * of ops). Only when a structure is new: a loop that repeats pays nothing. */
+static void note_new_shape(rp_stream *st, const rp_det_entry *e)
+{
+    rp_ctxstate *cs = st->cs;
+    const rp_det_entry *p = st->learn.prev_shape;
+    cs->counters.new_shapes++;
+    if (!p || !p->key || p->id != st->learn.prev_shape_id || p == e || !p->ops)
+        return;
+    const rp_op *ops = st->learn.seg;
+    size_t n = st->learn.nseg < p->n ? st->learn.nseg : p->n, k = 0;
+    while (k < n && rp__op_same_structure(&p->ops[k], &ops[k]))
+        k++;
+    struct rp__diff *d = &cs->shapes[cs->nshapes++ % RP_CTX_SHAPES];
+    memset(d, 0, sizeof *d);
+    d->why = RP_DIV_SHAPE;
+    d->structure = 1;
+    d->op = (unsigned int)k;
+    rp_op_delta delta;
+    if (k == n || !rp__op_delta(&p->ops[k], &ops[k], rp__rec_layout(cs, &p->ops[k]), &delta)) {
+        d->field = RP_FIELD_LENGTH;
+        d->had = p->n;
+        d->got = st->learn.nseg;
+        return;
+    }
+    d->field = delta.field;
+    d->index = delta.index;
+    d->at = delta.at;
+    d->had = delta.had;
+    d->got = delta.got;
+    d->structure = delta.structure;
+    snprintf(d->kind, sizeof d->kind, "%s", rp__op_kind_name(p->ops[k].kind));
+    snprintf(d->kernel, sizeof d->kernel, "%s", rp__rec_kernel_name(cs, &p->ops[k]));
+    if (d->field == RP_FIELD_KIND)
+        snprintf(d->got_kind, sizeof d->got_kind, "%s", rp__op_kind_name(ops[k].kind));
+    if (d->field == RP_FIELD_FUNCTION || d->field == RP_FIELD_KIND)
+        snprintf(d->got_kernel, sizeof d->got_kernel, "%s", rp__rec_kernel_name(cs, &ops[k]));
+}
+
 /* A segment's structure is counted too. Each occurrence's differences from
  * the first join the entry's `differs`, so that a capture with volatile
  * fields starts with every field seen changing, not only those of one
@@ -314,6 +369,11 @@ int rp__learn_volatile(rp_stream *st, int variant_content)
     rp_det_verdict v = rp__det_observe(&cs->sdet, st->learn.seg, st->learn.nseg, &e);
     if (e && !e->stamp) /* a new entry: it keeps this occurrence */
         e->stamp = rp__frees() + 1;
+    st->learn.shape_new = e && e->seen == 1;
+    if (st->learn.shape_new)
+        note_new_shape(st, e);
+    st->learn.prev_shape = e;
+    st->learn.prev_shape_id = e ? e->id : 0;
     if (!e || !e->differs || e->n != st->learn.nseg)
         return 0;
     /* Occurrences that keep diverging from the structure's exact variants

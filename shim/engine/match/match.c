@@ -113,11 +113,36 @@ static void unpin_all(rp_stream *st)
     st->match.complete = NULL;
 }
 
-static void diverged(rp_seq *s, size_t at, const char *why)
+/* Sequence `s` stopped matching at its op `at`: `got` came there instead
+ * (NULL: a boundary came first). Counted, and kept for the report (the
+ * field that differed and its two values): work done only when a
+ * divergence happens, never on a match. */
+static void diverged(rp_seq *s, size_t at, const char *why, enum rp__div_why w,
+                     const rp_op *got)
 {
     s->divergences++;
     s->div_op = at;
     s->div_why = why;
+    struct rp_seq_div *d = &s->divs[s->ndivs++ % RP_SEQ_DIVS];
+    memset(d, 0, sizeof *d);
+    d->op = (uint32_t)at;
+    d->why = (uint8_t)w;
+    if (got && at < s->det->n) {
+        const rp_op *want = &s->det->ops[at];
+        rp__op_delta(want, got, s->lay ? s->lay[at] : rp__rec_layout(s->cs, want), &d->d);
+        if (d->d.field == RP_FIELD_FUNCTION || d->d.field == RP_FIELD_KIND)
+            d->got_name = rp__rec_kernel_name(s->cs, got);
+    }
+}
+
+/* The run held for `s` went eagerly after its divergence at op `held`
+ * (no other candidate took it). */
+static void diverged_eagerly(rp_seq *s, size_t held)
+{
+    s->flushes++;
+    s->flushed_ops += held;
+    if (s->ndivs)
+        s->divs[(s->ndivs - 1) % RP_SEQ_DIVS].ended = 1;
 }
 
 /* Whether op `k` of sequence `s` can stand for `op`: exactly equal, or
@@ -211,8 +236,12 @@ void rp__match_resolve(rp_stream *st, CUstream target, struct rp_resolved *out)
         cs->counters.divergences++;
         /* Candidates still matching when a boundary came: the program
          * stopped before their end. */
-        for (size_t i = 0; i < st->match.ncand; i++)
-            diverged(st->match.cand[i], st->match.ndef, "a boundary came before the sequence ended");
+        for (size_t i = 0; i < st->match.ncand; i++) {
+            diverged(st->match.cand[i], st->match.ndef, "a boundary came before the sequence ended",
+                     RP_DIV_BOUNDARY, NULL);
+            if (!out->replayed)
+                diverged_eagerly(st->match.cand[i], st->match.ndef - done);
+        }
     }
     for (size_t i = 0; i < done && i < written; i++)
         if (!st->match.def[i].borrowed) /* a borrowed one owns nothing */
@@ -319,8 +348,9 @@ int rp__match_part(rp_stream *st, CUstream target)
  * why for the report. */
 static void narrow(rp_stream *st, const rp_op *op)
 {
-    size_t k = 0, nargs = 0;
+    size_t k = 0, nargs = 0, nout = 0;
     rp_seq *args[RP_MAX_CANDIDATES]; /* exact ones that went another way on arguments */
+    rp_seq *out[RP_MAX_CANDIDATES];  /* those that diverged here */
     int updates_match = 0;
     for (size_t i = 0; i < st->match.ncand; i++) {
         rp_seq *s = st->match.cand[i];
@@ -337,13 +367,19 @@ static void narrow(rp_stream *st, const rp_op *op)
         if (!s->broken) {
             int same = rp__op_same_structure(want, op);
             diverged(s, st->match.ndef, same ? "same operation, other arguments, geometry or addresses"
-                                             : "another operation");
+                                             : "another operation",
+                     same ? RP_DIV_OTHER_VALUES : RP_DIV_OTHER_OP, op);
             if (same && !s->vmask)
                 args[nargs++] = s;
+            out[nout++] = s;
         }
         s->pins--; /* still alive: sequences go only under this lock, later */
     }
     st->match.ncand = k;
+    /* No candidate left and no complete match: what was held runs eagerly,
+     * for the sequences that diverged here. */
+    for (size_t i = 0; !k && !st->match.complete && i < nout; i++)
+        diverged_eagerly(out[i], st->match.ndef - st->match.launched);
     /* Where an exact variant diverged on arguments and a sequence with
      * updates still matches, the occurrence has a graph that serves it:
      * the variant was passed over (the policy drops one passed over again

@@ -103,6 +103,90 @@ static void describe_volatile(const rp_seq *s, char *b, size_t size)
     }
 }
 
+/* The index of kernel name `name` in the line's names, added if new (-1:
+ * no room). */
+static int vol_name(struct rp__seq_info *o, const char *name, unsigned int *nnames)
+{
+    for (unsigned int i = 0; i < *nnames; i++)
+        if (!strcmp(o->vol_names[i], name))
+            return (int)i;
+    if (*nnames == RP_INFO_NAMES)
+        return -1;
+    snprintf(o->vol_names[*nnames], sizeof o->vol_names[0], "%s", name);
+    return (int)(*nnames)++;
+}
+
+/* The volatile fields as structured entries (a tool reads these; the
+ * `volatile` sentence above is cut when long). */
+static void list_volatile(const rp_seq *s, struct rp__seq_info *o)
+{
+    unsigned int nnames = 0;
+    o->nvols = 0;
+    o->vols_cut = 0;
+    for (size_t k = 0; s->vmask && k < s->det->n; k++) {
+        const rp_op *op = &s->det->ops[k];
+        for (unsigned int i = 0; s->vmask[k] && i < 64; i++) {
+            uint64_t bit = 1ull << i;
+            if (!(s->vmask[k] & bit))
+                continue;
+            if (o->nvols == RP_INFO_VOLS) {
+                o->vols_cut = 1;
+                return;
+            }
+            struct rp__info_vol *v = &o->vols[o->nvols++];
+            v->op = (uint32_t)k;
+            v->kind = (uint8_t)op->kind;
+            v->index = 0;
+            v->name = -1;
+            if (op->kind == RP_OP_KERNEL) {
+                v->name = (int8_t)vol_name(o, rp__rec_kernel_name(s->cs, op), &nnames);
+                v->field = i < RP_VOL_MAX_PARAMS ? RP_FIELD_PARAM
+                           : bit == RP_VOL_GRID  ? RP_FIELD_GRID
+                           : bit == RP_VOL_BLOCK ? RP_FIELD_BLOCK
+                                                 : RP_FIELD_SHMEM;
+                v->index = (uint8_t)(i < RP_VOL_MAX_PARAMS ? i : RP_DIM_ALL);
+            } else {
+                v->field = bit == RP_VOL_DST     ? RP_FIELD_DST
+                           : bit == RP_VOL_HOST  ? RP_FIELD_HOST
+                           : bit == RP_VOL_BYTES ? RP_FIELD_BYTES
+                           : op->kind == RP_OP_MEMSET ? RP_FIELD_VALUE
+                                                      : RP_FIELD_SRC;
+            }
+        }
+    }
+}
+
+/* The last divergences with names, newest first. */
+static void list_divs(const rp_seq *s, struct rp__seq_info *o)
+{
+    o->flushes = s->flushes;
+    o->flushed_ops = s->flushed_ops;
+    o->ndivs = 0;
+    for (uint64_t i = 0; i < s->ndivs && i < RP_SEQ_DIVS; i++) {
+        const struct rp_seq_div *d = &s->divs[(s->ndivs - 1 - i) % RP_SEQ_DIVS];
+        struct rp__diff *x = &o->divs[o->ndivs++];
+        memset(x, 0, sizeof *x);
+        x->why = d->why;
+        x->ended = d->ended;
+        x->op = d->op;
+        x->field = d->why == RP_DIV_BOUNDARY ? RP_FIELD_NONE : d->d.field;
+        x->index = d->d.index;
+        x->at = d->d.at;
+        x->structure = d->d.structure;
+        x->had = d->d.had;
+        x->got = d->d.got;
+        if (d->op < s->det->n) {
+            const rp_op *op = &s->det->ops[d->op];
+            snprintf(x->kind, sizeof x->kind, "%s", rp__op_kind_name(op->kind));
+            snprintf(x->kernel, sizeof x->kernel, "%s", rp__rec_kernel_name(s->cs, op));
+        }
+        if (x->field == RP_FIELD_KIND)
+            snprintf(x->got_kind, sizeof x->got_kind, "%s", rp__op_kind_name((rp_op_kind)d->d.got));
+        if (d->got_name)
+            snprintf(x->got_kernel, sizeof x->got_kernel, "%s", d->got_name);
+    }
+}
+
 void rp__seq_info(const rp_seq *s, struct rp__seq_info *o)
 {
     o->id = s->id;
@@ -137,6 +221,8 @@ void rp__seq_info(const rp_seq *s, struct rp__seq_info *o)
         }
     }
     describe_volatile(s, o->volatile_fields, sizeof o->volatile_fields);
+    list_volatile(s, o);
+    list_divs(s, o);
     o->variants = 1;
     const rp_ctxstate *cs = s->cs;
     for (size_t i = 0; i < cs->nseqs; i++) {
