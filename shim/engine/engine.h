@@ -407,6 +407,7 @@ typedef struct rp_ctxstate {
     rp_detector sdet;       /* by structure: repeats whose arguments change */
     struct rp__engine_stats counters;
     void *layouts;          /* recorder.c's parameter-layout cache */
+    uint32_t nfuncs;        /* ... the functions it numbered (rp_op.fid) */
     struct rp_func_cache {  /* ... and a direct-mapped cache in front of it */
         const void *func;
         void *layout;       /* its slot in `layouts` (NULL: none) */

@@ -63,12 +63,11 @@ static int copy_size_is_identity(const rp_op *op)
 void rp__op_keys(rp_op *op)
 {
     uint64_t h = RP_HASH_SEED;
-    h = rp__acc(h, (uint64_t)op->kind | (uint64_t)op->flags << 8);
-    h = rp__acc(h, (uint64_t)(uintptr_t)op->ctx);
-    h = rp__acc(h, (uint64_t)(uintptr_t)op->stream);
+    /* The context is not hashed: each context has tables of its own. */
+    h = rp__acc(h, (uint64_t)op->kind | (uint64_t)op->flags << 8 | (uint64_t)op->sid << 32);
     switch (op->kind) {
     case RP_OP_KERNEL:
-        h = rp__acc(h, (uint64_t)(uintptr_t)op->func);
+        h = rp__acc(h, op->fid);
         if (op->nattrs)
             h = rp__acc_bytes(h, op->attrs, op->nattrs * sizeof *op->attrs);
         h = rp__acc(h, op->param_bytes);

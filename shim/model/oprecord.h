@@ -54,6 +54,14 @@ typedef struct rp_op {
                              * a sequence's: this one frees nothing (a matched
                              * op deferred without a copy, replay.c) */
     uint8_t nattrs;         /* kernel: launch attributes (cuLaunchKernelEx), structure */
+    /* What the keys hash in place of handles, so that the same program
+     * gets the same keys, cuts and decisions in every run (pointer values
+     * change from run to run): the stream's and the kernel's numbers in
+     * their context, in order of first sight (0: not known). Handles are
+     * still what comparisons compare. */
+    uint16_t sid;           /* the stream's number (the coordinator's) */
+    uint16_t fid;           /* kernel: its function's number (the recorder's; the
+                             * last number stands for every later one) */
     CUcontext ctx;
     CUstream stream;        /* as the program named it */
     CUevent ev;             /* event ops: the program's event (structure) */
@@ -160,8 +168,11 @@ static inline uint64_t rp__fin(uint64_t h)
     return h ^ (h >> 33);
 }
 
-/* Compute op->skey and op->ckey from the fields. Only the detector needs
- * them (to find a segment in its tables); comparisons never use them. */
+/* Compute op->skey and op->ckey from the fields, the stream and the
+ * function by their numbers (sid, fid), never by handle: the keys, and
+ * whatever is chosen from them (a period's cut, a landmark), are the same
+ * in every run of the same program. Only the detectors and the period use
+ * them (to find a segment, to propose a distance); comparisons never do. */
 void rp__op_keys(rp_op *op);
 /* 1 when the two records have the same structure: what a graph node
  * captured from one cannot be updated away from to stand for the other

@@ -370,6 +370,10 @@ void rp__seg_end(rp_stream *st)
         break;
     }
     rp__count_eager(cs, why, rest);
+    rp__trace("segment of %zu ops from op %llu on stream %p ends (%s): %llu ops %s, %llu diverged",
+              st->learn.nseg, (unsigned long long)st->learn.seg[0].opno, (void *)st->handle,
+              st->learn.cut_by_period ? "period cut" : "boundary", (unsigned long long)rest,
+              rp__eager_reason_names[why], (unsigned long long)diverged);
     rp__seg_clear(st);
     st->learn.cut_by_period = 0;
     rp__learn_sweep(cs);
