@@ -263,6 +263,19 @@ typedef struct rp_stream {
          * the occurrence, when it completes, is launched as the rest of
          * that graph. 0: nothing of the occurrence issued yet. */
         size_t launched;
+        /* Fields a candidate with updates took as volatile at op `k` of
+         * this occurrence, where it differed from the sequence only in
+         * what a node update can carry (match.c, widen): given to the
+         * sequence when it is launched (a part, or the whole), dropped
+         * with the candidate or when the occurrence is resolved otherwise,
+         * so that a step that goes another way widens nothing. */
+#define RP_MAX_WIDEN 16
+        struct rp_widen {
+            rp_seq *s;
+            uint32_t k;
+            uint64_t bits;
+        } wid[RP_MAX_WIDEN];
+        unsigned int nwid;
     } match;
     /* The per-thread stream of another thread cannot be named from here:
      * its deferred work, resolved by another thread, goes to the context's
@@ -352,6 +365,11 @@ struct rp__engine_stats {
                                     could not join them (another context, a destroy...) */
     uint64_t attr_boundaries[RP_ATTR_IDS]; /* launches kept eager for an attribute, by id
                                              (0: more than RP_MAX_ATTRS, or an unknown id) */
+    uint64_t widened_in_match;   /* of `widenings`, fields taken as volatile while an
+                                    occurrence was matched (no eager step for them) */
+    uint64_t func_updates;       /* kernel nodes set to another function (RP_VOL_FUNC) */
+    uint64_t func_updates_refused; /* ... refused by the driver (kernels' functions are
+                                      structure again from then on: rp__func_fixed) */
     uint64_t programmatic_serialization_dropped; /* launches issued into a capture window
                                                     (or on the private stream) without the
                                                     programmatic stream serialization they
@@ -503,6 +521,7 @@ struct rp_engine {
     _Atomic int forked_child;     /* in a child of fork(): touch nothing */
     _Atomic int exiting;          /* from the exit hook on: call no driver */
     _Atomic int exit_armed;
+    _Atomic int func_fixed;       /* the driver refused a kernel node's function update */
     _Atomic uint64_t hits_without_context[RP_BOUND_COUNT];
     /* Report lines of sequences whose graph was dropped. */
     struct rp__seq_info retired[RP_MAX_RETIRED];
@@ -611,6 +630,17 @@ static inline void rp__count_eager(rp_ctxstate *cs, enum rp__eager_reason why, u
 static inline int rp__updates_pay(const rp_ctxstate *cs, size_t n, size_t k)
 {
     return rp__cost_updates_pay(&cs->costs, &rp__eng.cfg.cost, n, k);
+}
+/* The driver refused to set a kernel node to another function (rc): the
+ * rule CUDA 12/13 documents allows it within a context, older
+ * documentation did not (CUDA-FACTS, unverified on a GPU here). Counted,
+ * said once, and from then on no sequence takes a kernel's function as a
+ * field it may update (rp__func_fixed): a kernel that switches is another
+ * structure, as before function updates. */
+void rp__func_update_refused(struct rp_ctxstate *cs, CUresult rc);
+static inline int rp__func_fixed(void)
+{
+    return atomic_load_explicit(&rp__eng.func_fixed, memory_order_relaxed) != 0;
 }
 /* Count `count` calls of `kind` that took `ns`, for the model and the report. */
 void rp__cost_note(rp_ctxstate *cs, enum rp_cost_kind kind, uint64_t ns, uint64_t count);

@@ -120,6 +120,14 @@ int rp__op_same_structure(const rp_op *a, const rp_op *b)
     }
 }
 
+int rp__op_same_node(const rp_op *a, const rp_op *b)
+{
+    if (a->kind != RP_OP_KERNEL)
+        return rp__op_same_structure(a, b);
+    return a->kind == b->kind && a->flags == b->flags && a->ctx == b->ctx &&
+           a->stream == b->stream && rp__op_same_attrs(a, b);
+}
+
 int rp__op_same_geometry(const rp_op *a, const rp_op *b)
 {
     switch (a->kind) {
@@ -273,13 +281,24 @@ static uint64_t kernel_geometry_diff(const rp_op *a, const rp_op *b)
     return m;
 }
 
-uint64_t rp__op_diff(const rp_op *a, const rp_op *b, const rp_param_layout *L, int *ok)
+uint64_t rp__op_diff(const rp_op *a, const rp_op *b, const rp_param_layout *L,
+                     const rp_param_layout *Lb, int *ok)
 {
     uint64_t m = 0;
     *ok = 1;
     switch (a->kind) {
     case RP_OP_KERNEL: {
         m = kernel_geometry_diff(a, b);
+        if (rp__op_other_func(a, b)) {
+            /* Another function: the node is set to it, geometry and
+             * parameters in its own layout, if both layouts are known and
+             * the node carries no attribute (then the attributes are the
+             * same in both: rp__op_same_node). */
+            if (!L || L->total != a->param_bytes || !Lb || Lb->total != b->param_bytes ||
+                rp__op_node_attrs(a))
+                *ok = 0;
+            return m | RP_VOL_FUNC;
+        }
         if (!L || L->total != a->param_bytes || rp__op_node_attrs(a)) {
             /* Without the layout the node cannot be set at all; a kernel
              * whose node carries launch attributes is not set (the node
@@ -327,6 +346,9 @@ int rp__op_match_masked(const rp_op *a, const rp_op *b, uint64_t mask, const rp_
 {
     if (!mask)
         return rp__op_same_content(a, b);
+    if ((mask & RP_VOL_FUNC) && a->kind == RP_OP_KERNEL && rp__op_same_node(a, b) &&
+        rp__op_other_func(a, b))
+        return 1; /* every field of the node is set from `b` */
     if (!rp__op_same_structure(a, b))
         return 0;
     switch (a->kind) {

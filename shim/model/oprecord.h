@@ -111,6 +111,15 @@ typedef struct rp_param_layout {
 #define RP_VOL_BLOCK (1ull << 61) /* kernel: block dimensions */
 #define RP_VOL_SHMEM (1ull << 62) /* kernel: dynamic shared memory bytes */
 #define RP_VOL_BYTES (1ull << 60) /* copy: its size (never a staged one's) */
+/* kernel: its function, and with it the parameters, in the new function's
+ * layout. "All nodeParams fields may change, but [...] the owning context
+ * of the function cannot change" (cuGraphExecKernelNodeSetParams, CUDA
+ * 12/13): a kernel that switches with a pointer's alignment or a length
+ * (vectorized or unrolled elementwise kernels, softmax per power of two,
+ * another gemv) is a node update, not another structure. An op whose
+ * function differs from the sequence's matches whatever its geometry and
+ * parameters: the update sets every field of the node from it. */
+#define RP_VOL_FUNC (1ull << 63)
 
 /* 1 when `op` is a host-to-device copy whose bytes are staged at the call
  * (a pageable source); a pinned source is read by the copy when it runs. */
@@ -181,6 +190,12 @@ void rp__op_keys(rp_op *op);
  * empty). Grid, block, dynamic shared memory and other copy sizes are not
  * structure: they are set on the executable like arguments. */
 int rp__op_same_structure(const rp_op *a, const rp_op *b);
+/* 1 when a graph node captured from `a` may be set to stand for `b`:
+ * their structure but for a kernel's function (and so its parameter size),
+ * which a node update may change (RP_VOL_FUNC): the same kind, entry flags
+ * (a CUfunction stays one, a CUkernel one), context, stream and launch
+ * attributes. The same as rp__op_same_structure for other ops. */
+int rp__op_same_node(const rp_op *a, const rp_op *b);
 /* 1 when the two records (of the same structure) have the same geometry:
  * a kernel's grid, block and dynamic shared memory; a copy's size. */
 int rp__op_same_geometry(const rp_op *a, const rp_op *b);
@@ -188,16 +203,28 @@ int rp__op_same_geometry(const rp_op *a, const rp_op *b);
  * same structure and geometry, same parameter bytes, same addresses and
  * values. */
 int rp__op_same_content(const rp_op *a, const rp_op *b);
-/* The fields in which two records of the same structure differ, as a
- * volatile mask (`L`: the kernel's layout, for kernels). Returns 0 when they
+/* The fields in which two records of the same node (rp__op_same_node)
+ * differ, as a volatile mask (`L`, `Lb`: the kernels' layouts, `a`'s and
+ * `b`'s; `Lb` is read only when the functions differ). Returns 0 when they
  * are equal, and sets *ok to 0 when they differ somewhere a mask cannot say
- * (a parameter from RP_VOL_MAX_PARAMS on, padding, or anything of a kernel
- * whose layout is unknown, or whose graph node carries launch attributes:
- * its node is not set). */
-uint64_t rp__op_diff(const rp_op *a, const rp_op *b, const rp_param_layout *L, int *ok);
+ * (a parameter from RP_VOL_MAX_PARAMS on, padding, anything of a kernel
+ * whose layout is unknown or whose graph node carries launch attributes:
+ * its node is not set; another function where either layout is unknown).
+ * Two kernels of different functions differ in RP_VOL_FUNC and their
+ * geometry; their parameters are not compared (the update sets them all). */
+uint64_t rp__op_diff(const rp_op *a, const rp_op *b, const rp_param_layout *L,
+                     const rp_param_layout *Lb, int *ok);
 /* 1 when `b` may stand in `a`'s place with the fields in `mask` updated:
- * same structure and every field outside the mask exactly equal. */
+ * the same node and every field outside the mask exactly equal; with
+ * RP_VOL_FUNC in the mask, a kernel of another function matches whatever
+ * its geometry and parameters. */
 int rp__op_match_masked(const rp_op *a, const rp_op *b, uint64_t mask, const rp_param_layout *L);
+/* 1 when two kernel records name different functions (so that their
+ * parameters lie in different layouts). */
+static inline int rp__op_other_func(const rp_op *a, const rp_op *b)
+{
+    return a->func != b->func || a->param_bytes != b->param_bytes;
+}
 
 /* 1 for a launch attribute a kernel is recorded with and compared by, but
  * issued without in a capture window (rp__rec_issue): programmatic stream

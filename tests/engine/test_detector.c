@@ -108,14 +108,14 @@ static void a_kernel_geometry_change_is_content_and_a_volatile_field(void **stat
     assert_false(rp__op_same_content(&a, &b));
     rp_param_layout L = {.n = 2, .total = 16, .off = {0, 8}, .size = {8, 4}};
     int ok;
-    assert_int_equal(rp__op_diff(&a, &b, &L, &ok), RP_VOL_GRID | RP_VOL_SHMEM);
+    assert_int_equal(rp__op_diff(&a, &b, &L, &L, &ok), RP_VOL_GRID | RP_VOL_SHMEM);
     assert_true(ok);
     assert_true(rp__op_match_masked(&a, &b, RP_VOL_GRID | RP_VOL_SHMEM, &L));
     assert_false(rp__op_match_masked(&a, &b, RP_VOL_GRID, &L)); /* shmem not volatile */
     b.block[0] = 64;
     assert_false(rp__op_match_masked(&a, &b, RP_VOL_GRID | RP_VOL_SHMEM, &L));
     /* Without the kernel's layout its node cannot be set at all. */
-    rp__op_diff(&a, &b, NULL, &ok);
+    rp__op_diff(&a, &b, NULL, NULL, &ok);
     assert_false(ok);
 }
 
@@ -173,12 +173,12 @@ static void only_a_kernel_whose_node_carries_no_attribute_may_have_volatile_argu
     with_attr(&a, &a1, CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION, 1);
     with_attr(&b, &a2, CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION, 1);
     int ok;
-    assert_int_equal(rp__op_diff(&a, &b, &L, &ok), 2ull); /* parameter 1 */
+    assert_int_equal(rp__op_diff(&a, &b, &L, &L, &ok), 2ull); /* parameter 1 */
     assert_true(ok);
     assert_true(rp__op_match_masked(&a, &b, 2ull, &L));
     with_attr(&a, &c1, CU_LAUNCH_ATTRIBUTE_COOPERATIVE, 1);
     with_attr(&b, &c2, CU_LAUNCH_ATTRIBUTE_COOPERATIVE, 1);
-    rp__op_diff(&a, &b, &L, &ok);
+    rp__op_diff(&a, &b, &L, &L, &ok);
     assert_false(ok);
 }
 
@@ -209,7 +209,7 @@ static void which_sizes_are_structure(void **state)
     assert_true(rp__op_same_structure(&a, &b));
     assert_int_equal(a.skey, b.skey);
     int ok;
-    assert_int_equal(rp__op_diff(&a, &b, NULL, &ok), RP_VOL_BYTES);
+    assert_int_equal(rp__op_diff(&a, &b, NULL, NULL, &ok), RP_VOL_BYTES);
     assert_true(ok);
     assert_true(rp__op_match_masked(&a, &b, RP_VOL_BYTES, NULL));
     assert_false(rp__op_match_masked(&a, &b, RP_VOL_DST, NULL));

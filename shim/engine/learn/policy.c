@@ -213,7 +213,8 @@ static int volatile_fields(rp_ctxstate *cs, const rp_det_entry *e, const rp_op *
     int any = 0;
     for (size_t i = 0; i < e->n; i++) {
         int ok;
-        mask[i] = rp__op_diff(&e->ops[i], &ops[i], rp__rec_layout(cs, &e->ops[i]), &ok);
+        mask[i] = rp__op_diff(&e->ops[i], &ops[i], rp__rec_layout(cs, &e->ops[i]),
+                              rp__rec_layout(cs, &ops[i]), &ok);
         if (!ok)
             return 0;
         any |= mask[i] != 0;
@@ -277,7 +278,8 @@ static size_t inherited_fields(rp_ctxstate *cs, const rp_stream *st, const rp_de
                 break;
             if (rp__op_same_structure(a, b)) {
                 int ok = 1;
-                mask[k] = s->vmask[k] | rp__op_diff(a, b, rp__rec_layout(cs, a), &ok);
+                mask[k] = s->vmask[k] | rp__op_diff(a, b, rp__rec_layout(cs, a),
+                                                    rp__rec_layout(cs, b), &ok);
                 if (!ok)
                     break;
             } else {

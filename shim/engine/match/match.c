@@ -102,7 +102,8 @@ static int defer_push(rp_stream *st, rp_op *op)
 }
 
 /* The stream no longer matches against any of its candidates or its
- * complete match: they are unpinned. */
+ * complete match: they are unpinned, and what they took as volatile for
+ * the occurrence is forgotten. */
 static void unpin_all(rp_stream *st)
 {
     for (size_t i = 0; i < st->match.ncand; i++)
@@ -111,6 +112,83 @@ static void unpin_all(rp_stream *st)
         st->match.complete->pins--;
     st->match.ncand = 0;
     st->match.complete = NULL;
+    st->match.nwid = 0;
+}
+
+/* Forget what candidate `s` took as volatile for the occurrence (it left
+ * the list: it may go before the stream resolves). */
+static void widen_drop(rp_stream *st, const rp_seq *s)
+{
+    unsigned int j = 0;
+    for (unsigned int i = 0; i < st->match.nwid; i++)
+        if (st->match.wid[i].s != s)
+            st->match.wid[j++] = st->match.wid[i];
+    st->match.nwid = j;
+}
+
+/* `s` is about to be launched for this occurrence (a part of it, or the
+ * whole): the fields it took as volatile on the way become its own, so
+ * that the updates bring its nodes to the occurrence's values. */
+static void widen_commit(rp_stream *st, rp_seq *s)
+{
+    for (unsigned int i = 0; i < st->match.nwid; i++) {
+        struct rp_widen *w = &st->match.wid[i];
+        if (w->s != s || (s->vmask[w->k] & w->bits) == w->bits)
+            continue;
+        s->vmask[w->k] |= w->bits;
+        s->ex.widened++;
+        st->cs->counters.widenings++;
+        st->cs->counters.widened_in_match++;
+    }
+    widen_drop(st, s);
+}
+
+/* Kernels of `s` whose function is volatile, with those the stream's
+ * pending widenings add. */
+static size_t func_volatile(const rp_stream *st, const rp_seq *s, size_t *kernels)
+{
+    size_t fv = 0;
+    *kernels = 0;
+    for (size_t k = 0; k < s->det->n; k++) {
+        *kernels += s->det->ops[k].kind == RP_OP_KERNEL;
+        fv += (s->vmask[k] & RP_VOL_FUNC) != 0;
+    }
+    for (unsigned int i = 0; i < st->match.nwid; i++)
+        fv += st->match.wid[i].s == s && (st->match.wid[i].bits & RP_VOL_FUNC) &&
+              !(s->vmask[st->match.wid[i].k] & RP_VOL_FUNC);
+    return fv;
+}
+
+/* Whether candidate `s`, a sequence with updates whose op k differs from
+ * `op`, may take the fields they differ in as volatile for this
+ * occurrence (and, once launched, for good): the widening the learner
+ * would make after an eager step (policy.c), made while matching, so that
+ * the step costs nothing. Only where a node update carries the difference
+ * (the same node: rp__op_same_node; rp__op_diff says every field can be
+ * set), past the first op (a sequence that matched any first op of its
+ * kind would start a match at every one), and, for a kernel whose function
+ * differs, while at most a quarter of the sequence's kernels (at least
+ * one) switch: a step whose kernels are mostly others is another step,
+ * learnt as such. A fork/join sequence is widened only by the learner. */
+static int widen(rp_stream *st, rp_seq *s, size_t k, const rp_op *op)
+{
+    const rp_op *want = &s->det->ops[k];
+    if (!s->vmask || !k || s->fj.multi || st->match.nwid == RP_MAX_WIDEN ||
+        !rp__op_same_node(want, op))
+        return 0;
+    rp_ctxstate *cs = s->cs;
+    int ok;
+    const rp_param_layout *L = s->lay ? s->lay[k] : rp__rec_layout(cs, want);
+    uint64_t bits = rp__op_diff(want, op, L, rp__rec_layout(cs, op), &ok) & ~s->vmask[k];
+    if (!ok || !bits)
+        return 0;
+    if (bits & RP_VOL_FUNC) {
+        size_t kernels, fv = func_volatile(st, s, &kernels);
+        if (rp__func_fixed() || fv + 1 > (kernels / 4 > 1 ? kernels / 4 : 1))
+            return 0;
+    }
+    st->match.wid[st->match.nwid++] = (struct rp_widen){s, (uint32_t)k, bits};
+    return 1;
 }
 
 static void diverged(rp_seq *s, size_t at, const char *why)
@@ -164,6 +242,7 @@ void rp__match_resolve(rp_stream *st, CUstream target, struct rp_resolved *out)
         CUresult after_err = CUDA_SUCCESS;
         rp_vals v = {st->match.def, st->match.borrowed_seq, st->match.borrowed_from,
                      st->match.arena};
+        widen_commit(st, c);
         CUresult rc = rp__seq_replay(st, c, target, &v, done, c->det->n, gen, &failed, &after_err);
         if (after_err != CUDA_SUCCESS)
             out->err = after_err;
@@ -288,6 +367,7 @@ int rp__match_part(rp_stream *st, CUstream target)
     rp__trace("launch ops %zu-%zu of sequence %u (a quiet spot) on stream %p", lo, hi, c->id,
               (void *)target);
     rp__nvtx_push("reprise: part of sequence %u", c->id);
+    widen_commit(st, c);
     CUresult rc = rp__seq_replay(st, c, target, &v, lo, hi, rp__issued(), &failed, &after_err);
     rp__nvtx_pop();
     if (rc != CUDA_SUCCESS) {
@@ -311,6 +391,7 @@ int rp__match_part(rp_stream *st, CUstream target)
             st->match.cand[i]->pins--;
     st->match.cand[0] = c;
     st->match.ncand = 1;
+    st->match.nwid = 0; /* c's are its own now; the others' went with them */
     st->match.launched = hi;
     return 1;
 }
@@ -329,11 +410,12 @@ static void narrow(rp_stream *st, const rp_op *op)
             continue;
         }
         const rp_op *want = &s->det->ops[st->match.ndef];
-        if (!s->broken && seq_match(s, st->match.ndef, op)) {
+        if (!s->broken && (seq_match(s, st->match.ndef, op) || widen(st, s, st->match.ndef, op))) {
             st->match.cand[k++] = s;
             updates_match |= s->vmask != NULL;
             continue;
         }
+        widen_drop(st, s);
         if (!s->broken) {
             int same = rp__op_same_structure(want, op);
             diverged(s, st->match.ndef, same ? "same operation, other arguments, geometry or addresses"
