@@ -211,6 +211,9 @@ typedef struct rp_stream {
         size_t diverged;    /* ops of the segment that were flushed after a divergence */
         unsigned int churn; /* back-off level: warmup x 2^churn for new captures */
         uint64_t boundary_opno; /* opno at the stream's last host boundary */
+        uint64_t bgap[4];   /* ops between its latest host boundaries (those with
+                               ops between them), the latest first */
+        unsigned int nbgap; /* ... how many are known */
         /* With no replay for a while, the stream rests until rest_until
          * (nothing recorded, nothing learnt), for longer each time it rests
          * again in vain. */
@@ -228,8 +231,6 @@ typedef struct rp_stream {
                                its steps start is chosen once a period is learnt */
         uint64_t per_steps; /* the steps its period detector had decided when last
                                counted (rp_period.settled) */
-        uint64_t bphase;    /* where in its step the last host boundary fell, + 1
-                               (0: at a step's start, or not known) */
         uint64_t baligned;  /* the steps its detector had decided (rp_period.settled)
                                when its steps were last made to start at a boundary
                                (+ 1; 0: never) */
