@@ -166,9 +166,14 @@ typedef struct rp_seq {
                                all its work comes after the home stream's earlier work */
         unsigned int nside; /* the other streams it runs ops on ... */
         CUstream side[RP_FJ_STREAMS]; /* ...: idle before a replay, waiting after */
-        CUevent side_first[RP_FJ_STREAMS]; /* the event each one's first op waits on (or NULL) */
-        size_t nexts;       /* the events it waits on recorded outside it: */
-        CUevent *exts;      /* complete (or known to be) before a replay */
+        /* Events are named by the op that names them (an index into its
+         * ops): each occurrence brings its own handles (rp_op.erole), and
+         * a replay reads them from the occurrence's records. */
+        size_t side_first[RP_FJ_STREAMS]; /* the op each one's first op is, when it
+                               waits on an event (else SIZE_MAX) */
+        size_t nexts;       /* the events it waits on recorded outside it (the
+                               first wait on each): */
+        size_t *exts;       /* complete (or known to be) before a replay */
         /* After a replay, its event ops again, in its order, without its
          * work (fj_after): every record, and every wait on an event recorded
          * earlier in it by another stream. The program's streams and events
@@ -177,7 +182,7 @@ typedef struct rp_seq {
          * before it there, each stream's last op its last event op. */
         struct rp_fj_shadow {
             CUstream stream;
-            CUevent ev;
+            size_t at;      /* the op: its event is the occurrence's */
             int record;     /* 1: a record, 0: a wait */
         } *shadow;
         size_t nshadow;
@@ -490,6 +495,9 @@ struct rp__seq_info {
  * stream has the same trace.epoch; check under that context's lock). */
 typedef struct rp_evinfo {
     unsigned int flags;
+    uint32_t serial;        /* its number among the events created (never 0): a
+                               handle destroyed and given out again is another
+                               event (rp_op.eser) */
     CUcontext ctx;
     struct rp_ctxstate *live_cs;
     rp_stream *live_home;
@@ -535,6 +543,7 @@ struct rp_engine {
         rp_evinfo info;
     } ev_slots[RP_EV_SLOTS];
     size_t ev_used;               /* live entries and tombstones */
+    uint32_t ev_serial;           /* the events created so far (rp_evinfo.serial) */
     pthread_mutex_t ev_lock;
     /* CUkernel handles the program obtained (rec/recorder.c): written under
      * kernels_lock, read without (slots only go from empty to a handle). */

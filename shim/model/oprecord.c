@@ -78,7 +78,9 @@ void rp__op_keys(rp_op *op)
         break;
     case RP_OP_EVREC:
     case RP_OP_EVWAIT:
-        op->skey = op->ckey = rp__fin(rp__acc(h, (uint64_t)(uintptr_t)op->ev));
+        /* By kind and stream: which event is a role in its list (erole,
+         * compared exactly), not a handle. */
+        op->skey = op->ckey = rp__fin(h);
         break;
     case RP_OP_MEMSET:
         h = rp__acc(h, (uint64_t)op->bytes);
@@ -109,7 +111,7 @@ int rp__op_same_structure(const rp_op *a, const rp_op *b)
         return a->func == b->func && a->param_bytes == b->param_bytes && rp__op_same_attrs(a, b);
     case RP_OP_EVREC:
     case RP_OP_EVWAIT:
-        return a->ev == b->ev;
+        return a->erole == b->erole;
     case RP_OP_MEMSET:
         /* The strict reading of the driver's rule: a 1-D memset node's
          * width may change only "opportunistically" (docs/engine.md). */
@@ -118,6 +120,36 @@ int rp__op_same_structure(const rp_op *a, const rp_op *b)
         return copy_size_is_identity(a) == copy_size_is_identity(b) &&
                (!copy_size_is_identity(a) || a->bytes == b->bytes);
     }
+}
+
+void rp__op_roles(rp_op *ops, size_t n)
+{
+    uint32_t seen[64];
+    uint32_t nseen = 0;
+    for (size_t i = 0; i < n; i++) {
+        rp_op *op = &ops[i];
+        if (!rp__op_is_event(op->kind))
+            continue;
+        uint32_t r = 0;
+        while (r < nseen && seen[r] != op->eser)
+            r++;
+        if (r == nseen && nseen < 64)
+            seen[nseen++] = op->eser;
+        op->erole = r + 1;
+    }
+}
+
+uint32_t rp__op_role_after(const rp_op *ops, size_t n, uint32_t eser)
+{
+    uint32_t roles = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (!rp__op_is_event(ops[i].kind))
+            continue;
+        if (ops[i].eser == eser)
+            return ops[i].erole;
+        roles = ops[i].erole > roles ? ops[i].erole : roles;
+    }
+    return roles < 65 ? roles + 1 : 65;
 }
 
 int rp__op_same_node(const rp_op *a, const rp_op *b)

@@ -83,6 +83,16 @@ typedef struct rp_op {
     /* keys, filled by rp__op_keys */
     uint64_t skey, ckey;
     uint64_t opno;          /* its position among its stream's capturable ops */
+    /* Event ops: which event, not by handle but by role. A framework makes a
+     * fresh event for each step (PyTorch's wait_stream), so a handle is not
+     * structure; the pattern is: which ops name the same event. `eser`
+     * tells events apart (a handle destroyed and given out again is another
+     * event); `erole` is the order in which the event first appears among
+     * the event ops of the list the op is in (a sequence, an occurrence
+     * being matched, a segment), from 1: two lists whose roles are equal op
+     * by op name their events alike, whatever the handles. */
+    uint32_t eser;          /* the event's serial number (0: not known) */
+    uint32_t erole;         /* its role in its list (rp__op_roles) */
 } rp_op;
 
 #define RP_MAX_ATTRS 8 /* launch attributes kept per kernel record */
@@ -176,6 +186,17 @@ static inline uint64_t rp__fin(uint64_t h)
     h *= 0xc4ceb9fe1a85ec53ull;
     return h ^ (h >> 33);
 }
+
+/* Number the roles of the event ops among ops[0..n) (rp_op.erole): the
+ * order in which each event (by serial number) first appears, from 1.
+ * Events past the 64th distinct one share role 64 + 1 (they then compare
+ * equal by role only where their serials' order agrees: never wrongly
+ * merged, as the serial of each occurrence is what a replay uses). */
+void rp__op_roles(rp_op *ops, size_t n);
+/* The role an event op with serial `eser` takes after ops[0..n) (whose
+ * roles are numbered): that of the first op naming the same event, or the
+ * next one. */
+uint32_t rp__op_role_after(const rp_op *ops, size_t n, uint32_t eser);
 
 /* Compute op->skey and op->ckey from the fields, the stream and the
  * function by their numbers (sid, fid), never by handle: the keys, and

@@ -118,7 +118,7 @@ static CUresult event_op(rp_op_kind kind, CUevent e, CUstream s, unsigned int fl
             rp__info("stream %p waits on an event of another context: the work on both sides "
                      "is replayed in its own context, never as one graph", (void *)s);
     }
-    rp_op op = {.kind = kind, .ev = e, .entry = (uint16_t)entry};
+    rp_op op = {.kind = kind, .ev = e, .entry = (uint16_t)entry, .eser = info.serial};
     CUresult out;
     if (rp__capturable_locked(cs, s, ptsz, &op, &st, &out))
         return rp__first_error(pre, out);

@@ -363,7 +363,10 @@ void rp__seg_end(rp_stream *st)
         st->learn.cut_by_period = 0;
         return;
     }
-    /* The records' keys were computed when they were recorded. */
+    /* The records' keys were computed when they were recorded; their
+     * events' roles are numbered in the segment now (a piece of one that
+     * a period cut numbers its own). */
+    rp__op_roles(st->learn.seg, st->learn.nseg);
     rp_det_entry *e = NULL;
     enum rp__eager_reason why = RP_EAGER_WARMING_UP;
     rp_det_verdict verdict = rp__det_observe(&cs->det, st->learn.seg, st->learn.nseg, &e);

@@ -456,9 +456,11 @@ static void note_complete(rp_stream *st)
     st->match.ncand = k;
 }
 
-enum rp_offer rp__match_offer(rp_stream *st, const rp_op *op)
+enum rp_offer rp__match_offer(rp_stream *st, rp_op *op)
 {
     write_down(st);
+    if (rp__op_is_event(op->kind)) /* which event it is in this occurrence */
+        op->erole = rp__op_role_after(st->match.def, st->match.ndef, op->eser);
     if (st->match.ndef) {
         narrow(st, op);
         /* Divergence (or a complete match followed by an op that no

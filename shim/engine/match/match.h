@@ -43,8 +43,9 @@ enum rp_offer {
     RP_OFFER_COMPLETE, /* (rp__match_defer) deferred, and a sequence matched in full */
 };
 /* Offer a recorded capturable op to the matcher of `st`: narrows the
- * candidates (or, with nothing pending, finds them). */
-enum rp_offer rp__match_offer(rp_stream *st, const rp_op *op);
+ * candidates (or, with nothing pending, finds them). An event op gets its
+ * role in the occurrence first (rp_op.erole). */
+enum rp_offer rp__match_offer(rp_stream *st, rp_op *op);
 /* Defer `op` after rp__match_offer said MATCHES: DEFERRED, COMPLETE (resolve
  * now), or RESOLVE when it cannot be kept (memory; the op is left to the
  * caller, to issue eagerly after resolving). */

@@ -86,6 +86,9 @@ void rp__ev_created(CUevent e, unsigned int flags, CUcontext ctx)
         s->e = e;
         s->info.flags = flags;
         s->info.ctx = ctx;
+        if (++rp__eng.ev_serial == 0)
+            rp__eng.ev_serial = 1;
+        s->info.serial = rp__eng.ev_serial;
     }
     pthread_mutex_unlock(&ev_lock);
 }
@@ -156,5 +159,6 @@ void rp__ev_forget_all(void)
     pthread_mutex_lock(&ev_lock);
     memset(slots, 0, sizeof slots);
     used = 0;
+    rp__eng.ev_serial = 0;
     pthread_mutex_unlock(&ev_lock);
 }

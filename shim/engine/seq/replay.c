@@ -30,7 +30,7 @@ CUresult rp__seq_replay(rp_stream *st, rp_seq *s, CUstream target, const rp_vals
     if (NEVER(!whole && (s->fj.multi || !rp__exec_parts(s))))
         return CUDA_ERROR_NOT_SUPPORTED; /* rp__match_part asks rp__exec_parts first */
     if (s->fj.multi) { /* first: nothing below is done for a replay not made */
-        CUresult rc = rp__fj_ready(st, s, target, gen);
+        CUresult rc = rp__fj_ready(st, s, v, target, gen);
         if (rc != CUDA_SUCCESS) {
             *what = RP_STEP_ORDER;
             return rc;
@@ -89,7 +89,7 @@ CUresult rp__seq_replay(rp_stream *st, rp_seq *s, CUstream target, const rp_vals
     if (s->fj.multi) {
         /* The graph ran: an error here is the program's to see, not a
          * reason to run the ops again. */
-        CUresult arc = rp__fj_after(st, s, target, gen + 1);
+        CUresult arc = rp__fj_after(st, s, v, target, gen + 1);
         if (arc != CUDA_SUCCESS)
             *after_err = arc;
     }

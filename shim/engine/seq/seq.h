@@ -122,7 +122,7 @@ int rp__ops_rooted(const rp_op *ops, size_t n, size_t start, CUstream home);
 typedef struct rp_fj_plan {
     unsigned char *on;
     size_t *evx;
-    CUevent prog_ev[RP_FJ_EVENTS]; /* the program's events, by private index */
+    uint32_t prog_role[RP_FJ_EVENTS]; /* the program's events (roles), by private index */
     size_t nev;
 } rp_fj_plan;
 /* Map the sequence's streams and events; note on `s` what its replays need
@@ -149,8 +149,10 @@ CUresult rp__fj_event_op(rp_ctxstate *cs, const rp_op *op, CUstream on, size_t e
  * CUDA_ERROR_NOT_READY, or the driver's error). After it: the streams and
  * events as the step left them (its shadow). `gen` as for rp__seq_replay;
  * rp__fj_after's is what rp__issued will be once the resolution is over. */
-CUresult rp__fj_ready(rp_stream *st, const rp_seq *s, CUstream target, uint64_t gen);
-CUresult rp__fj_after(rp_stream *st, const rp_seq *s, CUstream target, uint64_t gen);
+CUresult rp__fj_ready(rp_stream *st, const rp_seq *s, const rp_vals *v, CUstream target,
+                      uint64_t gen);
+CUresult rp__fj_after(rp_stream *st, const rp_seq *s, const rp_vals *v, CUstream target,
+                      uint64_t gen);
 /* What a flush of `st`'s trace left last on each of its streams, followed
  * op by op (rp__fj_track), so that the streams it leaves ordered before
  * the home stream's end are known for the next replay (rp__fj_tracked). */
