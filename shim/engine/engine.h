@@ -154,8 +154,22 @@ typedef struct rp_seq {
         size_t ptotal;      /* ... and the arena's size for this sequence */
     } match;
     int first_unique;       /* no other sequence of its home begins with its first
-                               op's kernel: the fast path may begin a match
-                               (reckoned by the sequence table, seq/) */
+                               op's kernel (nor has it among its forms at op 0):
+                               the fast path may begin a match (reckoned by the
+                               sequence table, seq/) */
+    /* The other functions its kernels were seen with where their function
+     * is volatile (RP_VOL_FUNC): the forms a kernel switches between (an
+     * elementwise kernel vectorized or unrolled by its pointers' alignment,
+     * a softmax per length bucket). An op matches with its own function or
+     * one of these: at op 0 only so (a sequence whose first kernel matched
+     * any function would begin a match at every launch); past it a new one
+     * is taken while matching (match.c, widen) or by the learner. */
+#define RP_SEQ_FORMS 16
+    struct rp_form {
+        uint32_t k;
+        CUfunction f;
+    } forms[RP_SEQ_FORMS];
+    unsigned int nforms;
     unsigned int pins;      /* streams whose candidates or complete match it is
                                (the matcher's count): while any, it stays */
     /* Fork/join (a sequence with event ops or ops of other streams; seq/forkjoin.c). */
@@ -280,6 +294,7 @@ typedef struct rp_stream {
             rp_seq *s;
             uint32_t k;
             uint64_t bits;
+            CUfunction form; /* a function op k takes that `s` did not know (or NULL) */
         } wid[RP_MAX_WIDEN];
         unsigned int nwid;
     } match;
@@ -373,6 +388,8 @@ struct rp__engine_stats {
                                              (0: more than RP_MAX_ATTRS, or an unknown id) */
     uint64_t widened_in_match;   /* of `widenings`, fields taken as volatile while an
                                     occurrence was matched (no eager step for them) */
+    uint64_t func_forms;         /* functions a sequence's kernel was taken to switch to
+                                    (rp_seq.forms) */
     uint64_t func_updates;       /* kernel nodes set to another function (RP_VOL_FUNC) */
     uint64_t func_updates_refused; /* ... refused by the driver (kernels' functions are
                                       structure again from then on: rp__func_fixed) */

@@ -209,6 +209,7 @@ static void write_counters(struct out *o, const struct rp__engine_stats *e, uint
     out_key_u64(o, sep, "too_many_updates", e->too_many_updates);
     out_key_u64(o, sep, "widenings", e->widenings);
     out_key_u64(o, sep, "widened_in_match", e->widened_in_match);
+    out_key_u64(o, sep, "func_forms", e->func_forms);
     out_key_u64(o, sep, "func_updates", e->func_updates);
     out_key_u64(o, sep, "func_updates_refused", e->func_updates_refused);
     out_key_u64(o, sep, "instantiates", e->instantiates);

@@ -184,6 +184,12 @@ int rp__learn_next(rp_stream *st, rp_op *op)
     return cut;
 }
 
+void rp__learn_realign(rp_stream *st, uint64_t pos)
+{
+    if (st->learn.per && st->learn.per->step)
+        rp__period_align(st->learn.per, pos);
+}
+
 void rp__learn_cut(rp_stream *st)
 {
     if (st->learn.nseg) {

@@ -133,7 +133,11 @@ static void widen_commit(rp_stream *st, rp_seq *s)
 {
     for (unsigned int i = 0; i < st->match.nwid; i++) {
         struct rp_widen *w = &st->match.wid[i];
-        if (w->s != s || (s->vmask[w->k] & w->bits) == w->bits)
+        if (w->s != s)
+            continue;
+        if (w->form && rp__seq_add_form(s, w->k, w->form) == 0)
+            st->cs->counters.func_forms++;
+        if ((s->vmask[w->k] & w->bits) == w->bits)
             continue;
         s->vmask[w->k] |= w->bits;
         s->ex.widened++;
@@ -179,15 +183,20 @@ static int widen(rp_stream *st, rp_seq *s, size_t k, const rp_op *op)
     rp_ctxstate *cs = s->cs;
     int ok;
     const rp_param_layout *L = s->lay ? s->lay[k] : rp__rec_layout(cs, want);
-    uint64_t bits = rp__op_diff(want, op, L, rp__rec_layout(cs, op), &ok) & ~s->vmask[k];
-    if (!ok || !bits)
+    uint64_t diff = rp__op_diff(want, op, L, rp__rec_layout(cs, op), &ok);
+    uint64_t bits = diff & ~s->vmask[k];
+    CUfunction form = (diff & RP_VOL_FUNC) && !rp__seq_form_known(s, k, op->func) ? op->func : NULL;
+    if (!ok || (!bits && !form))
         return 0;
-    if (bits & RP_VOL_FUNC) {
-        size_t kernels, fv = func_volatile(st, s, &kernels);
-        if (rp__func_fixed() || fv + 1 > (kernels / 4 > 1 ? kernels / 4 : 1))
+    if (form) {
+        size_t kernels, fv = func_volatile(st, s, &kernels), forms = s->nforms;
+        for (unsigned int i = 0; i < st->match.nwid; i++)
+            forms += st->match.wid[i].s == s && st->match.wid[i].form;
+        if (rp__func_fixed() || forms == RP_SEQ_FORMS ||
+            ((bits & RP_VOL_FUNC) && fv + 1 > (kernels / 4 > 1 ? kernels / 4 : 1)))
             return 0;
     }
-    st->match.wid[st->match.nwid++] = (struct rp_widen){s, (uint32_t)k, bits};
+    st->match.wid[st->match.nwid++] = (struct rp_widen){s, (uint32_t)k, bits, form};
     return 1;
 }
 
@@ -205,6 +214,9 @@ static int seq_match(const rp_seq *s, size_t k, const rp_op *op)
     const rp_op *want = &s->det->ops[k];
     if (!s->vmask || !s->vmask[k])
         return rp__op_same_content(want, op);
+    if ((s->vmask[k] & RP_VOL_FUNC) && op->kind == RP_OP_KERNEL &&
+        !rp__seq_form_known(s, k, op->func))
+        return 0; /* a function it was not seen with: only widen() takes it */
     return rp__op_match_masked(want, op, s->vmask[k],
                                s->lay ? s->lay[k] : rp__rec_layout(s->cs, want));
 }

@@ -86,6 +86,23 @@ rp_op *rp__exec_held_values(const rp_det_entry *e);
 /* Free such values (n ops; those never filled own nothing). */
 void rp__exec_held_free(rp_op *held, size_t n);
 
+/* ---- seqs.c: forms --------------------------------------------------------------- */
+
+/* 1 when op k of `s` may be a launch of `f`: its own function, or a form
+ * it was seen with where its function is volatile (rp_seq.forms). */
+static inline int rp__seq_form_known(const rp_seq *s, size_t k, CUfunction f)
+{
+    if (s->det->ops[k].func == f)
+        return 1;
+    for (unsigned int i = 0; i < s->nforms; i++)
+        if (s->forms[i].k == k && s->forms[i].f == f)
+            return 1;
+    return 0;
+}
+/* Add `f` to the forms of op k of `s` (its function volatile). Returns 0,
+ * or -1 when its table is full (nothing changed). */
+int rp__seq_add_form(rp_seq *s, size_t k, CUfunction f);
+
 /* ---- replay.c ------------------------------------------------------------------ */
 
 /* What a replay that was not made failed at. */
