@@ -187,7 +187,12 @@ typedef struct rp_seq {
                                waits on an event (else SIZE_MAX) */
         size_t nexts;       /* the events it waits on recorded outside it (the
                                first wait on each): */
-        size_t *exts;       /* complete (or known to be) before a replay */
+        size_t *exts;       /* complete (or known to be) before a replay, but: */
+        size_t npre;        /* the first `npre` of them, in a sequence of one stream,
+                               are waited on before any of its work: the program's
+                               wait is issued on the target before the graph launch
+                               (the same order as eagerly; PyTorch's wait_stream on
+                               the side stream that copied the next batch) */
         /* After a replay, its event ops again, in its order, without its
          * work (fj_after): every record, and every wait on an event recorded
          * earlier in it by another stream. The program's streams and events
@@ -289,6 +294,13 @@ typedef struct rp_stream {
          * sequence when it is launched (a part, or the whole), dropped
          * with the candidate or when the occurrence is resolved otherwise,
          * so that a step that goes another way widens nothing. */
+        /* Events the program destroyed while an op it holds names them
+         * (match.c, rp__match_defer_destroy): destroyed once that op is
+         * issued (a replay's shadow or a flush), with the stream's next
+         * resolution. A destroy is asynchronous ("resources will be
+         * released asynchronously"): the program sees no difference. */
+        CUevent dtor[RP_FJ_EVENTS];
+        unsigned int ndtor;
 #define RP_MAX_WIDEN 16
         struct rp_widen {
             rp_seq *s;
@@ -519,6 +531,8 @@ typedef struct rp_evinfo {
     struct rp_ctxstate *live_cs;
     rp_stream *live_home;
     uint64_t live_epoch;
+    unsigned int held_polls;/* queries answered "not ready" while a trace held its
+                               record, in a row (coord/event.c) */
     uint64_t after_gen;     /* its last record was a replay's, on after_home, if */
     CUstream after_home;    /* rp__issued is still after_gen (see rp_stream) */
 } rp_evinfo;

@@ -288,23 +288,41 @@ static int maybe_rest(rp_stream *st)
 /* A fork/join run's period was just accepted: its steps start where a step
  * is rooted, if some start makes it so (a step cut inside a side stream's
  * part would depend on the step before, and its graph could be launched
- * only when that side stream is idle: replay.c, fj_ready). Needs the last
- * period's ops recorded in a row; tried again with each op until then. */
+ * only when that side stream is idle: replay.c, fj_ready). Each start is
+ * tried on the ops that follow it in the stream, a whole period of them
+ * (events are told apart by serial: a framework's fresh event each step is
+ * recorded in one period and waited on in the next, so the two periods'
+ * ops are needed, not one turned round). Needs the last two periods' ops
+ * recorded in a row; tried again with each op until then. */
 static void align_fork_join(rp_stream *st)
 {
     uint64_t d = st->learn.per->step;
-    if (!d || d > st->learn.nseg)
+    if (!d || 2 * d > st->learn.nseg)
         return;
-    const rp_op *ops = &st->learn.seg[st->learn.nseg - d];
-    if (ops[d - 1].opno - ops[0].opno != d - 1)
+    const rp_op *ops = &st->learn.seg[st->learn.nseg - 2 * d];
+    if (ops[2 * d - 1].opno - ops[0].opno != 2 * d - 1)
         return;
     st->learn.per_align = 0;
+    /* Of the rooted starts, the one whose step waits on the fewest events
+     * recorded outside it (a replay needs those complete, or known to be). */
+    size_t best = SIZE_MAX, best_ext = SIZE_MAX;
     for (size_t j = 0; j < d; j++) {
-        if (ops[j].stream == st->handle && rp__ops_rooted(ops, d, j, st->handle)) {
-            rp__period_align(st->learn.per, ops[j].opno);
-            return;
+        if (ops[j].stream != st->handle || !rp__ops_rooted(ops + j, d, 0, st->handle))
+            continue;
+        size_t ext = 0;
+        for (size_t k = j; k < j + d; k++) {
+            if (ops[k].kind != RP_OP_EVWAIT)
+                continue;
+            size_t r = j;
+            while (r < k && !(ops[r].kind == RP_OP_EVREC && ops[r].eser == ops[k].eser))
+                r++;
+            ext += r == k;
         }
+        if (ext < best_ext)
+            best = j, best_ext = ext;
     }
+    if (best != SIZE_MAX)
+        rp__period_align(st->learn.per, ops[best].opno);
 }
 
 void rp__seg_append(rp_stream *st, rp_op *op, enum rp__eager_reason pending)

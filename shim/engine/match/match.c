@@ -200,6 +200,14 @@ static int widen(rp_stream *st, rp_seq *s, size_t k, const rp_op *op)
     return 1;
 }
 
+/* The destroys that waited for the ops of this resolution, now issued. */
+static void destroy_deferred(rp_stream *st)
+{
+    for (unsigned int i = 0; i < st->match.ndtor; i++)
+        rp__eng.drv->cuEventDestroy_v2(st->match.dtor[i]);
+    st->match.ndtor = 0;
+}
+
 static void diverged(rp_seq *s, size_t at, const char *why)
 {
     s->divergences++;
@@ -230,6 +238,7 @@ void rp__match_resolve(rp_stream *st, CUstream target, struct rp_resolved *out)
     out->err = CUDA_SUCCESS;
     if (st->match.ndef == 0) {
         unpin_all(st); /* candidates found for an op that was not deferred */
+        destroy_deferred(st);
         return;
     }
     /* Ops the fast path deferred are written down only if they are flushed
@@ -357,6 +366,7 @@ void rp__match_resolve(rp_stream *st, CUstream target, struct rp_resolved *out)
     out->nflushed = kept;
     st->match.ndef = 0;
     unpin_all(st);
+    destroy_deferred(st);
 }
 
 int rp__match_part(rp_stream *st, CUstream target)
@@ -583,6 +593,26 @@ int rp__match_masked(rp_stream *st, const rp_seq *s, size_t k, const rp_launch *
     return s->match.poff && arena_room(st, s) == 0 && match_masked(st, s, k, l);
 }
 
+int rp__match_holds_event(const rp_stream *st, uint32_t eser)
+{
+    int held = 0;
+    size_t written = st->match.borrowed_seq ? st->match.borrowed_from : st->match.ndef;
+    for (size_t i = 0; i < written; i++) { /* event ops are always written */
+        const rp_op *op = &st->match.def[i];
+        if (rp__op_is_event(op->kind) && op->eser == eser)
+            held = op->kind == RP_OP_EVREC ? 2 : 1;
+    }
+    return held;
+}
+
+int rp__match_defer_destroy(rp_stream *st, CUevent e)
+{
+    if (st->match.ndtor == RP_FJ_EVENTS)
+        return -1;
+    st->match.dtor[st->match.ndtor++] = e;
+    return 0;
+}
+
 void rp__match_cancel(rp_stream *st)
 {
     unpin_all(st);
@@ -596,6 +626,7 @@ void rp__match_stream_free(rp_stream *st)
             rp__ev_deferred_add(-1);
         rp__op_free(&st->match.def[i]); /* the fast path's unwritten ones own nothing */
     }
+    destroy_deferred(st); /* the ops that named them go with the record */
     free(st->match.def);
     free(st->match.arena);
     memset(&st->match, 0, sizeof st->match);

@@ -116,6 +116,15 @@ int rp__ev_get(CUevent e, rp_evinfo *out)
     return s != NULL;
 }
 
+unsigned int rp__ev_polled(CUevent e)
+{
+    pthread_mutex_lock(&ev_lock);
+    ev_slot *s = find(e);
+    unsigned int n = s ? s->info.held_polls++ : 0;
+    pthread_mutex_unlock(&ev_lock);
+    return n;
+}
+
 int rp__ev_touched(CUevent e, rp_ctxstate *cs, rp_stream *home)
 {
     pthread_mutex_lock(&ev_lock);
@@ -125,6 +134,7 @@ int rp__ev_touched(CUevent e, rp_ctxstate *cs, rp_stream *home)
         s->info.live_cs = cs;
         s->info.live_home = home;
         s->info.live_epoch = home->trace.epoch;
+        s->info.held_polls = 0;
     }
     pthread_mutex_unlock(&ev_lock);
     return ok;

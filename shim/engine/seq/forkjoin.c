@@ -66,6 +66,10 @@ int rp__fj_plan(rp_seq *s, const rp_det_entry *e, rp_fj_plan *p)
     if (!p->on || !p->evx || !s->fj.exts || !s->fj.shadow)
         return -1;
     CUstream last_rec_on[RP_FJ_EVENTS]; /* where each event was last recorded so far */
+    int work_before = 0; /* an op that is not an event op came already */
+    int one_stream = 1;
+    for (size_t i = 0; i < e->n; i++)
+        one_stream &= e->ops[i].stream == s->home;
     for (size_t i = 0; i < e->n; i++) {
         const rp_op *op = &e->ops[i];
         p->evx[i] = SIZE_MAX;
@@ -81,8 +85,10 @@ int rp__fj_plan(rp_seq *s, const rp_det_entry *e, rp_fj_plan *p)
             }
             p->on[i] = (unsigned char)(k + 1);
         }
-        if (!rp__op_is_event(op->kind))
+        if (!rp__op_is_event(op->kind)) {
+            work_before = 1;
             continue;
+        }
         size_t j = 0;
         while (j < p->nev && p->prog_role[j] != op->erole)
             j++;
@@ -103,8 +109,11 @@ int rp__fj_plan(rp_seq *s, const rp_det_entry *e, rp_fj_plan *p)
             size_t k = 0;
             while (k < s->fj.nexts && e->ops[s->fj.exts[k]].erole != op->erole)
                 k++;
-            if (k == s->fj.nexts)
+            if (k == s->fj.nexts) {
+                if (one_stream && !work_before && s->fj.npre == s->fj.nexts)
+                    s->fj.npre++; /* waited on before any work: before the launch */
                 s->fj.exts[s->fj.nexts++] = i;
+            }
         }
     }
     s->fj.rooted = rp__ops_rooted(e->ops, e->n, 0, s->home);
@@ -249,18 +258,28 @@ CUresult rp__fj_ready(rp_stream *st, const rp_seq *s, const rp_vals *v, CUstream
     }
     if (!home_ok)
         rc = D->cuStreamQuery(target);
+    if (rc != CUDA_SUCCESS)
+        rp__trace("fork/join sequence %u not replayed: its home stream is busy", s->id);
     for (unsigned int i = 0; i < s->fj.nside && rc == CUDA_SUCCESS; i++) {
         rp_stream *x = rp__stream_find(cs, s->fj.side[i]);
         /* A side stream's ops wait, eagerly, for the legacy stream's work
          * before them when it is a blocking stream, and only then; in the
          * graph they wait as the home stream's launch does: the two must
-         * agree. */
-        if (!x || x->blocking != st->blocking)
+         * agree, but where the home is the legacy stream itself. Its graph
+         * waits for the legacy stream's work and every blocking stream's,
+         * and a non-blocking side stream's ops in it do too: a stricter
+         * order than eagerly (it waited only for what its events said),
+         * the same results; the side stream itself must be idle or known
+         * clean before the launch, as any side stream. */
+        if (!x || (x->blocking != st->blocking && !st->legacy))
             rc = CUDA_ERROR_NOT_READY;
         else if (!fj_clean(x, gen, target))
             rc = D->cuStreamQuery(s->fj.side[i]);
+        if (rc != CUDA_SUCCESS)
+            rp__trace("fork/join sequence %u not replayed: side stream %p is busy (gen %llu, its %llu, home %p/%p)", s->id,
+                      (void *)s->fj.side[i], (unsigned long long)gen, x ? (unsigned long long)x->fj.after_gen : 0ull, x ? (void*)x->fj.after_home : NULL, (void*)target);
     }
-    for (size_t i = 0; i < s->fj.nexts && rc == CUDA_SUCCESS; i++) {
+    for (size_t i = s->fj.npre; i < s->fj.nexts && rc == CUDA_SUCCESS; i++) {
         rp_evinfo ei;
         CUevent ev = v->def[s->fj.exts[i]].ev; /* the occurrence's */
         /* Recorded last by the home stream (its flushed work ended with
@@ -269,6 +288,9 @@ CUresult rp__fj_ready(rp_stream *st, const rp_seq *s, const rp_vals *v, CUstream
             continue;
         if (!rp__ev_get(ev, &ei) || ei.after_gen != gen || ei.after_home != target)
             rc = D->cuEventQuery(ev);
+        if (rc != CUDA_SUCCESS)
+            rp__trace("fork/join sequence %u not replayed: event %p it waits on is not complete",
+                      s->id, (void *)ev);
     }
     return rc;
 }
@@ -288,6 +310,14 @@ CUresult rp__fj_ready(rp_stream *st, const rp_seq *s, const rp_vals *v, CUstream
  * rp__issued will be once this resolution is over if nothing else is
  * issued meanwhile (the streams, and the events recorded on `target`, are
  * then clean for the next replay: fj_ready). Returns the first error. */
+CUresult rp__fj_before(const rp_seq *s, const rp_vals *v, CUstream target)
+{
+    CUresult rc = CUDA_SUCCESS;
+    for (size_t i = 0; i < s->fj.npre && rc == CUDA_SUCCESS; i++)
+        rc = rp__eng.drv->cuStreamWaitEvent(target, v->def[s->fj.exts[i]].ev, 0);
+    return rc;
+}
+
 CUresult rp__fj_after(rp_stream *st, const rp_seq *s, const rp_vals *v, CUstream target,
                       uint64_t gen)
 {

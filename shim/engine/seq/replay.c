@@ -70,6 +70,11 @@ CUresult rp__seq_replay(rp_stream *st, rp_seq *s, CUstream target, const rp_vals
             return rc;
         }
     }
+    if (s->fj.npre) {
+        CUresult rc = rp__fj_before(s, v, target);
+        if (rc != CUDA_SUCCESS)
+            return rc;
+    }
     /* One graph launch of a whole occurrence in 8 is timed for the cost
      * model. */
     uint64_t t0 = whole && rp__eng.cfg.cost.model && !(s->replays & 7) ? rp__cost_now() : 0;

@@ -170,6 +170,11 @@ CUresult rp__fj_ready(rp_stream *st, const rp_seq *s, const rp_vals *v, CUstream
                       uint64_t gen);
 CUresult rp__fj_after(rp_stream *st, const rp_seq *s, const rp_vals *v, CUstream target,
                       uint64_t gen);
+/* Right before its launch: the waits on outside events that come before
+ * any of its work (rp_seq.fj.npre), issued on `target` with the
+ * occurrence's events. Returns the driver's error (nothing launched then:
+ * the waits issued are an order the ops eagerly had anyway). */
+CUresult rp__fj_before(const rp_seq *s, const rp_vals *v, CUstream target);
 /* What a flush of `st`'s trace left last on each of its streams, followed
  * op by op (rp__fj_track), so that the streams it leaves ordered before
  * the home stream's end are known for the next replay (rp__fj_tracked). */
