@@ -35,6 +35,15 @@ uint64_t rp__bound_hits_without_context(enum rp__bound b)
     return atomic_load_explicit(&rp__eng.hits_without_context[b], memory_order_relaxed);
 }
 
+void rp__func_update_refused(rp_ctxstate *cs, CUresult rc)
+{
+    cs->counters.func_updates_refused++;
+    if (!atomic_exchange(&rp__eng.func_fixed, 1))
+        rp__warn("the driver refused to set a graph's kernel node to another function "
+                 "(CUresult %d): kernels whose function switches are new structure from now on, "
+                 "not node updates (counted in func_updates_refused)", (int)rc);
+}
+
 void rp__cost_note(rp_ctxstate *cs, enum rp_cost_kind kind, uint64_t ns, uint64_t count)
 {
     if (!count)

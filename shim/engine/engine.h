@@ -21,6 +21,7 @@
 #include <pthread.h>
 
 #include "cost.h"
+#include "counters.h"
 #include "detector.h"
 #include "explain.h"
 #include "lifecycle.h"
@@ -152,8 +153,22 @@ typedef struct rp_seq {
         size_t ptotal;      /* ... and the arena's size for this sequence */
     } match;
     int first_unique;       /* no other sequence of its home begins with its first
-                               op's kernel: the fast path may begin a match
-                               (reckoned by the sequence table, seq/) */
+                               op's kernel (nor has it among its forms at op 0):
+                               the fast path may begin a match (reckoned by the
+                               sequence table, seq/) */
+    /* The other functions its kernels were seen with where their function
+     * is volatile (RP_VOL_FUNC): the forms a kernel switches between (an
+     * elementwise kernel vectorized or unrolled by its pointers' alignment,
+     * a softmax per length bucket). An op matches with its own function or
+     * one of these: at op 0 only so (a sequence whose first kernel matched
+     * any function would begin a match at every launch); past it a new one
+     * is taken while matching (match.c, widen) or by the learner. */
+#define RP_SEQ_FORMS 16
+    struct rp_form {
+        uint32_t k;
+        CUfunction f;
+    } forms[RP_SEQ_FORMS];
+    unsigned int nforms;
     unsigned int pins;      /* streams whose candidates or complete match it is
                                (the matcher's count): while any, it stays */
     /* Fork/join (a sequence with event ops or ops of other streams; seq/forkjoin.c). */
@@ -164,9 +179,19 @@ typedef struct rp_seq {
                                all its work comes after the home stream's earlier work */
         unsigned int nside; /* the other streams it runs ops on ... */
         CUstream side[RP_FJ_STREAMS]; /* ...: idle before a replay, waiting after */
-        CUevent side_first[RP_FJ_STREAMS]; /* the event each one's first op waits on (or NULL) */
-        size_t nexts;       /* the events it waits on recorded outside it: */
-        CUevent *exts;      /* complete (or known to be) before a replay */
+        /* Events are named by the op that names them (an index into its
+         * ops): each occurrence brings its own handles (rp_op.erole), and
+         * a replay reads them from the occurrence's records. */
+        size_t side_first[RP_FJ_STREAMS]; /* the op each one's first op is, when it
+                               waits on an event (else SIZE_MAX) */
+        size_t nexts;       /* the events it waits on recorded outside it (the
+                               first wait on each): */
+        size_t *exts;       /* complete (or known to be) before a replay, but: */
+        size_t npre;        /* the first `npre` of them, in a sequence of one stream,
+                               are waited on before any of its work: the program's
+                               wait is issued on the target before the graph launch
+                               (the same order as eagerly; PyTorch's wait_stream on
+                               the side stream that copied the next batch) */
         /* After a replay, its event ops again, in its order, without its
          * work (fj_after): every record, and every wait on an event recorded
          * earlier in it by another stream. The program's streams and events
@@ -175,7 +200,7 @@ typedef struct rp_seq {
          * before it there, each stream's last op its last event op. */
         struct rp_fj_shadow {
             CUstream stream;
-            CUevent ev;
+            size_t at;      /* the op: its event is the occurrence's */
             int record;     /* 1: a record, 0: a wait */
         } *shadow;
         size_t nshadow;
@@ -209,6 +234,9 @@ typedef struct rp_stream {
         size_t diverged;    /* ops of the segment that were flushed after a divergence */
         unsigned int churn; /* back-off level: warmup x 2^churn for new captures */
         uint64_t boundary_opno; /* opno at the stream's last host boundary */
+        uint64_t bgap[4];   /* ops between its latest host boundaries (those with
+                               ops between them), the latest first */
+        unsigned int nbgap; /* ... how many are known */
         /* With no replay for a while, the stream rests until rest_until
          * (nothing recorded, nothing learnt), for longer each time it rests
          * again in vain. */
@@ -226,8 +254,6 @@ typedef struct rp_stream {
                                its steps start is chosen once a period is learnt */
         uint64_t per_steps; /* the steps its period detector had decided when last
                                counted (rp_period.settled) */
-        uint64_t bphase;    /* where in its step the last host boundary fell, + 1
-                               (0: at a step's start, or not known) */
         uint64_t baligned;  /* the steps its detector had decided (rp_period.settled)
                                when its steps were last made to start at a boundary
                                (+ 1; 0: never) */
@@ -267,6 +293,27 @@ typedef struct rp_stream {
          * the occurrence, when it completes, is launched as the rest of
          * that graph. 0: nothing of the occurrence issued yet. */
         size_t launched;
+        /* Fields a candidate with updates took as volatile at op `k` of
+         * this occurrence, where it differed from the sequence only in
+         * what a node update can carry (match.c, widen): given to the
+         * sequence when it is launched (a part, or the whole), dropped
+         * with the candidate or when the occurrence is resolved otherwise,
+         * so that a step that goes another way widens nothing. */
+        /* Events the program destroyed while an op it holds names them
+         * (match.c, rp__match_defer_destroy): destroyed once that op is
+         * issued (a replay's shadow or a flush), with the stream's next
+         * resolution. A destroy is asynchronous ("resources will be
+         * released asynchronously"): the program sees no difference. */
+        CUevent dtor[RP_FJ_EVENTS];
+        unsigned int ndtor;
+#define RP_MAX_WIDEN 16
+        struct rp_widen {
+            rp_seq *s;
+            uint32_t k;
+            uint64_t bits;
+            CUfunction form; /* a function op k takes that `s` did not know (or NULL) */
+        } wid[RP_MAX_WIDEN];
+        unsigned int nwid;
     } match;
     /* The per-thread stream of another thread cannot be named from here:
      * its deferred work, resolved by another thread, goes to the context's
@@ -299,70 +346,6 @@ typedef struct rp_stream {
     } fj;
 } rp_stream;
 
-#define RP_ATTR_IDS 17 /* launch attribute ids counted in the stats (CUDA 13: 0-16) */
-
-/* Only uint64_t members: the report sums contexts member by member. */
-struct rp__engine_stats {
-    uint64_t ops_seen[RP_OP_KINDS]; /* by rp_op_kind (index 0: not capturable) */
-    uint64_t ops_replayed;
-    uint64_t ops_eager[RP_EAGER_REASON_COUNT];
-    uint64_t segments;
-    uint64_t replays;
-    uint64_t replay_failures;
-    uint64_t divergences;
-    uint64_t graphs_captured;
-    uint64_t capture_failures;
-    uint64_t graphs_dropped;
-    uint64_t bound_hits;
-    uint64_t bound_hits_by[RP_BOUND_COUNT]; /* the same, per bound (explain.h) */
-    uint64_t capture_ns, instantiate_ns;
-    uint64_t staging_bytes;
-    uint64_t volatile_captures;  /* sequences captured with volatile fields */
-    uint64_t updates;            /* node updates applied before replays */
-    uint64_t update_failures;    /* updates the driver refused (then eager) */
-    uint64_t too_many_updates;   /* replays skipped: more than REPRISE_MAX_UPDATES */
-    uint64_t widenings;          /* fields found volatile after a capture */
-    uint64_t instantiates;       /* executables instantiated */
-    uint64_t exec_updates;       /* executables updated to a new graph instead */
-    uint64_t exec_update_refused;/* updates refused by the driver (then instantiated) */
-    uint64_t backoffs;           /* times a stream's warmup was lengthened (churn) */
-    uint64_t evictions;          /* graphs dropped to stay within REPRISE_MAX_GRAPHS */
-    uint64_t staging_live_bytes; /* staging held by live graphs now */
-    uint64_t nodes_kernel, nodes_memcpy, nodes_memset, nodes_other; /* in captured graphs */
-    uint64_t idle_flushes;       /* held work issued because its stream went quiet */
-    uint64_t idle_parts;         /* ... of those, launched as a part of its graph,
-                                    the occurrence's match going on */
-    uint64_t part_launches;      /* graph launches of a part of a sequence's ops
-                                    (the others' nodes disabled) */
-    uint64_t node_toggles;       /* nodes enabled or disabled for those */
-    uint64_t periods_found;      /* periods accepted on streams without boundaries */
-    uint64_t period_cuts;        /* segments ended by a period cut (a step or chunk start) */
-    uint64_t rests;              /* times a stream stopped learning for a while (no replay paid) */
-    uint64_t cost_samples[RP_COST_KINDS]; /* calls timed for the cost model, by kind */
-    uint64_t cost_ns[RP_COST_KINDS];      /* ... and their total time */
-    uint64_t beyond_max_updates; /* replays with more than REPRISE_MAX_UPDATES updates (costs allowed) */
-    uint64_t landmarks_found;    /* streams with no period cut after a run of ops that comes back */
-    uint64_t variant_execs;      /* executables added to a sequence with updates for a content that came back */
-    uint64_t variant_exec_hits;  /* replays run by such an executable, holding their content already */
-    uint64_t variants_passed_over; /* exact variants dropped: occurrences kept diverging from
-                                      them where a sequence with updates served */
-    uint64_t fork_joins;         /* graphs captured with more than one stream */
-    uint64_t stream_joins;       /* streams that joined another's trace by a wait */
-    uint64_t fork_joins_busy;    /* fork/join replays not made: streams busy (then eager) */
-    uint64_t staging_busy;       /* replays not made: the previous launch still reading
-                                    its staging (then eager) */
-    uint64_t cross_context_waits;/* waits on an event of another context (never one graph) */
-    uint64_t event_settles;      /* traces ended because a call named their event and
-                                    could not join them (another context, a destroy...) */
-    uint64_t attr_boundaries[RP_ATTR_IDS]; /* launches kept eager for an attribute, by id
-                                             (0: more than RP_MAX_ATTRS, or an unknown id) */
-    uint64_t new_shapes;         /* segments whose structure had not been seen before */
-    uint64_t new_shape_ops;      /* ... their ops that ran eagerly warming up */
-    uint64_t programmatic_serialization_dropped; /* launches issued into a capture window
-                                                    (or on the private stream) without the
-                                                    programmatic stream serialization they
-                                                    asked for: fully serialized */
-};
 
 #define RP_MAX_STREAMS 128  /* per context */
 #define RP_FUNC_CACHE 64    /* functions whose layout is cached per context (a power of two) */
@@ -413,6 +396,7 @@ typedef struct rp_ctxstate {
     rp_detector sdet;       /* by structure: repeats whose arguments change */
     struct rp__engine_stats counters;
     void *layouts;          /* recorder.c's parameter-layout cache */
+    uint32_t nfuncs;        /* ... the functions it numbered (rp_op.fid) */
     struct rp_func_cache {  /* ... and a direct-mapped cache in front of it */
         const void *func;
         void *layout;       /* its slot in `layouts` (NULL: none) */
@@ -500,10 +484,15 @@ struct rp__seq_info {
  * stream has the same trace.epoch; check under that context's lock). */
 typedef struct rp_evinfo {
     unsigned int flags;
+    uint32_t serial;        /* its number among the events created (never 0): a
+                               handle destroyed and given out again is another
+                               event (rp_op.eser) */
     CUcontext ctx;
     struct rp_ctxstate *live_cs;
     rp_stream *live_home;
     uint64_t live_epoch;
+    unsigned int held_polls;/* queries answered "not ready" while a trace held its
+                               record, in a row (coord/event.c) */
     uint64_t after_gen;     /* its last record was a replay's, on after_home, if */
     CUstream after_home;    /* rp__issued is still after_gen (see rp_stream) */
 } rp_evinfo;
@@ -532,6 +521,7 @@ struct rp_engine {
     _Atomic int forked_child;     /* in a child of fork(): touch nothing */
     _Atomic int exiting;          /* from the exit hook on: call no driver */
     _Atomic int exit_armed;
+    _Atomic int func_fixed;       /* the driver refused a kernel node's function update */
     _Atomic uint64_t hits_without_context[RP_BOUND_COUNT];
     _Atomic unsigned int seq_ids; /* sequences numbered as captured, from 1 */
     /* Report lines of sequences whose graph was dropped. */
@@ -545,6 +535,7 @@ struct rp_engine {
         rp_evinfo info;
     } ev_slots[RP_EV_SLOTS];
     size_t ev_used;               /* live entries and tombstones */
+    uint32_t ev_serial;           /* the events created so far (rp_evinfo.serial) */
     pthread_mutex_t ev_lock;
     /* CUkernel handles the program obtained (rec/recorder.c): written under
      * kernels_lock, read without (slots only go from empty to a handle). */
@@ -641,6 +632,17 @@ static inline void rp__count_eager(rp_ctxstate *cs, enum rp__eager_reason why, u
 static inline int rp__updates_pay(const rp_ctxstate *cs, size_t n, size_t k)
 {
     return rp__cost_updates_pay(&cs->costs, &rp__eng.cfg.cost, n, k);
+}
+/* The driver refused to set a kernel node to another function (rc): the
+ * rule CUDA 12/13 documents allows it within a context, older
+ * documentation did not (CUDA-FACTS, unverified on a GPU here). Counted,
+ * said once, and from then on no sequence takes a kernel's function as a
+ * field it may update (rp__func_fixed): a kernel that switches is another
+ * structure, as before function updates. */
+void rp__func_update_refused(struct rp_ctxstate *cs, CUresult rc);
+static inline int rp__func_fixed(void)
+{
+    return atomic_load_explicit(&rp__eng.func_fixed, memory_order_relaxed) != 0;
 }
 /* Count `count` calls of `kind` that took `ns`, for the model and the report. */
 void rp__cost_note(rp_ctxstate *cs, enum rp_cost_kind kind, uint64_t ns, uint64_t count);

@@ -148,11 +148,17 @@ static void note_content(rp_det_entry *e, const rp_op *ops, size_t n)
         e->ndistinct++;
 }
 
-/* A by-structure entry's contents keep changing: its latest warmup + 1
- * occurrences (at least 2) were each new. */
+/* A by-structure entry's contents keep changing: its latest `warmup`
+ * occurrences (at least 2) were each new, as many as an exact repeat
+ * needs to be captured. (Until 2026-12-06 it took one more, to tell a
+ * rotation of a few buffers from a counter before the capture; since
+ * executables per content that comes back (exec.c), a rotation served by
+ * the graph with updates replays without updates once its contents have
+ * come back, and waiting cost every structure whose pointers rotate, a
+ * framework's every step, one more occurrence run eagerly.) */
 static int keeps_changing(const rp_detector *d, const rp_det_entry *e)
 {
-    return e->fresh >= changing_run(d);
+    return e->fresh >= (d->warmup < 2 ? 2 : d->warmup);
 }
 
 /* A slot for a new segment: a free one, else the least recently used one

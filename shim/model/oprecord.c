@@ -64,12 +64,11 @@ static int copy_size_is_identity(const rp_op *op)
 void rp__op_keys(rp_op *op)
 {
     uint64_t h = RP_HASH_SEED;
-    h = rp__acc(h, (uint64_t)op->kind | (uint64_t)op->flags << 8);
-    h = rp__acc(h, (uint64_t)(uintptr_t)op->ctx);
-    h = rp__acc(h, (uint64_t)(uintptr_t)op->stream);
+    /* The context is not hashed: each context has tables of its own. */
+    h = rp__acc(h, (uint64_t)op->kind | (uint64_t)op->flags << 8 | (uint64_t)op->sid << 32);
     switch (op->kind) {
     case RP_OP_KERNEL:
-        h = rp__acc(h, (uint64_t)(uintptr_t)op->func);
+        h = rp__acc(h, op->fid);
         if (op->nattrs)
             h = rp__acc_bytes(h, op->attrs, op->nattrs * sizeof *op->attrs);
         h = rp__acc(h, op->param_bytes);
@@ -80,7 +79,9 @@ void rp__op_keys(rp_op *op)
         break;
     case RP_OP_EVREC:
     case RP_OP_EVWAIT:
-        op->skey = op->ckey = rp__fin(rp__acc(h, (uint64_t)(uintptr_t)op->ev));
+        /* By kind and stream: which event is a role in its list (erole,
+         * compared exactly), not a handle. */
+        op->skey = op->ckey = rp__fin(h);
         break;
     case RP_OP_MEMSET:
         h = rp__acc(h, (uint64_t)op->bytes);
@@ -111,7 +112,7 @@ int rp__op_same_structure(const rp_op *a, const rp_op *b)
         return a->func == b->func && a->param_bytes == b->param_bytes && rp__op_same_attrs(a, b);
     case RP_OP_EVREC:
     case RP_OP_EVWAIT:
-        return a->ev == b->ev;
+        return a->erole == b->erole;
     case RP_OP_MEMSET:
         /* The strict reading of the driver's rule: a 1-D memset node's
          * width may change only "opportunistically" (docs/engine.md). */
@@ -120,6 +121,44 @@ int rp__op_same_structure(const rp_op *a, const rp_op *b)
         return copy_size_is_identity(a) == copy_size_is_identity(b) &&
                (!copy_size_is_identity(a) || a->bytes == b->bytes);
     }
+}
+
+void rp__op_roles(rp_op *ops, size_t n)
+{
+    uint32_t seen[64];
+    uint32_t nseen = 0;
+    for (size_t i = 0; i < n; i++) {
+        rp_op *op = &ops[i];
+        if (!rp__op_is_event(op->kind))
+            continue;
+        uint32_t r = 0;
+        while (r < nseen && seen[r] != op->eser)
+            r++;
+        if (r == nseen && nseen < 64)
+            seen[nseen++] = op->eser;
+        op->erole = r + 1;
+    }
+}
+
+uint32_t rp__op_role_after(const rp_op *ops, size_t n, uint32_t eser)
+{
+    uint32_t roles = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (!rp__op_is_event(ops[i].kind))
+            continue;
+        if (ops[i].eser == eser)
+            return ops[i].erole;
+        roles = ops[i].erole > roles ? ops[i].erole : roles;
+    }
+    return roles < 65 ? roles + 1 : 65;
+}
+
+int rp__op_same_node(const rp_op *a, const rp_op *b)
+{
+    if (a->kind != RP_OP_KERNEL)
+        return rp__op_same_structure(a, b);
+    return a->kind == b->kind && a->flags == b->flags && a->ctx == b->ctx &&
+           a->stream == b->stream && rp__op_same_attrs(a, b);
 }
 
 int rp__op_same_geometry(const rp_op *a, const rp_op *b)
@@ -275,13 +314,24 @@ static uint64_t kernel_geometry_diff(const rp_op *a, const rp_op *b)
     return m;
 }
 
-uint64_t rp__op_diff(const rp_op *a, const rp_op *b, const rp_param_layout *L, int *ok)
+uint64_t rp__op_diff(const rp_op *a, const rp_op *b, const rp_param_layout *L,
+                     const rp_param_layout *Lb, int *ok)
 {
     uint64_t m = 0;
     *ok = 1;
     switch (a->kind) {
     case RP_OP_KERNEL: {
         m = kernel_geometry_diff(a, b);
+        if (rp__op_other_func(a, b)) {
+            /* Another function: the node is set to it, geometry and
+             * parameters in its own layout, if both layouts are known and
+             * the node carries no attribute (then the attributes are the
+             * same in both: rp__op_same_node). */
+            if (!L || L->total != a->param_bytes || !Lb || Lb->total != b->param_bytes ||
+                rp__op_node_attrs(a))
+                *ok = 0;
+            return m | RP_VOL_FUNC;
+        }
         if (!L || L->total != a->param_bytes || rp__op_node_attrs(a)) {
             /* Without the layout the node cannot be set at all; a kernel
              * whose node carries launch attributes is not set (the node
@@ -329,6 +379,9 @@ int rp__op_match_masked(const rp_op *a, const rp_op *b, uint64_t mask, const rp_
 {
     if (!mask)
         return rp__op_same_content(a, b);
+    if ((mask & RP_VOL_FUNC) && a->kind == RP_OP_KERNEL && rp__op_same_node(a, b) &&
+        rp__op_other_func(a, b))
+        return 1; /* every field of the node is set from `b` */
     if (!rp__op_same_structure(a, b))
         return 0;
     switch (a->kind) {
@@ -428,14 +481,20 @@ int rp__op_delta(const rp_op *a, const rp_op *b, const rp_param_layout *L, rp_op
         return delta(d, RP_FIELD_ENTRY, 0, 1, a->flags, b->flags);
     switch (a->kind) {
     case RP_OP_KERNEL:
-        if (a->func != b->func || a->param_bytes != b->param_bytes)
-            return delta(d, RP_FIELD_FUNCTION, 0, 1, (uintptr_t)a->func, (uintptr_t)b->func);
         if (!rp__op_same_attrs(a, b))
             return delta(d, RP_FIELD_ATTRS, 0, 1, a->nattrs, b->nattrs);
+        /* Another function on the same node: a node update may set it
+         * (RP_VOL_FUNC), so it is not structure. */
+        if (rp__op_other_func(a, b))
+            return delta(d, RP_FIELD_FUNCTION, 0, rp__op_node_attrs(a) != 0, (uintptr_t)a->func,
+                         (uintptr_t)b->func);
         return geometry_delta(a, b, d) || param_delta(a, b, L, d);
     case RP_OP_EVREC:
     case RP_OP_EVWAIT:
-        return a->ev != b->ev && delta(d, RP_FIELD_EVENT, 0, 1, (uintptr_t)a->ev, (uintptr_t)b->ev);
+        /* Which event, by role (rp_op.erole): handles differ every step
+         * where a framework makes a fresh event for each. */
+        return a->erole != b->erole &&
+               delta(d, RP_FIELD_EVENT, 0, 1, (uintptr_t)a->ev, (uintptr_t)b->ev);
     case RP_OP_MEMSET:
         if (a->elem != b->elem)
             return delta(d, RP_FIELD_ELEM, 0, 1, a->elem, b->elem);

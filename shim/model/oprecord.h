@@ -54,6 +54,14 @@ typedef struct rp_op {
                              * a sequence's: this one frees nothing (a matched
                              * op deferred without a copy, replay.c) */
     uint8_t nattrs;         /* kernel: launch attributes (cuLaunchKernelEx), structure */
+    /* What the keys hash in place of handles, so that the same program
+     * gets the same keys, cuts and decisions in every run (pointer values
+     * change from run to run): the stream's and the kernel's numbers in
+     * their context, in order of first sight (0: not known). Handles are
+     * still what comparisons compare. */
+    uint16_t sid;           /* the stream's number (the coordinator's) */
+    uint16_t fid;           /* kernel: its function's number (the recorder's; the
+                             * last number stands for every later one) */
     CUcontext ctx;
     CUstream stream;        /* as the program named it */
     CUevent ev;             /* event ops: the program's event (structure) */
@@ -75,6 +83,16 @@ typedef struct rp_op {
     /* keys, filled by rp__op_keys */
     uint64_t skey, ckey;
     uint64_t opno;          /* its position among its stream's capturable ops */
+    /* Event ops: which event, not by handle but by role. A framework makes a
+     * fresh event for each step (PyTorch's wait_stream), so a handle is not
+     * structure; the pattern is: which ops name the same event. `eser`
+     * tells events apart (a handle destroyed and given out again is another
+     * event); `erole` is the order in which the event first appears among
+     * the event ops of the list the op is in (a sequence, an occurrence
+     * being matched, a segment), from 1: two lists whose roles are equal op
+     * by op name their events alike, whatever the handles. */
+    uint32_t eser;          /* the event's serial number (0: not known) */
+    uint32_t erole;         /* its role in its list (rp__op_roles) */
 } rp_op;
 
 #define RP_MAX_ATTRS 8 /* launch attributes kept per kernel record */
@@ -103,6 +121,15 @@ typedef struct rp_param_layout {
 #define RP_VOL_BLOCK (1ull << 61) /* kernel: block dimensions */
 #define RP_VOL_SHMEM (1ull << 62) /* kernel: dynamic shared memory bytes */
 #define RP_VOL_BYTES (1ull << 60) /* copy: its size (never a staged one's) */
+/* kernel: its function, and with it the parameters, in the new function's
+ * layout. "All nodeParams fields may change, but [...] the owning context
+ * of the function cannot change" (cuGraphExecKernelNodeSetParams, CUDA
+ * 12/13): a kernel that switches with a pointer's alignment or a length
+ * (vectorized or unrolled elementwise kernels, softmax per power of two,
+ * another gemv) is a node update, not another structure. An op whose
+ * function differs from the sequence's matches whatever its geometry and
+ * parameters: the update sets every field of the node from it. */
+#define RP_VOL_FUNC (1ull << 63)
 
 /* 1 when `op` is a host-to-device copy whose bytes are staged at the call
  * (a pageable source); a pinned source is read by the copy when it runs. */
@@ -160,8 +187,22 @@ static inline uint64_t rp__fin(uint64_t h)
     return h ^ (h >> 33);
 }
 
-/* Compute op->skey and op->ckey from the fields. Only the detector needs
- * them (to find a segment in its tables); comparisons never use them. */
+/* Number the roles of the event ops among ops[0..n) (rp_op.erole): the
+ * order in which each event (by serial number) first appears, from 1.
+ * Events past the 64th distinct one share role 64 + 1 (they then compare
+ * equal by role only where their serials' order agrees: never wrongly
+ * merged, as the serial of each occurrence is what a replay uses). */
+void rp__op_roles(rp_op *ops, size_t n);
+/* The role an event op with serial `eser` takes after ops[0..n) (whose
+ * roles are numbered): that of the first op naming the same event, or the
+ * next one. */
+uint32_t rp__op_role_after(const rp_op *ops, size_t n, uint32_t eser);
+
+/* Compute op->skey and op->ckey from the fields, the stream and the
+ * function by their numbers (sid, fid), never by handle: the keys, and
+ * whatever is chosen from them (a period's cut, a landmark), are the same
+ * in every run of the same program. Only the detectors and the period use
+ * them (to find a segment, to propose a distance); comparisons never do. */
 void rp__op_keys(rp_op *op);
 /* 1 when the two records have the same structure: what a graph node
  * captured from one cannot be updated away from to stand for the other
@@ -170,6 +211,12 @@ void rp__op_keys(rp_op *op);
  * empty). Grid, block, dynamic shared memory and other copy sizes are not
  * structure: they are set on the executable like arguments. */
 int rp__op_same_structure(const rp_op *a, const rp_op *b);
+/* 1 when a graph node captured from `a` may be set to stand for `b`:
+ * their structure but for a kernel's function (and so its parameter size),
+ * which a node update may change (RP_VOL_FUNC): the same kind, entry flags
+ * (a CUfunction stays one, a CUkernel one), context, stream and launch
+ * attributes. The same as rp__op_same_structure for other ops. */
+int rp__op_same_node(const rp_op *a, const rp_op *b);
 /* 1 when the two records (of the same structure) have the same geometry:
  * a kernel's grid, block and dynamic shared memory; a copy's size. */
 int rp__op_same_geometry(const rp_op *a, const rp_op *b);
@@ -177,13 +224,17 @@ int rp__op_same_geometry(const rp_op *a, const rp_op *b);
  * same structure and geometry, same parameter bytes, same addresses and
  * values. */
 int rp__op_same_content(const rp_op *a, const rp_op *b);
-/* The fields in which two records of the same structure differ, as a
- * volatile mask (`L`: the kernel's layout, for kernels). Returns 0 when they
+/* The fields in which two records of the same node (rp__op_same_node)
+ * differ, as a volatile mask (`L`, `Lb`: the kernels' layouts, `a`'s and
+ * `b`'s; `Lb` is read only when the functions differ). Returns 0 when they
  * are equal, and sets *ok to 0 when they differ somewhere a mask cannot say
- * (a parameter from RP_VOL_MAX_PARAMS on, padding, or anything of a kernel
- * whose layout is unknown, or whose graph node carries launch attributes:
- * its node is not set). */
-uint64_t rp__op_diff(const rp_op *a, const rp_op *b, const rp_param_layout *L, int *ok);
+ * (a parameter from RP_VOL_MAX_PARAMS on, padding, anything of a kernel
+ * whose layout is unknown or whose graph node carries launch attributes:
+ * its node is not set; another function where either layout is unknown).
+ * Two kernels of different functions differ in RP_VOL_FUNC and their
+ * geometry; their parameters are not compared (the update sets them all). */
+uint64_t rp__op_diff(const rp_op *a, const rp_op *b, const rp_param_layout *L,
+                     const rp_param_layout *Lb, int *ok);
 /* The first field in which record `got` differs from record `want`: what
  * the report says of a divergence or of a structure seen for the first time
  * (explain.h). Structure is compared before content, in the order of the
@@ -202,8 +253,16 @@ typedef struct rp_op_delta {
 } rp_op_delta;
 int rp__op_delta(const rp_op *want, const rp_op *got, const rp_param_layout *L, rp_op_delta *d);
 /* 1 when `b` may stand in `a`'s place with the fields in `mask` updated:
- * same structure and every field outside the mask exactly equal. */
+ * the same node and every field outside the mask exactly equal; with
+ * RP_VOL_FUNC in the mask, a kernel of another function matches whatever
+ * its geometry and parameters. */
 int rp__op_match_masked(const rp_op *a, const rp_op *b, uint64_t mask, const rp_param_layout *L);
+/* 1 when two kernel records name different functions (so that their
+ * parameters lie in different layouts). */
+static inline int rp__op_other_func(const rp_op *a, const rp_op *b)
+{
+    return a->func != b->func || a->param_bytes != b->param_bytes;
+}
 
 /* 1 for a launch attribute a kernel is recorded with and compared by, but
  * issued without in a capture window (rp__rec_issue): programmatic stream

@@ -243,14 +243,17 @@ static const char *why_structure(const struct rp__diff *d)
         return "a memset's width is part of a graph's structure (the driver allows changing "
                "it only \"opportunistically\")";
     case RP_FIELD_FUNCTION:
-        return "a kernel's function is part of its graph's structure";
+        return "a kernel that switches function is set on its graph node only for up to a "
+               "quarter of a run's kernels, a few functions each, where its node carries no "
+               "launch attribute and the driver accepts it";
     case RP_FIELD_BYTES:
         return "a copy from pageable memory is staged at the size it was captured with (and an "
                "empty copy makes no node)";
     case RP_FIELD_STREAM:
         return "the stream of each op is part of a graph's structure";
     case RP_FIELD_EVENT:
-        return "the events a run records and waits on are part of its structure";
+        return "which ops of a run name the same event is part of its structure (not the "
+               "handles: a fresh event each time is the same run)";
     default:
         return "no graph update can follow that";
     }

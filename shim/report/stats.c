@@ -135,6 +135,10 @@ static void write_counters(struct out *o, const struct rp__engine_stats *e, uint
     rp__out_key_u64(o, sep, "update_failures", e->update_failures);
     rp__out_key_u64(o, sep, "too_many_updates", e->too_many_updates);
     rp__out_key_u64(o, sep, "widenings", e->widenings);
+    rp__out_key_u64(o, sep, "widened_in_match", e->widened_in_match);
+    rp__out_key_u64(o, sep, "func_forms", e->func_forms);
+    rp__out_key_u64(o, sep, "func_updates", e->func_updates);
+    rp__out_key_u64(o, sep, "func_updates_refused", e->func_updates_refused);
     rp__out_key_u64(o, sep, "instantiates", e->instantiates);
     rp__out_key_u64(o, sep, "exec_updates", e->exec_updates);
     rp__out_key_u64(o, sep, "exec_update_refused", e->exec_update_refused);

@@ -422,6 +422,8 @@ __attribute__((constructor)) static void cc_load(void)
         else
             cc__g.delay_us = (unsigned)v;
     }
+    const char *nf = getenv("CPUCUDA_NO_FUNC_UPDATE");
+    cc__g.no_func_update = nf && *nf && strcmp(nf, "0") != 0;
     const char *fs = getenv("CPUCUDA_FAULTS");
     if (fs && *fs) cpucuda_faults_set(fs);
     order_load();

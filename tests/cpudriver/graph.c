@@ -1013,7 +1013,10 @@ static long exec_index(cc_exec *x, CUgraphNode h)
  * function of the node's context: a module's function belongs to the
  * module's context; a CUkernel (func NULL) runs in `ctx`, or the current
  * context when that is NULL. Anything else: INVALID_VALUE (INVALID_CONTEXT
- * for a destroyed ctx), the executable unchanged. */
+ * for a destroyed ctx), the executable unchanged. With
+ * CPUCUDA_NO_FUNC_UPDATE set, a driver of the older reading (CUDA 10's
+ * reference: the function may not change) is played: another function
+ * than the node's gets INVALID_VALUE, the executable unchanged. */
 static CUresult exec_kernel_set(CUgraphExec h, CUgraphNode hn, const CUDA_KERNEL_NODE_PARAMS_v2 *p)
 {
     if (!p) return CUDA_ERROR_INVALID_VALUE;
@@ -1030,6 +1033,10 @@ static CUresult exec_kernel_set(CUgraphExec h, CUgraphNode hn, const CUDA_KERNEL
         r = cc__kernel_work(f, (cpuk_dim3){p->gridDimX, p->gridDimY, p->gridDimZ},
                             (cpuk_dim3){p->blockDimX, p->blockDimY, p->blockDimZ}, p->sharedMemBytes,
                             p->kernelParams, p->extra, &w);
+        if (!r && cc__g.no_func_update && w.u.k.f != x->plan->w[i].u.k.f) {
+            cc__work_free(&w);
+            r = CUDA_ERROR_INVALID_VALUE;
+        }
         if (!r) {
             cc_ctx *c = NULL;
             if (w.u.k.f->mod) {

@@ -22,6 +22,8 @@ static rp_op kernel_op(int which, uint32_t arg)
     op.ctx = (CUcontext)0x10;
     op.stream = (CUstream)0x20;
     op.func = (CUfunction)(uintptr_t)(0x100 + which);
+    op.fid = (uint16_t)(which + 1); /* as the recorder numbers functions */
+    op.sid = 1;
     op.grid[0] = op.grid[1] = op.grid[2] = 1;
     op.block[0] = 128;
     op.block[1] = op.block[2] = 1;
@@ -109,14 +111,14 @@ static void a_kernel_geometry_change_is_content_and_a_volatile_field(void **stat
     assert_false(rp__op_same_content(&a, &b));
     rp_param_layout L = {.n = 2, .total = 16, .off = {0, 8}, .size = {8, 4}};
     int ok;
-    assert_int_equal(rp__op_diff(&a, &b, &L, &ok), RP_VOL_GRID | RP_VOL_SHMEM);
+    assert_int_equal(rp__op_diff(&a, &b, &L, &L, &ok), RP_VOL_GRID | RP_VOL_SHMEM);
     assert_true(ok);
     assert_true(rp__op_match_masked(&a, &b, RP_VOL_GRID | RP_VOL_SHMEM, &L));
     assert_false(rp__op_match_masked(&a, &b, RP_VOL_GRID, &L)); /* shmem not volatile */
     b.block[0] = 64;
     assert_false(rp__op_match_masked(&a, &b, RP_VOL_GRID | RP_VOL_SHMEM, &L));
     /* Without the kernel's layout its node cannot be set at all. */
-    rp__op_diff(&a, &b, NULL, &ok);
+    rp__op_diff(&a, &b, NULL, NULL, &ok);
     assert_false(ok);
 }
 
@@ -153,11 +155,12 @@ static void the_first_difference_names_the_field_and_both_values(void **state)
     assert_int_equal(rp__op_delta(&a, &b, NULL, &d), 1);
     assert_int_equal(d.index, RP_DELTA_NO_LAYOUT);
     assert_int_equal(d.at, 8);
-    /* Another function is structure, before any value. */
+    /* Another function comes before any value, and is no structure: a
+     * node update sets it (RP_VOL_FUNC). */
     b.func = (CUfunction)(uintptr_t)0x177;
     assert_int_equal(rp__op_delta(&a, &b, &L, &d), 1);
     assert_int_equal(d.field, RP_FIELD_FUNCTION);
-    assert_true(d.structure);
+    assert_false(d.structure);
     assert_int_equal(d.had, 0x100);
     assert_int_equal(d.got, 0x177);
     /* A memset's width is structure, its value content; a copy's size is
@@ -242,23 +245,48 @@ static void only_a_kernel_whose_node_carries_no_attribute_may_have_volatile_argu
     with_attr(&a, &a1, CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION, 1);
     with_attr(&b, &a2, CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION, 1);
     int ok;
-    assert_int_equal(rp__op_diff(&a, &b, &L, &ok), 2ull); /* parameter 1 */
+    assert_int_equal(rp__op_diff(&a, &b, &L, &L, &ok), 2ull); /* parameter 1 */
     assert_true(ok);
     assert_true(rp__op_match_masked(&a, &b, 2ull, &L));
     with_attr(&a, &c1, CU_LAUNCH_ATTRIBUTE_COOPERATIVE, 1);
     with_attr(&b, &c2, CU_LAUNCH_ATTRIBUTE_COOPERATIVE, 1);
-    rp__op_diff(&a, &b, &L, &ok);
+    rp__op_diff(&a, &b, &L, &L, &ok);
     assert_false(ok);
 }
 
-/* The function is structure: a node's function may change only within its
- * context, and another function has other parameters. */
-static void another_function_is_another_structure(void **state)
+/* Another function is another structure for the detectors (its segments
+ * are counted apart: a step of other kernels is another step), and the
+ * same node: a node update may set it (RP_VOL_FUNC), with the parameters
+ * in the new function's layout, whatever they are. If it were the same
+ * structure, unrelated steps of one length would be counted as one; if it
+ * were not the same node, a kernel that switches with a length would be a
+ * divergence. */
+static void another_function_is_another_structure_but_the_same_node(void **state)
 {
     (void)state;
-    rp_op a = kernel_op(0, 1), b = kernel_op(1, 1);
+    rp_op a = kernel_op(0, 1), b = kernel_op(1, 2);
     assert_false(rp__op_same_structure(&a, &b));
     assert_true(a.skey != b.skey);
+    assert_true(rp__op_same_node(&a, &b));
+    rp_param_layout L = {.n = 2, .total = 16, .off = {0, 8}, .size = {8, 8}};
+    int ok;
+    b.grid[0] = 7;
+    assert_int_equal(rp__op_diff(&a, &b, &L, &L, &ok), RP_VOL_FUNC | RP_VOL_GRID);
+    assert_true(ok);
+    rp__op_diff(&a, &b, &L, NULL, &ok); /* the new function's layout unknown */
+    assert_false(ok);
+    assert_true(rp__op_match_masked(&a, &b, RP_VOL_FUNC, &L));
+    assert_false(rp__op_match_masked(&a, &b, 1ull << 1, &L)); /* its function is not volatile */
+    uint8_t cparams[16];
+    rp_op c = kernel_op(0, 1); /* the same function: the parameters are compared */
+    memcpy(cparams, c.params, 16);
+    cparams[8] = 2;
+    c.params = cparams;
+    assert_false(rp__op_match_masked(&a, &c, RP_VOL_FUNC, &L));
+    assert_true(rp__op_match_masked(&a, &c, RP_VOL_FUNC | 1ull << 1, &L));
+    c.stream = (CUstream)0x21; /* another stream: another node */
+    assert_false(rp__op_same_node(&a, &c));
+    assert_false(rp__op_match_masked(&a, &c, RP_VOL_FUNC | 1ull << 1, &L));
 }
 
 /* A device copy's size may change on its node (1-D, same contexts); a
@@ -278,7 +306,7 @@ static void which_sizes_are_structure(void **state)
     assert_true(rp__op_same_structure(&a, &b));
     assert_int_equal(a.skey, b.skey);
     int ok;
-    assert_int_equal(rp__op_diff(&a, &b, NULL, &ok), RP_VOL_BYTES);
+    assert_int_equal(rp__op_diff(&a, &b, NULL, NULL, &ok), RP_VOL_BYTES);
     assert_true(ok);
     assert_true(rp__op_match_masked(&a, &b, RP_VOL_BYTES, NULL));
     assert_false(rp__op_match_masked(&a, &b, RP_VOL_DST, NULL));
@@ -444,9 +472,10 @@ static void a_full_table_evicts_the_least_recently_used_segment_without_a_graph(
 
 /* Issue 17: by structure, contents that keep changing (a new one every
  * occurrence, as a growing context gives) ask for a capture with updates
- * after warmup + 1 of them, whatever the variant allowance (16 here, the
- * size of the contents table: once that starved the capture for ever);
- * contents that come back are left to exact variants. */
+ * after warmup of them (since 2026-12-06; warmup + 1 before), whatever the
+ * variant allowance (16 here, the size of the contents table: once that
+ * starved the capture for ever); contents that come back before that are
+ * left to exact variants. */
 static void contents_that_keep_changing_are_captured_whatever_the_variant_allowance(void **state)
 {
     (void)state;
@@ -458,13 +487,23 @@ static void contents_that_keep_changing_are_captured_whatever_the_variant_allowa
     segment(ops, 2, 1);
     assert_int_equal(rp__det_observe(&sd, ops, 2, &e), RP_DET_WARMING);
     segment(ops, 2, 2);
-    assert_int_equal(rp__det_observe(&sd, ops, 2, &e), RP_DET_WARMING); /* 2 < warmup + 1 */
+    assert_int_equal(rp__det_observe(&sd, ops, 2, &e), RP_DET_CAPTURE); /* 2 new in a row */
+    rp__det_fini(&sd);
+
+    /* With a warmup of 3: after the third new content in a row. */
+    assert_int_equal(rp__det_init(&sd, 4, 3, 2, 8), 0);
+    rp__det_by_structure(&sd, RP_DET_MAX_DISTINCT);
+    for (uint32_t c = 1; c <= 2; c++) {
+        segment(ops, 2, c);
+        assert_int_equal(rp__det_observe(&sd, ops, 2, &e), RP_DET_WARMING);
+    }
     segment(ops, 2, 3);
     assert_int_equal(rp__det_observe(&sd, ops, 2, &e), RP_DET_CAPTURE);
     rp__det_fini(&sd);
 
-    /* Two contents alternating: never, with 16 variants allowed. */
-    assert_int_equal(rp__det_init(&sd, 4, 2, 2, 8), 0);
+    /* Two contents alternating with a warmup of 3: never (each comes back
+     * before three new ones in a row), with 16 variants allowed. */
+    assert_int_equal(rp__det_init(&sd, 4, 3, 2, 8), 0);
     rp__det_by_structure(&sd, RP_DET_MAX_DISTINCT);
     for (int i = 0; i < 40; i++) {
         segment(ops, 2, 1 + (uint32_t)(i & 1));
@@ -473,7 +512,7 @@ static void contents_that_keep_changing_are_captured_whatever_the_variant_allowa
     rp__det_fini(&sd);
 
     /* More distinct contents than the table holds, each coming back once
-     * in a while (no run of three new ones): past 16 distinct, a capture. */
+     * in a while (no run of two new ones): past 16 distinct, a capture. */
     assert_int_equal(rp__det_init(&sd, 4, 2, 2, 8), 0);
     rp__det_by_structure(&sd, RP_DET_MAX_DISTINCT);
     rp_det_verdict v = RP_DET_WARMING;
@@ -564,7 +603,7 @@ int main(void)
         cmocka_unit_test(equal_keys_with_different_bytes_are_not_the_same_content),
         cmocka_unit_test(a_copied_record_owns_its_bytes),
         cmocka_unit_test(a_kernel_geometry_change_is_content_and_a_volatile_field),
-        cmocka_unit_test(another_function_is_another_structure),
+        cmocka_unit_test(another_function_is_another_structure_but_the_same_node),
         cmocka_unit_test(programmatic_serialization_and_its_value_are_structure),
         cmocka_unit_test(only_a_kernel_whose_node_carries_no_attribute_may_have_volatile_arguments),
         cmocka_unit_test(which_sizes_are_structure),

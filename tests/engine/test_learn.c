@@ -86,6 +86,16 @@ rp_seq *rp__seqs_remove(rp_ctxstate *cs, size_t i)
     return s;
 }
 
+int rp__seq_add_form(rp_seq *s, size_t k, CUfunction f)
+{
+    if (rp__seq_form_known(s, k, f))
+        return 0;
+    if (s->nforms == RP_SEQ_FORMS)
+        return -1;
+    s->forms[s->nforms++] = (struct rp_form){(uint32_t)k, f};
+    return 0;
+}
+
 int rp__ops_rooted(const rp_op *ops, size_t n, size_t start, CUstream home)
 {
     (void)ops, (void)n, (void)start, (void)home;
@@ -167,6 +177,8 @@ static void eager_as(int k, int32_t count, enum rp__eager_reason why)
     op.stream = S;
     op.entry = RP_E_cuLaunchKernel;
     op.func = K(k);
+    op.fid = (uint16_t)(k + 1); /* as the recorder and the coordinator number them */
+    op.sid = 1;
     op.grid[0] = op.grid[1] = op.grid[2] = 1;
     op.block[0] = 32, op.block[1] = op.block[2] = 1;
     op.param_bytes = 12;
@@ -304,8 +316,10 @@ static void eager_until_phase(uint64_t phase)
 
 /* A loop that synchronizes every few steps after the same op: once its
  * period is known, its steps start after the boundary (which then cuts no
- * step in two); a boundary that moves realigns them only once it falls at
- * the same op twice in a row; one at a step's start changes nothing. */
+ * step in two), at once and every time (a boundary that moved, a
+ * read-back at another place); one at a step's start changes nothing. If
+ * a moved boundary waited to fall at the same op twice, each move would
+ * shift the steps for good until then. */
 static void host_boundaries_inside_the_step_make_the_steps_start_after_them(void **state)
 {
     (void)state;
@@ -318,21 +332,19 @@ static void host_boundaries_inside_the_step_make_the_steps_start_after_them(void
     eager_until_phase(2);
     uint64_t at = st.opno;
     assert_false(rp__period_cut_before(p, at, 0));
-    boundary(); /* the first for this period: aligned at once */
+    boundary(); /* aligned at once */
     assert_true(rp__period_cut_before(p, at, 0));
     assert_true(rp__period_cut_before(p, at + 4, 0));
     eager_until_phase(1);
     at = st.opno;
-    boundary(); /* moved: not yet */
     assert_false(rp__period_cut_before(p, at, 0));
-    eager_until_phase(0);
-    boundary(); /* at a start: nothing, and the count starts again */
-    eager_until_phase(1);
-    boundary();
-    eager_until_phase(1);
-    at = st.opno;
-    boundary(); /* twice in a row at the same op */
+    boundary(); /* moved: aligned there at once */
     assert_true(rp__period_cut_before(p, at, 0));
+    assert_true(rp__period_cut_before(p, at + 8, 0));
+    eager_until_phase(0);
+    uint64_t base = p->base;
+    boundary(); /* at a start: nothing changes */
+    assert_int_equal(p->base, base);
 }
 
 /* The first period of a stream with a host boundary before it: its steps
@@ -480,19 +492,43 @@ static void an_exact_variant_passed_over_again_and_again_is_dropped(void **state
     assert_int_equal(st.learn.churn, 0);
 }
 
-/* A structure seen for the first time that is a sequence with updates with
- * one kernel switched (a decode loop's softmax specialised by length) is
- * captured at once, with that sequence's volatile fields: learnt from
- * scratch it cost warmup + 1 occurrences eager at every switch. One that
- * differs in more than a quarter of its ops is learnt as any other. */
-static void a_sequence_with_updates_whose_kernel_switches_is_captured_at_once(void **state)
+/* A structure that is a sequence with updates with one kernel switched (a
+ * decode loop's softmax specialised by length, an elementwise kernel
+ * vectorized by alignment) is that sequence's, its kernel's other function
+ * a form of its own and a field its node is set to (RP_VOL_FUNC): no new
+ * capture, one graph for every form. Learnt from scratch each form cost
+ * warmup occurrences eager and a graph of its own. One that differs in more
+ * than a quarter of its ops is learnt as any other. */
+static void a_sequence_with_updates_whose_kernel_switches_takes_it_as_a_form(void **state)
 {
     (void)state;
     for (int32_t i = 0; i < 3; i++)
         segment2(1, 64 + i, 2, 64, 0);
     assert_int_equal(cap.captures, 1);
     assert_int_equal(cap.mask[0], 1ull << 1);
+    rp_seq *s = cs.seqs[0];
     segment2(3, 70, 4, 64, 0); /* both kernels other: not its new shape */
+    assert_int_equal(cap.captures, 1);
+    assert_int_equal(s->nforms, 0);
+    segment2(1, 71, 5, 64, 0); /* k2 switched to k5 */
+    assert_int_equal(cap.captures, 1);
+    assert_int_equal(cs.nseqs, 1);
+    assert_true(s->vmask[1] & RP_VOL_FUNC);
+    assert_int_equal(s->nforms, 1);
+    assert_true(rp__seq_form_known(s, 1, K(5)));
+    assert_int_equal(cs.counters.func_forms, 1);
+}
+
+/* Where the driver refused a function update (rp__func_fixed), a kernel's
+ * function is structure again: the switched shape is captured at once with
+ * the sequence's volatile fields, as before function updates; the old
+ * shape is kept, it may come back. */
+static void with_functions_fixed_a_switched_kernel_is_captured_at_once(void **state)
+{
+    (void)state;
+    atomic_store(&rp__eng.func_fixed, 1);
+    for (int32_t i = 0; i < 3; i++)
+        segment2(1, 64 + i, 2, 64, 0);
     assert_int_equal(cap.captures, 1);
     segment2(1, 71, 5, 64, 0); /* k2 switched to k5 */
     assert_int_equal(cap.captures, 2);
@@ -500,17 +536,21 @@ static void a_sequence_with_updates_whose_kernel_switches_is_captured_at_once(vo
     assert_int_equal(cap.mask[0], 1ull << 1);
     assert_int_equal(cap.mask[1], 0);
     assert_null(cap.reuse);
-    assert_int_equal(cs.nseqs, 2); /* the old shape is kept: it may come back */
+    assert_int_equal(cs.nseqs, 2);
+    atomic_store(&rp__eng.func_fixed, 0);
 }
 
-/* A shape that changed may come back (length buckets, phases): kept while
- * the context has room, so that it is replayed at once when it does. At
- * REPRISE_MAX_GRAPHS the least recently used sequence goes anyway: the new
- * shape takes its executable over when it may (an exec update, cheaper
- * than an instantiation), instead of destroying it. */
+/* A shape that changed in its structure (here a kernel's function, with
+ * functions structure: rp__func_fixed) may come back (length buckets,
+ * phases): kept while the context has room, so that it is replayed at
+ * once when it does. At REPRISE_MAX_GRAPHS the least recently used
+ * sequence goes anyway: the new shape takes its executable over when it
+ * may (an exec update, cheaper than an instantiation), instead of
+ * destroying it. */
 static void an_old_shape_is_kept_with_room_and_taken_over_at_the_bound(void **state)
 {
     (void)state;
+    atomic_store(&rp__eng.func_fixed, 1);
     for (int32_t i = 0; i < 3; i++)
         segment2(1, 64 + i, 2, 64, 0);
     segment2(1, 70, 5, 64, 0);
@@ -523,6 +563,7 @@ static void an_old_shape_is_kept_with_room_and_taken_over_at_the_bound(void **st
     assert_ptr_equal(cap.reuse, oldest);
     assert_int_equal(cs.nseqs, 2);
     assert_int_equal(cs.counters.evictions, 0);
+    atomic_store(&rp__eng.func_fixed, 0);
 }
 
 int main(void)
@@ -539,7 +580,8 @@ int main(void)
         T(a_sequence_with_updates_is_widened_while_its_stream_backs_off),
         T(occurrences_that_keep_diverging_from_exact_variants_switch_to_updates),
         T(an_exact_variant_passed_over_again_and_again_is_dropped),
-        T(a_sequence_with_updates_whose_kernel_switches_is_captured_at_once),
+        T(a_sequence_with_updates_whose_kernel_switches_takes_it_as_a_form),
+        T(with_functions_fixed_a_switched_kernel_is_captured_at_once),
         T(an_old_shape_is_kept_with_room_and_taken_over_at_the_bound),
         T(host_boundaries_inside_the_step_make_the_steps_start_after_them),
         T(a_first_period_after_one_setup_op_starts_its_steps_after_the_boundary),

@@ -126,6 +126,7 @@ int rp__capturable_locked(rp_ctxstate *cs, CUstream s, int ptsz, rp_op *op,
     cs->counters.ops_seen[op->kind]++;
     op->ctx = cs->ctx;
     op->stream = st->handle;
+    op->sid = (uint16_t)(st - cs->streams + 1); /* its slot: the order streams were met */
     if (ptsz)
         op->flags |= RP_OPF_PTSZ;
     if (rp__program_capture_pending()) {

@@ -121,5 +121,6 @@ void rp__engine_reset(void)
     atomic_store(&rp__eng.prog_captures, 0);
     atomic_store(&rp__eng.prog_pending, 0);
     atomic_store(&rp__eng.prog_captures_total, 0);
+    atomic_store(&rp__eng.func_fixed, 0);
     atomic_fetch_add(&rp__eng.stream_gen, 1); /* every thread's cache is stale */
 }

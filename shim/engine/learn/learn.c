@@ -65,16 +65,18 @@ static void watch_period(rp_stream *st, const rp_op *op)
         if (changed && st->learn.per->step) {
             st->cs->counters.periods_found++;
             st->learn.per_align = st->trace.nmembers > 0;
-            if (!st->learn.per_align && st->learn.boundary_opno && st->learn.baligned == 0 &&
-                !st->learn.per->lfound) {
-                /* The first period of a stream that had a host boundary
-                 * before: a loop begins after its setup's synchronization,
-                 * so its steps start there, d apart, rather than where
-                 * winnowing put them (which a boundary inside the loop
-                 * would realign only after steps had been learnt). Not
-                 * where a landmark already cut the stream: its steps were
-                 * learnt where it cut. A boundary at another place in the
-                 * step realigns them once it falls there twice. */
+            if (!st->learn.per_align && st->learn.boundary_opno && !st->learn.per->lfound) {
+                /* A period of a stream that had a host boundary before:
+                 * a loop begins after its setup's synchronization, and a
+                 * step that ends at a boundary starts after it, so its
+                 * steps start there, d apart, rather than where winnowing
+                 * put them (the first time, and every time a period is
+                 * found again: a period lost and found at each step of a
+                 * synchronized loop would otherwise be cut at another
+                 * place each time). Not where a landmark already cut the
+                 * stream: its steps were learnt where it cut. A boundary
+                 * at another place in the step realigns them at once
+                 * (rp__learn_boundary). */
                 rp__period_align(st->learn.per, st->learn.boundary_opno);
                 st->learn.baligned = st->learn.per->settled + 1;
             }
@@ -117,13 +119,54 @@ static void seg_end_at_cuts(rp_stream *st)
     st->learn.diverged = 0;
 }
 
+/* 1 when `a` and `b` are within half of each other (the larger at most
+ * 1.5 times the smaller, as a landmark's band). */
+static int near(uint64_t a, uint64_t b)
+{
+    return a && b && 2 * (a > b ? a : b) <= 3 * (a > b ? b : a);
+}
+
+/* Whether the stream's host boundaries delimit its steps, so that nothing
+ * but the next boundary should end the segment since the last one: the
+ * latest gaps between them recur (each near the one before it, or the one
+ * before that: a step that synchronizes twice, as Hugging Face generate()
+ * does with its stop check), the segment is not yet longer than the
+ * longest of them (an eighth more), and the step its period found fits
+ * none of them a whole number of times, give or take the few ops of a
+ * read-back (it is an inner repetition, a layer of the step; a loop that
+ * synchronizes every few steps has gaps that are whole steps, which its
+ * period cuts, aligned at each boundary). A step that ends at a host
+ * boundary is cut there, and only there: period cuts inside it fell at
+ * places that moved with the period the stream showed at the time. */
+static int boundaries_are_steps(const rp_stream *st)
+{
+    const uint64_t *g = st->learn.bgap;
+    if (st->learn.nbgap < 3 || !(near(g[0], g[1]) || near(g[0], g[2])))
+        return 0;
+    uint64_t longest = 0;
+    for (unsigned int i = 0; i < st->learn.nbgap; i++)
+        longest = g[i] > longest ? g[i] : longest;
+    if (st->opno - st->learn.boundary_opno > longest + longest / 8)
+        return 0;
+    const rp_period *p = st->learn.per;
+    uint64_t step = p->d ? rp__period_step(p) : 0;
+    if (!step)
+        return 1; /* a landmark's steps vary in length: the boundaries do not */
+    uint64_t slack = step / 4 < 4 ? step / 4 : 4;
+    for (int i = 0; i < 2; i++)
+        if (g[i] >= 2 * step && g[i] % step <= slack)
+            return 0;
+    return 1;
+}
+
 int rp__learn_cuts_next(const rp_stream *st)
 {
     /* Host boundaries, where the program has them at least every
      * REPRISE_MAX_HELD ops (and every other period), delimit the steps as
      * they are: the period cuts only a stream that has gone longer than
-     * that without one. */
-    if (!st->learn.per || !rp__period_cuts(st->learn.per))
+     * that without one, or whose boundaries do not delimit its steps
+     * (boundaries_are_steps). */
+    if (!st->learn.per || !rp__period_cuts(st->learn.per) || boundaries_are_steps(st))
         return 0;
     uint64_t quiet = 2 * rp__period_step(st->learn.per);
     if (quiet < rp__eng.cfg.max_held)
@@ -141,6 +184,12 @@ int rp__learn_next(rp_stream *st, rp_op *op)
     return cut;
 }
 
+void rp__learn_realign(rp_stream *st, uint64_t pos)
+{
+    if (st->learn.per && st->learn.per->step)
+        rp__period_align(st->learn.per, pos);
+}
+
 void rp__learn_cut(rp_stream *st)
 {
     if (st->learn.nseg) {
@@ -152,31 +201,33 @@ void rp__learn_cut(rp_stream *st)
 
 void rp__learn_boundary(rp_stream *st)
 {
+    uint64_t gap = st->opno - st->learn.boundary_opno;
+    if (gap) {
+        memmove(st->learn.bgap + 1, st->learn.bgap, 3 * sizeof st->learn.bgap[0]);
+        st->learn.bgap[0] = gap;
+        if (st->learn.nbgap < 4)
+            st->learn.nbgap++;
+    }
     rp_period *p = st->learn.per;
     if (!p || !p->step || st->trace.nmembers) /* a fork/join run's start is align_fork_join's */
         return;
     uint64_t d = p->step, at = (st->opno % d + d - p->base % d) % d;
-    if (!at) {
-        st->learn.bphase = 0;
+    if (!at)
         return;
-    }
-    if (st->learn.bphase == at + 1 || st->learn.baligned != p->settled + 1) {
-        /* The first time for this period, or twice in a row at the same op
-         * of the step: a loop that synchronizes every few steps, after the
-         * same op. Its steps start after the boundary from now on, which
-         * then cuts none in two (a boundary that moves realigns them only
-         * once it stays). */
-        st->learn.baligned = p->settled + 1;
-        rp__period_align(p, st->opno);
-        st->learn.bphase = 0;
-        static _Atomic unsigned int logged;
-        if (atomic_fetch_add(&logged, 1) < 4)
-            rp__info("stream %p: its host boundaries fall %llu ops into its %llu-op step; its "
-                     "steps start after them from now on", (void *)st->handle,
-                     (unsigned long long)at, (unsigned long long)d);
-        return;
-    }
-    st->learn.bphase = at + 1;
+    /* A host boundary inside a step: the steps start after it from now on,
+     * at once and every time (a loop that synchronizes every few steps,
+     * after the same op; a read-back that came at another place). Where
+     * the program synchronizes is the program's, the same in every run: a
+     * step cut by it at another place would be learnt again as two pieces,
+     * and each boundary that moved the steps' start would have done so for
+     * good. */
+    st->learn.baligned = p->settled + 1;
+    rp__period_align(p, st->opno);
+    static _Atomic unsigned int logged;
+    if (atomic_fetch_add(&logged, 1) < 4)
+        rp__info("stream %p: a host boundary fell %llu ops into its %llu-op step; its "
+                 "steps start after it from now on", (void *)st->handle,
+                 (unsigned long long)at, (unsigned long long)d);
 }
 
 /* Drop the stream's period detector (its history). */
@@ -237,23 +288,41 @@ static int maybe_rest(rp_stream *st)
 /* A fork/join run's period was just accepted: its steps start where a step
  * is rooted, if some start makes it so (a step cut inside a side stream's
  * part would depend on the step before, and its graph could be launched
- * only when that side stream is idle: replay.c, fj_ready). Needs the last
- * period's ops recorded in a row; tried again with each op until then. */
+ * only when that side stream is idle: replay.c, fj_ready). Each start is
+ * tried on the ops that follow it in the stream, a whole period of them
+ * (events are told apart by serial: a framework's fresh event each step is
+ * recorded in one period and waited on in the next, so the two periods'
+ * ops are needed, not one turned round). Needs the last two periods' ops
+ * recorded in a row; tried again with each op until then. */
 static void align_fork_join(rp_stream *st)
 {
     uint64_t d = st->learn.per->step;
-    if (!d || d > st->learn.nseg)
+    if (!d || 2 * d > st->learn.nseg)
         return;
-    const rp_op *ops = &st->learn.seg[st->learn.nseg - d];
-    if (ops[d - 1].opno - ops[0].opno != d - 1)
+    const rp_op *ops = &st->learn.seg[st->learn.nseg - 2 * d];
+    if (ops[2 * d - 1].opno - ops[0].opno != 2 * d - 1)
         return;
     st->learn.per_align = 0;
+    /* Of the rooted starts, the one whose step waits on the fewest events
+     * recorded outside it (a replay needs those complete, or known to be). */
+    size_t best = SIZE_MAX, best_ext = SIZE_MAX;
     for (size_t j = 0; j < d; j++) {
-        if (ops[j].stream == st->handle && rp__ops_rooted(ops, d, j, st->handle)) {
-            rp__period_align(st->learn.per, ops[j].opno);
-            return;
+        if (ops[j].stream != st->handle || !rp__ops_rooted(ops + j, d, 0, st->handle))
+            continue;
+        size_t ext = 0;
+        for (size_t k = j; k < j + d; k++) {
+            if (ops[k].kind != RP_OP_EVWAIT)
+                continue;
+            size_t r = j;
+            while (r < k && !(ops[r].kind == RP_OP_EVREC && ops[r].eser == ops[k].eser))
+                r++;
+            ext += r == k;
         }
+        if (ext < best_ext)
+            best = j, best_ext = ext;
     }
+    if (best != SIZE_MAX)
+        rp__period_align(st->learn.per, ops[best].opno);
 }
 
 void rp__seg_append(rp_stream *st, rp_op *op, enum rp__eager_reason pending)
@@ -318,7 +387,10 @@ void rp__seg_end(rp_stream *st)
         st->learn.cut_by_period = 0;
         return;
     }
-    /* The records' keys were computed when they were recorded. */
+    /* The records' keys were computed when they were recorded; their
+     * events' roles are numbered in the segment now (a piece of one that
+     * a period cut numbers its own). */
+    rp__op_roles(st->learn.seg, st->learn.nseg);
     rp_det_entry *e = NULL;
     enum rp__eager_reason why = RP_EAGER_WARMING_UP;
     st->learn.shape_new = 0; /* rp__learn_volatile says */
@@ -373,6 +445,10 @@ void rp__seg_end(rp_stream *st)
     rp__count_eager(cs, why, rest);
     if (why == RP_EAGER_WARMING_UP && st->learn.shape_new)
         cs->counters.new_shape_ops += rest; /* the report tells these apart */
+    rp__trace("segment of %zu ops from op %llu on stream %p ends (%s): %llu ops %s, %llu diverged",
+              st->learn.nseg, (unsigned long long)st->learn.seg[0].opno, (void *)st->handle,
+              st->learn.cut_by_period ? "period cut" : "boundary", (unsigned long long)rest,
+              rp__reasons[why].key, (unsigned long long)diverged);
     rp__seg_clear(st);
     st->learn.cut_by_period = 0;
     rp__learn_sweep(cs);

@@ -227,7 +227,8 @@ static int volatile_fields(rp_ctxstate *cs, const rp_det_entry *e, const rp_op *
     int any = 0;
     for (size_t i = 0; i < e->n; i++) {
         int ok;
-        mask[i] = rp__op_diff(&e->ops[i], &ops[i], rp__rec_layout(cs, &e->ops[i]), &ok);
+        mask[i] = rp__op_diff(&e->ops[i], &ops[i], rp__rec_layout(cs, &e->ops[i]),
+                              rp__rec_layout(cs, &ops[i]), &ok);
         if (!ok)
             return 0;
         any |= mask[i] != 0;
@@ -261,50 +262,92 @@ static int same_layout(const rp_param_layout *a, const rp_param_layout *b)
     return 1;
 }
 
-/* A structure seen for the first time (entry `e`, occurrence `ops`) may be a
- * sequence with updates whose shape changed in place: as many ops, of the
- * same kinds and launch attributes, the same structure but for at most a
- * quarter of them (at least one: a kernel specialised by size that switches
- * as a decode loop's cache grows, another gemv picked at some lengths).
- * Its contents will change as that sequence's did, so it takes that
- * sequence's volatile fields, and those in which it differs from it (into
- * `mask`; for an op of another structure, a kernel's parameters only where
- * both layouts agree), and is captured at once rather than learnt from
- * scratch (issue 28: each length bucket cost REPRISE_WARMUP + 1 tokens
- * eager). Returns how many ops got volatile fields (0: no such sequence,
- * it updates nothing, or they differ where no node update can follow). */
+/* A structure (entry `e`, occurrence `ops`) may be a sequence with updates
+ * whose shape changed in place: as many ops, of the same kinds and launch
+ * attributes, the same structure but for at most a quarter of them (at
+ * least one: a kernel specialised by size that switches as a decode loop's
+ * cache grows, another gemv picked at some lengths, an elementwise kernel
+ * vectorized or not by its pointers' alignment). When every op of another
+ * structure is the same node with another function (rp__op_same_node, both
+ * layouts known: a node update sets it, RP_VOL_FUNC), that sequence takes
+ * them as forms of its own, and the fields its other ops differ in, in
+ * place (*in_place set): the occurrences of the new shape are its from now
+ * on, with no graph of their own (kernels that come round in a cycle of
+ * forms, one graph). Otherwise, seen for the first time (`first`), it is
+ * captured at once with that sequence's volatile fields and those in which
+ * it differs from it (into `mask`; for an op of another structure, a
+ * kernel's parameters only where both layouts agree) rather than learnt
+ * from scratch (issue 28: each length bucket cost REPRISE_WARMUP + 1
+ * tokens eager). Returns how many ops got volatile fields (0: no such
+ * sequence, it updates nothing, or they differ where no node update can
+ * follow). */
 static size_t inherited_fields(rp_ctxstate *cs, const rp_stream *st, const rp_det_entry *e,
-                               const rp_op *ops, uint64_t *mask)
+                               const rp_op *ops, uint64_t *mask, int first, int *in_place)
 {
+    *in_place = 0;
     for (size_t k = 0; k < e->n; k++)
         if (ops[k].stream != st->handle || rp__op_is_event(ops[k].kind))
             return 0; /* fork/join: never learnt but from its occurrences */
     for (size_t i = 0; i < cs->nseqs; i++) {
-        const rp_seq *s = cs->seqs[i];
+        rp_seq *s = cs->seqs[i];
         const rp_det_entry *o = s->det;
         if (!s->vmask || s->broken || s->fj.multi || s->home != st->handle || o->n != e->n)
             continue;
-        size_t k = 0, other = 0, nvol = 0;
+        size_t k = 0, other = 0, nvol = 0, funcs = 0, kernels = 0, forms = 0;
         for (; k < e->n; k++) {
             const rp_op *a = &o->ops[k], *b = &ops[k];
             if (a->kind != b->kind || !rp__op_same_attrs(a, b))
                 break;
+            kernels += a->kind == RP_OP_KERNEL;
+            int ok = 1;
             if (rp__op_same_structure(a, b)) {
-                int ok = 1;
-                mask[k] = s->vmask[k] | rp__op_diff(a, b, rp__rec_layout(cs, a), &ok);
+                mask[k] = s->vmask[k] | rp__op_diff(a, b, rp__rec_layout(cs, a),
+                                                    rp__rec_layout(cs, b), &ok);
                 if (!ok)
                     break;
             } else {
                 other++;
-                mask[k] = s->vmask[k];
-                if (a->kind == RP_OP_KERNEL &&
-                    !same_layout(rp__rec_layout(cs, a), rp__rec_layout(cs, b)))
-                    mask[k] &= RP_VOL_GRID | RP_VOL_BLOCK | RP_VOL_SHMEM;
+                uint64_t d = rp__op_same_node(a, b) && !rp__func_fixed()
+                                 ? rp__op_diff(a, b, rp__rec_layout(cs, a), rp__rec_layout(cs, b), &ok)
+                                 : 0;
+                if ((d & RP_VOL_FUNC) && ok) {
+                    funcs++; /* the same node, another function: a form */
+                    forms += !rp__seq_form_known(s, k, b->func);
+                }
+                mask[k] = s->vmask[k] | (ok ? d : 0);
+                if (!(d & RP_VOL_FUNC) || !ok) {
+                    mask[k] = s->vmask[k];
+                    if (a->kind == RP_OP_KERNEL &&
+                        !same_layout(rp__rec_layout(cs, a), rp__rec_layout(cs, b)))
+                        mask[k] &= RP_VOL_GRID | RP_VOL_BLOCK | RP_VOL_SHMEM;
+                }
             }
             nvol += mask[k] != 0;
         }
-        if (k == e->n && other && 4 * other <= (e->n > 4 ? e->n : 4) && nvol)
-            return nvol;
+        if (k == e->n && other && 4 * other <= (e->n > 4 ? e->n : 4) && nvol) {
+            size_t fv = 0;
+            for (size_t j = 0; j < e->n; j++)
+                fv += (s->vmask[j] | mask[j]) & RP_VOL_FUNC ? 1 : 0;
+            if (funcs == other && s->nforms + forms <= RP_SEQ_FORMS &&
+                fv <= (kernels / 4 > 1 ? kernels / 4 : 1) && rp__updates_pay(cs, e->n, nvol)) {
+                /* Its own shape, another form of some kernels: widened. */
+                for (size_t j = 0; j < e->n; j++) {
+                    if (rp__op_other_func(&o->ops[j], &ops[j]) &&
+                        rp__seq_add_form(s, j, ops[j].func) == 0)
+                        cs->counters.func_forms++;
+                    uint64_t add = mask[j] & ~s->vmask[j];
+                    if (add) {
+                        s->vmask[j] |= add;
+                        s->ex.widened++;
+                        cs->counters.widenings++;
+                    }
+                }
+                *in_place = 1;
+                return nvol;
+            }
+            if (first)
+                return nvol;
+        }
         memset(mask, 0, e->n * sizeof *mask);
     }
     return 0;
@@ -387,8 +430,14 @@ int rp__learn_volatile(rp_stream *st, int variant_content)
         return 0;
     }
     int ok = volatile_fields(cs, e, st->learn.seg, mask);
-    if (v == RP_DET_WARMING && e->seen == 1 && !rp__learn_backing_off(st, e) &&
-        inherited_fields(cs, st, e, st->learn.seg, mask)) {
+    int in_place = 0;
+    if ((v == RP_DET_WARMING || v == RP_DET_CAPTURE) && !rp__learn_backing_off(st, e) &&
+        inherited_fields(cs, st, e, st->learn.seg, mask, v == RP_DET_WARMING && e->seen == 1,
+                         &in_place)) {
+        if (in_place) { /* another form of a known sequence's kernels: its own now */
+            free(mask);
+            return 1;
+        }
         v = RP_DET_CAPTURE; /* a known sequence's new shape: captured now */
         ok = 1;             /* its first occurrence: nothing differs yet */
     }

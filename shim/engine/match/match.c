@@ -102,7 +102,8 @@ static int defer_push(rp_stream *st, rp_op *op)
 }
 
 /* The stream no longer matches against any of its candidates or its
- * complete match: they are unpinned. */
+ * complete match: they are unpinned, and what they took as volatile for
+ * the occurrence is forgotten. */
 static void unpin_all(rp_stream *st)
 {
     for (size_t i = 0; i < st->match.ncand; i++)
@@ -111,6 +112,100 @@ static void unpin_all(rp_stream *st)
         st->match.complete->pins--;
     st->match.ncand = 0;
     st->match.complete = NULL;
+    st->match.nwid = 0;
+}
+
+/* Forget what candidate `s` took as volatile for the occurrence (it left
+ * the list: it may go before the stream resolves). */
+static void widen_drop(rp_stream *st, const rp_seq *s)
+{
+    unsigned int j = 0;
+    for (unsigned int i = 0; i < st->match.nwid; i++)
+        if (st->match.wid[i].s != s)
+            st->match.wid[j++] = st->match.wid[i];
+    st->match.nwid = j;
+}
+
+/* `s` is about to be launched for this occurrence (a part of it, or the
+ * whole): the fields it took as volatile on the way become its own, so
+ * that the updates bring its nodes to the occurrence's values. */
+static void widen_commit(rp_stream *st, rp_seq *s)
+{
+    for (unsigned int i = 0; i < st->match.nwid; i++) {
+        struct rp_widen *w = &st->match.wid[i];
+        if (w->s != s)
+            continue;
+        if (w->form && rp__seq_add_form(s, w->k, w->form) == 0)
+            st->cs->counters.func_forms++;
+        if ((s->vmask[w->k] & w->bits) == w->bits)
+            continue;
+        s->vmask[w->k] |= w->bits;
+        s->ex.widened++;
+        st->cs->counters.widenings++;
+        st->cs->counters.widened_in_match++;
+    }
+    widen_drop(st, s);
+}
+
+/* Kernels of `s` whose function is volatile, with those the stream's
+ * pending widenings add. */
+static size_t func_volatile(const rp_stream *st, const rp_seq *s, size_t *kernels)
+{
+    size_t fv = 0;
+    *kernels = 0;
+    for (size_t k = 0; k < s->det->n; k++) {
+        *kernels += s->det->ops[k].kind == RP_OP_KERNEL;
+        fv += (s->vmask[k] & RP_VOL_FUNC) != 0;
+    }
+    for (unsigned int i = 0; i < st->match.nwid; i++)
+        fv += st->match.wid[i].s == s && (st->match.wid[i].bits & RP_VOL_FUNC) &&
+              !(s->vmask[st->match.wid[i].k] & RP_VOL_FUNC);
+    return fv;
+}
+
+/* Whether candidate `s`, a sequence with updates whose op k differs from
+ * `op`, may take the fields they differ in as volatile for this
+ * occurrence (and, once launched, for good): the widening the learner
+ * would make after an eager step (policy.c), made while matching, so that
+ * the step costs nothing. Only where a node update carries the difference
+ * (the same node: rp__op_same_node; rp__op_diff says every field can be
+ * set), past the first op (a sequence that matched any first op of its
+ * kind would start a match at every one), and, for a kernel whose function
+ * differs, while at most a quarter of the sequence's kernels (at least
+ * one) switch: a step whose kernels are mostly others is another step,
+ * learnt as such. A fork/join sequence is widened only by the learner. */
+static int widen(rp_stream *st, rp_seq *s, size_t k, const rp_op *op)
+{
+    const rp_op *want = &s->det->ops[k];
+    if (!s->vmask || !k || s->fj.multi || st->match.nwid == RP_MAX_WIDEN ||
+        !rp__op_same_node(want, op))
+        return 0;
+    rp_ctxstate *cs = s->cs;
+    int ok;
+    const rp_param_layout *L = s->lay ? s->lay[k] : rp__rec_layout(cs, want);
+    uint64_t diff = rp__op_diff(want, op, L, rp__rec_layout(cs, op), &ok);
+    uint64_t bits = diff & ~s->vmask[k];
+    CUfunction form = (diff & RP_VOL_FUNC) && !rp__seq_form_known(s, k, op->func) ? op->func : NULL;
+    if (!ok || (!bits && !form))
+        return 0;
+    if (form) {
+        size_t kernels, fv = func_volatile(st, s, &kernels), forms = s->nforms;
+        for (unsigned int i = 0; i < st->match.nwid; i++)
+            forms += st->match.wid[i].s == s && st->match.wid[i].form;
+        if (rp__func_fixed() || forms == RP_SEQ_FORMS ||
+            ((bits & RP_VOL_FUNC) && fv + 1 > (kernels / 4 > 1 ? kernels / 4 : 1)))
+            return 0;
+    }
+    st->match.wid[st->match.nwid++] = (struct rp_widen){s, (uint32_t)k, bits, form};
+    return 1;
+}
+
+/* The destroys that waited for the ops of this resolution, now issued. */
+static void destroy_deferred(rp_stream *st)
+{
+    for (unsigned int i = 0; i < st->match.ndtor; i++)
+        rp__eng.drv->cuEventDestroy_v2(st->match.dtor[i]);
+    st->match.ndtor = 0;
 }
 
 /* Sequence `s` stopped matching at its op `at`: `got` came there instead
@@ -152,6 +247,9 @@ static int seq_match(const rp_seq *s, size_t k, const rp_op *op)
     const rp_op *want = &s->det->ops[k];
     if (!s->vmask || !s->vmask[k])
         return rp__op_same_content(want, op);
+    if ((s->vmask[k] & RP_VOL_FUNC) && op->kind == RP_OP_KERNEL &&
+        !rp__seq_form_known(s, k, op->func))
+        return 0; /* a function it was not seen with: only widen() takes it */
     return rp__op_match_masked(want, op, s->vmask[k],
                                s->lay ? s->lay[k] : rp__rec_layout(s->cs, want));
 }
@@ -165,6 +263,7 @@ void rp__match_resolve(rp_stream *st, CUstream target, struct rp_resolved *out)
     out->err = CUDA_SUCCESS;
     if (st->match.ndef == 0) {
         unpin_all(st); /* candidates found for an op that was not deferred */
+        destroy_deferred(st);
         return;
     }
     /* Ops the fast path deferred are written down only if they are flushed
@@ -189,6 +288,7 @@ void rp__match_resolve(rp_stream *st, CUstream target, struct rp_resolved *out)
         CUresult after_err = CUDA_SUCCESS;
         rp_vals v = {st->match.def, st->match.borrowed_seq, st->match.borrowed_from,
                      st->match.arena};
+        widen_commit(st, c);
         CUresult rc = rp__seq_replay(st, c, target, &v, done, c->det->n, gen, &failed, &after_err);
         if (after_err != CUDA_SUCCESS)
             out->err = after_err;
@@ -295,6 +395,7 @@ void rp__match_resolve(rp_stream *st, CUstream target, struct rp_resolved *out)
     out->nflushed = kept;
     st->match.ndef = 0;
     unpin_all(st);
+    destroy_deferred(st);
 }
 
 int rp__match_part(rp_stream *st, CUstream target)
@@ -317,6 +418,7 @@ int rp__match_part(rp_stream *st, CUstream target)
     rp__trace("launch ops %zu-%zu of sequence %u (a quiet spot) on stream %p", lo, hi, c->id,
               (void *)target);
     rp__nvtx_push("reprise: part of sequence %u", c->id);
+    widen_commit(st, c);
     CUresult rc = rp__seq_replay(st, c, target, &v, lo, hi, rp__issued(), &failed, &after_err);
     rp__nvtx_pop();
     if (rc != CUDA_SUCCESS) {
@@ -340,6 +442,7 @@ int rp__match_part(rp_stream *st, CUstream target)
             st->match.cand[i]->pins--;
     st->match.cand[0] = c;
     st->match.ncand = 1;
+    st->match.nwid = 0; /* c's are its own now; the others' went with them */
     st->match.launched = hi;
     return 1;
 }
@@ -359,11 +462,12 @@ static void narrow(rp_stream *st, const rp_op *op)
             continue;
         }
         const rp_op *want = &s->det->ops[st->match.ndef];
-        if (!s->broken && seq_match(s, st->match.ndef, op)) {
+        if (!s->broken && (seq_match(s, st->match.ndef, op) || widen(st, s, st->match.ndef, op))) {
             st->match.cand[k++] = s;
             updates_match |= s->vmask != NULL;
             continue;
         }
+        widen_drop(st, s);
         if (!s->broken) {
             int same = rp__op_same_structure(want, op);
             diverged(s, st->match.ndef, same ? "same operation, other arguments, geometry or addresses"
@@ -410,9 +514,11 @@ static void note_complete(rp_stream *st)
     st->match.ncand = k;
 }
 
-enum rp_offer rp__match_offer(rp_stream *st, const rp_op *op)
+enum rp_offer rp__match_offer(rp_stream *st, rp_op *op)
 {
     write_down(st);
+    if (rp__op_is_event(op->kind)) /* which event it is in this occurrence */
+        op->erole = rp__op_role_after(st->match.def, st->match.ndef, op->eser);
     if (st->match.ndef) {
         narrow(st, op);
         /* Divergence (or a complete match followed by an op that no
@@ -523,6 +629,26 @@ int rp__match_masked(rp_stream *st, const rp_seq *s, size_t k, const rp_launch *
     return s->match.poff && arena_room(st, s) == 0 && match_masked(st, s, k, l);
 }
 
+int rp__match_holds_event(const rp_stream *st, uint32_t eser)
+{
+    int held = 0;
+    size_t written = st->match.borrowed_seq ? st->match.borrowed_from : st->match.ndef;
+    for (size_t i = 0; i < written; i++) { /* event ops are always written */
+        const rp_op *op = &st->match.def[i];
+        if (rp__op_is_event(op->kind) && op->eser == eser)
+            held = op->kind == RP_OP_EVREC ? 2 : 1;
+    }
+    return held;
+}
+
+int rp__match_defer_destroy(rp_stream *st, CUevent e)
+{
+    if (st->match.ndtor == RP_FJ_EVENTS)
+        return -1;
+    st->match.dtor[st->match.ndtor++] = e;
+    return 0;
+}
+
 void rp__match_cancel(rp_stream *st)
 {
     unpin_all(st);
@@ -536,6 +662,7 @@ void rp__match_stream_free(rp_stream *st)
             rp__ev_deferred_add(-1);
         rp__op_free(&st->match.def[i]); /* the fast path's unwritten ones own nothing */
     }
+    destroy_deferred(st); /* the ops that named them go with the record */
     free(st->match.def);
     free(st->match.arena);
     memset(&st->match, 0, sizeof st->match);

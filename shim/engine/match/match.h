@@ -43,8 +43,9 @@ enum rp_offer {
     RP_OFFER_COMPLETE, /* (rp__match_defer) deferred, and a sequence matched in full */
 };
 /* Offer a recorded capturable op to the matcher of `st`: narrows the
- * candidates (or, with nothing pending, finds them). */
-enum rp_offer rp__match_offer(rp_stream *st, const rp_op *op);
+ * candidates (or, with nothing pending, finds them). An event op gets its
+ * role in the occurrence first (rp_op.erole). */
+enum rp_offer rp__match_offer(rp_stream *st, rp_op *op);
 /* Defer `op` after rp__match_offer said MATCHES: DEFERRED, COMPLETE (resolve
  * now), or RESOLVE when it cannot be kept (memory; the op is left to the
  * caller, to issue eagerly after resolving). */
@@ -65,6 +66,15 @@ int rp__match_masked(rp_stream *st, const rp_seq *s, size_t k, const rp_launch *
 enum rp_offer rp__match_first(rp_stream *st, CUstream h, const rp_launch *l,
                               enum rp__entry entry);
 
+/* Whether an op `st` holds names the event of serial `eser`: 2 when the
+ * last such op is a record (the event's state is held: a query must not
+ * see the driver's), 1 when only waits do, 0 when none does. */
+int rp__match_holds_event(const rp_stream *st, uint32_t eser);
+/* The program destroys event `e`, which an op `st` holds names: its
+ * destroy waits for `st`'s next resolution (rp__match_resolve issues it
+ * after the op). Returns 0, or -1 when no more can wait (nothing done:
+ * the caller resolves first). */
+int rp__match_defer_destroy(rp_stream *st, CUevent e);
 /* Forget the candidates rp__match_offer found (nothing deferred yet). */
 void rp__match_cancel(rp_stream *st);
 /* The stream's record goes (or its context's teardown forgets it): the

@@ -58,6 +58,10 @@ int rp__ev_touched(CUevent e, rp_ctxstate *cs, rp_stream *home);
 /* The trace `i` names has ended (or was never live): the event is held by
  * none, unless another trace took it meanwhile. */
 void rp__ev_settled(CUevent e, const rp_evinfo *i);
+/* One more query of `e` answered "not ready" for a record held by a trace:
+ * how many in a row so far (before this one). A record of it starts the
+ * count again. */
+unsigned int rp__ev_polled(CUevent e);
 /* A fork/join replay on `home` recorded `e` again after its graph. */
 void rp__ev_rerecorded(CUevent e, uint64_t gen, CUstream home);
 /* Forget every event (the engine's reset, for tests). */

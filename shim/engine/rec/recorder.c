@@ -20,6 +20,8 @@ typedef struct layout {
     const void *handle;   /* NULL: free slot */
     int ok;               /* 0: the layout cannot be read */
     int excluded;         /* REPRISE_EXCLUDE / REPRISE_INCLUDE keep it out */
+    uint16_t ord;         /* its number in the context, in order of first sight
+                             (rp_op.fid; the last number is shared past it) */
     rp_param_layout p;
     char name[256];         /* C++ names are long: room for most mangled ones */
 } layout;
@@ -122,6 +124,9 @@ static layout *layout_of(rp_ctxstate *cs, const void *f, int kernel)
             return L;
         if (!L->handle) {
             read_layout(L, f, kernel);
+            if (cs->nfuncs < UINT16_MAX)
+                cs->nfuncs++;
+            L->ord = (uint16_t)cs->nfuncs;
             if (!L->ok) {
                 const char *n = L->name[0] ? L->name : "?";
                 rp__info("kernel %p (%s): parameter layout unreadable; its launches run eagerly", f, n);
@@ -295,6 +300,7 @@ int rp__rec_kernel(rp_ctxstate *cs, rp_op *op, CUfunction f, const unsigned int 
     op->kind = RP_OP_KERNEL;
     op->flags = kernel ? RP_OPF_KERNEL_HANDLE : 0;
     op->func = f;
+    op->fid = L->ord;
     memcpy(op->grid, grid, sizeof op->grid);
     memcpy(op->block, block, sizeof op->block);
     op->shmem = shmem;
@@ -540,6 +546,7 @@ void rp__rec_reset(rp_ctxstate *cs)
 {
     free(cs->layouts);
     cs->layouts = NULL;
+    cs->nfuncs = 0;
     memset(cs->fcache, 0, sizeof cs->fcache);
 }
 

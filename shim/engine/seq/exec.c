@@ -87,13 +87,16 @@ static CUgraphExec alt_exec(rp_seq *s, rp_op **held)
  * graph the executable was instantiated from, also when it was since updated
  * to another graph (the driver accepts no other handle: capture.c,
  * take_over). Returns the driver's answer. */
-static CUresult update_kernel(rp_seq *s, size_t k, const unsigned int *g, const uint8_t *params)
+static CUresult update_kernel(rp_seq *s, size_t k, const rp_op *op, const unsigned int *g,
+                              const uint8_t *params)
 {
     rp_ctxstate *cs = s->cs;
-    const rp_op *op = &s->det->ops[k];
     void *ptrs[RP_MAX_PARAMS], **kp = NULL;
-    const rp_param_layout *L = s->lay ? s->lay[k] : rp__rec_layout(cs, op);
-    if (NEVER(!L))
+    /* `op` names the function (the sequence's own op, or the deferred one
+     * when it switched: RP_VOL_FUNC), whose layout lays the bytes out. */
+    const rp_param_layout *L = s->lay && op->func == s->det->ops[k].func ? s->lay[k]
+                                                                          : rp__rec_layout(cs, op);
+    if (NEVER(!L || L->total != op->param_bytes))
         return CUDA_ERROR_INVALID_VALUE; /* a volatile kernel has a layout */
     for (uint32_t i = 0; i < L->n; i++)
         ptrs[i] = (void *)(params + L->off[i]);
@@ -157,34 +160,40 @@ static CUresult update_node(rp_seq *s, size_t k, const rp_op *op)
     }
 }
 
-/* A deferred kernel's geometry (7 unsigned ints, as in a record) and
+/* A deferred kernel's values: the record naming its function (with its
+ * parameter size), its geometry (7 unsigned ints, as in a record) and its
  * parameter bytes: its record's, or, when the fast path deferred it
- * unwritten, the arena's. */
-static inline void kernel_values(const rp_vals *v, const rp_seq *s, size_t k,
+ * unwritten, the sequence's op (the fast path matches only the sequence's
+ * own function) and the arena's values. */
+static inline void kernel_values(const rp_vals *v, const rp_seq *s, size_t k, const rp_op **f,
                                  const unsigned int **g, const uint8_t **p)
 {
     if (v->borrowed && k >= v->from) {
         const uint8_t *a = v->arena + s->match.poff[k];
+        *f = &s->det->ops[k];
         *g = (const unsigned int *)(const void *)a;
         *p = a + RP_ARENA_GEOMETRY;
     } else {
+        *f = &v->def[k];
         *g = v->def[k].grid;
         *p = v->def[k].params;
     }
 }
 
 /* Whether the executable holds op k's deferred values already. For a
- * kernel (of the sequence's structure, like the held record), its
+ * kernel (of the sequence's node, like the held record), its function,
  * geometry and parameter bytes decide. */
 static inline int held_same_in(const rp_op *held, const rp_vals *v, const rp_seq *s, size_t k)
 {
     const rp_op *h = &held[k];
     if (h->kind != RP_OP_KERNEL)
         return rp__op_same_content(h, &v->def[k]); /* never the fast path's */
+    const rp_op *f;
     const unsigned int *g;
     const uint8_t *p;
-    kernel_values(v, s, k, &g, &p);
-    return rp__geometry_same(h->grid, g) && rp__bytes_same(h->params, p, h->param_bytes);
+    kernel_values(v, s, k, &f, &g, &p);
+    return !rp__op_other_func(h, f) && rp__geometry_same(h->grid, g) &&
+           rp__bytes_same(h->params, p, h->param_bytes);
 }
 
 static inline int held_same(const rp_vals *v, const rp_seq *s, size_t k)
@@ -195,17 +204,18 @@ static inline int held_same(const rp_vals *v, const rp_seq *s, size_t k)
 /* The hash of an op's values (a kernel's geometry and parameter bytes; a
  * copy's or memset's addresses, size and value): only ever a proposal,
  * checked value by value (held_same). */
-static inline uint64_t kernel_values_hash(uint64_t h, const unsigned int *g, const uint8_t *p,
-                                          size_t param_bytes)
+static inline uint64_t kernel_values_hash(uint64_t h, const rp_op *f, const unsigned int *g,
+                                          const uint8_t *p)
 {
+    h = rp__acc(h, (uint64_t)(uintptr_t)f->func);
     h = rp__acc_bytes(h, g, 7 * sizeof(unsigned int));
-    return rp__acc_bytes(h, p, param_bytes);
+    return rp__acc_bytes(h, p, f->param_bytes);
 }
 
 static inline uint64_t op_values_hash(uint64_t h, const rp_op *op)
 {
     if (op->kind == RP_OP_KERNEL)
-        return kernel_values_hash(h, op->grid, op->params, op->param_bytes);
+        return kernel_values_hash(h, op, op->grid, op->params);
     h = rp__acc(h, op->dst);
     h = rp__acc(h, op->src);
     h = rp__acc(h, (uint64_t)(uintptr_t)op->host);
@@ -224,10 +234,11 @@ static uint64_t content_hash(const rp_vals *v, const rp_seq *s, const rp_op *hel
         if (held) {
             h = op_values_hash(h, &held[k]);
         } else if (s->det->ops[k].kind == RP_OP_KERNEL) {
+            const rp_op *f;
             const unsigned int *g;
             const uint8_t *p;
-            kernel_values(v, s, k, &g, &p);
-            h = kernel_values_hash(h, g, p, s->det->ops[k].param_bytes);
+            kernel_values(v, s, k, &f, &g, &p);
+            h = kernel_values_hash(h, f, g, p);
         } else {
             h = op_values_hash(h, &v->def[k]);
         }
@@ -381,15 +392,40 @@ static CUresult apply_updates(const rp_vals *v, rp_seq *s, size_t lo, size_t hi)
          * held record keeps its own parameter block (same size:
          * structure) and no payload. */
         if (h->kind == RP_OP_KERNEL) {
+            const rp_op *f;
             const unsigned int *g;
             const uint8_t *p;
-            kernel_values(v, s, k, &g, &p);
-            rc = update_kernel(s, k, g, p);
+            kernel_values(v, s, k, &f, &g, &p);
+            /* Another function may take other parameter bytes: the held
+             * record's block is made to size first (a failure changes
+             * nothing). */
+            uint8_t *block = h->params;
+            if (f->param_bytes != h->param_bytes) {
+                block = f->param_bytes ? rp__params_alloc(f->param_bytes) : NULL;
+                if (f->param_bytes && !block) {
+                    rp__bound_hit(cs, RP_BOUND_MEMORY);
+                    return CUDA_ERROR_OUT_OF_MEMORY;
+                }
+            }
+            rc = update_kernel(s, k, f, g, p);
             if (rc == CUDA_SUCCESS) {
-                /* Only its geometry and parameters differ (structure). */
+                if (block != h->params) {
+                    rp__params_free(h->params, h->param_bytes);
+                    h->params = block;
+                }
+                if (rp__op_other_func(h, f))
+                    cs->counters.func_updates++;
+                h->func = f->func;
+                h->fid = f->fid;
+                h->param_bytes = f->param_bytes;
                 memcpy(h->grid, g, 7 * sizeof(unsigned int));
                 if (h->param_bytes)
                     memcpy(h->params, p, h->param_bytes);
+            } else {
+                if (block != h->params)
+                    rp__params_free(block, f->param_bytes);
+                if (rp__op_other_func(h, f))
+                    rp__func_update_refused(cs, rc);
             }
         } else {
             const rp_op *op = &v->def[k];

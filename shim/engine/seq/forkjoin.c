@@ -14,7 +14,7 @@
 
 int rp__ops_rooted(const rp_op *ops, size_t n, size_t start, CUstream home)
 {
-    CUevent recs[RP_FJ_EVENTS];
+    uint32_t recs[RP_FJ_EVENTS]; /* the events (serials) recorded so far */
     CUstream seen[RP_FJ_STREAMS];
     size_t nrec = 0, nseen = 0;
     for (size_t k = 0; k < n; k++) {
@@ -25,7 +25,7 @@ int rp__ops_rooted(const rp_op *ops, size_t n, size_t start, CUstream home)
                 m++;
             if (m == nseen) {
                 size_t r = 0;
-                while (op->kind == RP_OP_EVWAIT && r < nrec && recs[r] != op->ev)
+                while (op->kind == RP_OP_EVWAIT && r < nrec && recs[r] != op->eser)
                     r++;
                 if (nseen == RP_FJ_STREAMS || op->kind != RP_OP_EVWAIT || r == nrec)
                     return 0;
@@ -34,12 +34,12 @@ int rp__ops_rooted(const rp_op *ops, size_t n, size_t start, CUstream home)
         }
         if (op->kind == RP_OP_EVREC) {
             size_t r = 0;
-            while (r < nrec && recs[r] != op->ev)
+            while (r < nrec && recs[r] != op->eser)
                 r++;
             if (r == nrec) { /* the events, each once */
                 if ((!nrec && op->stream != home) || nrec == RP_FJ_EVENTS)
                     return 0;
-                recs[nrec++] = op->ev;
+                recs[nrec++] = op->eser;
             }
         }
     }
@@ -66,6 +66,10 @@ int rp__fj_plan(rp_seq *s, const rp_det_entry *e, rp_fj_plan *p)
     if (!p->on || !p->evx || !s->fj.exts || !s->fj.shadow)
         return -1;
     CUstream last_rec_on[RP_FJ_EVENTS]; /* where each event was last recorded so far */
+    int work_before = 0; /* an op that is not an event op came already */
+    int one_stream = 1;
+    for (size_t i = 0; i < e->n; i++)
+        one_stream &= e->ops[i].stream == s->home;
     for (size_t i = 0; i < e->n; i++) {
         const rp_op *op = &e->ops[i];
         p->evx[i] = SIZE_MAX;
@@ -76,35 +80,40 @@ int rp__fj_plan(rp_seq *s, const rp_det_entry *e, rp_fj_plan *p)
             if (k == s->fj.nside) {
                 if (s->fj.nside == RP_FJ_STREAMS)
                     return 1;
-                s->fj.side_first[s->fj.nside] = op->kind == RP_OP_EVWAIT ? op->ev : NULL;
+                s->fj.side_first[s->fj.nside] = op->kind == RP_OP_EVWAIT ? i : SIZE_MAX;
                 s->fj.side[s->fj.nside++] = op->stream;
             }
             p->on[i] = (unsigned char)(k + 1);
         }
-        if (!rp__op_is_event(op->kind))
+        if (!rp__op_is_event(op->kind)) {
+            work_before = 1;
             continue;
+        }
         size_t j = 0;
-        while (j < p->nev && p->prog_ev[j] != op->ev)
+        while (j < p->nev && p->prog_role[j] != op->erole)
             j++;
         if (op->kind == RP_OP_EVREC) {
             if (j == p->nev) {
                 if (p->nev == RP_FJ_EVENTS)
                     return 1;
-                p->prog_ev[p->nev++] = op->ev;
+                p->prog_role[p->nev++] = op->erole;
             }
             p->evx[i] = j;
             last_rec_on[j] = op->stream;
-            s->fj.shadow[s->fj.nshadow++] = (struct rp_fj_shadow){op->stream, op->ev, 1};
+            s->fj.shadow[s->fj.nshadow++] = (struct rp_fj_shadow){op->stream, i, 1};
         } else if (j < p->nev) {
             p->evx[i] = j; /* recorded earlier in the sequence: an edge */
             if (last_rec_on[j] != op->stream) /* on its own stream: nothing to wait for */
-                s->fj.shadow[s->fj.nshadow++] = (struct rp_fj_shadow){op->stream, op->ev, 0};
+                s->fj.shadow[s->fj.nshadow++] = (struct rp_fj_shadow){op->stream, i, 0};
         } else {
             size_t k = 0;
-            while (k < s->fj.nexts && s->fj.exts[k] != op->ev)
+            while (k < s->fj.nexts && e->ops[s->fj.exts[k]].erole != op->erole)
                 k++;
-            if (k == s->fj.nexts)
-                s->fj.exts[s->fj.nexts++] = op->ev;
+            if (k == s->fj.nexts) {
+                if (one_stream && !work_before && s->fj.npre == s->fj.nexts)
+                    s->fj.npre++; /* waited on before any work: before the launch */
+                s->fj.exts[s->fj.nexts++] = i;
+            }
         }
     }
     s->fj.rooted = rp__ops_rooted(e->ops, e->n, 0, s->home);
@@ -230,7 +239,8 @@ static int fj_clean(const rp_stream *x, uint64_t gen, CUstream target)
  * blocking flag differs from the home stream's never replays: the legacy
  * stream would order its ops otherwise. `gen`: rp__issued when the
  * resolution began. */
-CUresult rp__fj_ready(rp_stream *st, const rp_seq *s, CUstream target, uint64_t gen)
+CUresult rp__fj_ready(rp_stream *st, const rp_seq *s, const rp_vals *v, CUstream target,
+                      uint64_t gen)
 {
     rp_ctxstate *cs = st->cs;
     const struct rp__driver *D = rp__eng.drv;
@@ -243,29 +253,44 @@ CUresult rp__fj_ready(rp_stream *st, const rp_seq *s, CUstream target, uint64_t 
     if (!home_ok && fj_clean(st, gen, target)) {
         home_ok = 1;
         for (unsigned int i = 0; st->fj.tail_ev && i < s->fj.nside; i++)
-            home_ok &= s->fj.side_first[i] == st->fj.tail_ev;
+            home_ok &= s->fj.side_first[i] != SIZE_MAX &&
+                       v->def[s->fj.side_first[i]].ev == st->fj.tail_ev;
     }
     if (!home_ok)
         rc = D->cuStreamQuery(target);
+    if (rc != CUDA_SUCCESS)
+        rp__trace("fork/join sequence %u not replayed: its home stream is busy", s->id);
     for (unsigned int i = 0; i < s->fj.nside && rc == CUDA_SUCCESS; i++) {
         rp_stream *x = rp__stream_find(cs, s->fj.side[i]);
         /* A side stream's ops wait, eagerly, for the legacy stream's work
          * before them when it is a blocking stream, and only then; in the
          * graph they wait as the home stream's launch does: the two must
-         * agree. */
-        if (!x || x->blocking != st->blocking)
+         * agree, but where the home is the legacy stream itself. Its graph
+         * waits for the legacy stream's work and every blocking stream's,
+         * and a non-blocking side stream's ops in it do too: a stricter
+         * order than eagerly (it waited only for what its events said),
+         * the same results; the side stream itself must be idle or known
+         * clean before the launch, as any side stream. */
+        if (!x || (x->blocking != st->blocking && !st->legacy))
             rc = CUDA_ERROR_NOT_READY;
         else if (!fj_clean(x, gen, target))
             rc = D->cuStreamQuery(s->fj.side[i]);
+        if (rc != CUDA_SUCCESS)
+            rp__trace("fork/join sequence %u not replayed: side stream %p is busy (gen %llu, its %llu, home %p/%p)", s->id,
+                      (void *)s->fj.side[i], (unsigned long long)gen, x ? (unsigned long long)x->fj.after_gen : 0ull, x ? (void*)x->fj.after_home : NULL, (void*)target);
     }
-    for (size_t i = 0; i < s->fj.nexts && rc == CUDA_SUCCESS; i++) {
+    for (size_t i = s->fj.npre; i < s->fj.nexts && rc == CUDA_SUCCESS; i++) {
         rp_evinfo ei;
+        CUevent ev = v->def[s->fj.exts[i]].ev; /* the occurrence's */
         /* Recorded last by the home stream (its flushed work ended with
          * this record): the home stream is after it already. */
-        if (fj_clean(st, gen, target) && st->fj.tail_ev == s->fj.exts[i])
+        if (fj_clean(st, gen, target) && st->fj.tail_ev == ev)
             continue;
-        if (!rp__ev_get(s->fj.exts[i], &ei) || ei.after_gen != gen || ei.after_home != target)
-            rc = D->cuEventQuery(s->fj.exts[i]);
+        if (!rp__ev_get(ev, &ei) || ei.after_gen != gen || ei.after_home != target)
+            rc = D->cuEventQuery(ev);
+        if (rc != CUDA_SUCCESS)
+            rp__trace("fork/join sequence %u not replayed: event %p it waits on is not complete",
+                      s->id, (void *)ev);
     }
     return rc;
 }
@@ -285,7 +310,16 @@ CUresult rp__fj_ready(rp_stream *st, const rp_seq *s, CUstream target, uint64_t 
  * rp__issued will be once this resolution is over if nothing else is
  * issued meanwhile (the streams, and the events recorded on `target`, are
  * then clean for the next replay: fj_ready). Returns the first error. */
-CUresult rp__fj_after(rp_stream *st, const rp_seq *s, CUstream target, uint64_t gen)
+CUresult rp__fj_before(const rp_seq *s, const rp_vals *v, CUstream target)
+{
+    CUresult rc = CUDA_SUCCESS;
+    for (size_t i = 0; i < s->fj.npre && rc == CUDA_SUCCESS; i++)
+        rc = rp__eng.drv->cuStreamWaitEvent(target, v->def[s->fj.exts[i]].ev, 0);
+    return rc;
+}
+
+CUresult rp__fj_after(rp_stream *st, const rp_seq *s, const rp_vals *v, CUstream target,
+                      uint64_t gen)
 {
     rp_ctxstate *cs = st->cs;
     const struct rp__driver *D = rp__eng.drv;
@@ -296,9 +330,12 @@ CUresult rp__fj_after(rp_stream *st, const rp_seq *s, CUstream target, uint64_t 
             rc = D->cuStreamWaitEvent(s->fj.side[i], cs->fj.post, 0);
     }
     size_t k = 0;
+    /* The occurrence's events, as the program named them this time. */
+#define SHADOW_EV(o) (v->def[(o)->at].ev)
     for (; k < s->fj.nshadow && rc == CUDA_SUCCESS; k++) {
         const struct rp_fj_shadow *o = &s->fj.shadow[k];
-        rc = o->record ? D->cuEventRecord(o->ev, o->stream) : D->cuStreamWaitEvent(o->stream, o->ev, 0);
+        rc = o->record ? D->cuEventRecord(SHADOW_EV(o), o->stream)
+                       : D->cuStreamWaitEvent(o->stream, SHADOW_EV(o), 0);
     }
     if (rc != CUDA_SUCCESS) {
         /* The host waits for the graph; the events not recorded again yet
@@ -307,14 +344,15 @@ CUresult rp__fj_after(rp_stream *st, const rp_seq *s, CUstream target, uint64_t 
         CUresult src = D->cuStreamSynchronize(target);
         for (size_t j = k; j < s->fj.nshadow; j++)
             if (s->fj.shadow[j].record)
-                D->cuEventRecord(s->fj.shadow[j].ev, target);
+                D->cuEventRecord(SHADOW_EV(&s->fj.shadow[j]), target);
         (void)src;
         return rc;
     }
     /* Events recorded again on `target` come before the next replay there. */
     for (size_t j = 0; j < s->fj.nshadow; j++)
         if (s->fj.shadow[j].record && s->fj.shadow[j].stream == target)
-            rp__ev_rerecorded(s->fj.shadow[j].ev, gen, target);
+            rp__ev_rerecorded(SHADOW_EV(&s->fj.shadow[j]), gen, target);
+#undef SHADOW_EV
     if (s->fj.nside) {
         st->fj.after_gen = gen;
         st->fj.after_home = target;

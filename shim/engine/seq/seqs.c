@@ -24,11 +24,24 @@ static void first_unique_update(rp_ctxstate *cs)
         for (size_t j = 0; unique && j < cs->nseqs; j++) {
             const rp_seq *t = cs->seqs[j];
             const rp_op *b = &t->det->ops[0];
-            if (t != s && t->home == s->home && b->kind == RP_OP_KERNEL && b->func == a->func)
+            if (t != s && t->home == s->home && b->kind == RP_OP_KERNEL &&
+                rp__seq_form_known(t, 0, a->func))
                 unique = 0;
         }
         s->first_unique = unique;
     }
+}
+
+int rp__seq_add_form(rp_seq *s, size_t k, CUfunction f)
+{
+    if (rp__seq_form_known(s, k, f))
+        return 0;
+    if (s->nforms == RP_SEQ_FORMS)
+        return -1;
+    s->forms[s->nforms++] = (struct rp_form){(uint32_t)k, f};
+    if (!k) /* another sequence's first op may no longer be the only one */
+        first_unique_update(s->cs);
+    return 0;
 }
 
 rp_seq *rp__seqs_remove(rp_ctxstate *cs, size_t i)
