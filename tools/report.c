@@ -7,10 +7,12 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli.h"
 #include "explain.h"
 #include "names.h"
 
@@ -295,6 +297,12 @@ static jval *load(const char *path)
     if (j.err || !v || v->kind != J_OBJ) {
         fprintf(stderr, "reprise report: %s: not a reprise stats file (%s at byte %ld)\n", path,
                 j.err ? j.err : "not an object", (long)(j.p - buf));
+        jfree(v);
+        v = NULL;
+    } else if (!jget(v, "version") || !jget(v, "reprise_version")) {
+        fprintf(stderr, "reprise report: %s: not a reprise stats file (a JSON object without "
+                        "the \"version\" and \"reprise_version\" keys a stats file opens with)\n",
+                path);
         jfree(v);
         v = NULL;
     } else if (jnum(v, "version") != 1) {
@@ -591,17 +599,25 @@ int rp_report_main(int argc, char **argv)
     if (!runs)
         return 1;
     for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--html")) {
+        if (!strcmp(argv[i], "--html") || !strcmp(argv[i], "-o")) {
+            char why[PATH_MAX + 64];
             if (i + 1 >= argc) {
-                fprintf(stderr, "reprise report: --html needs a file name (see reprise --help)\n");
+                fprintf(stderr, "reprise report: %s needs a file name (see reprise report "
+                                "--help)\n", argv[i]);
                 free(runs);
                 return 2;
             }
             html = argv[++i];
+            if (!rp_cli_output_ok(html, why, sizeof why)) { /* before the work, not after */
+                fprintf(stderr, "reprise report: %s %s: %s\n", argv[i - 1], html, why);
+                free(runs);
+                return 2;
+            }
             continue;
         }
         if (argv[i][0] == '-' && argv[i][1]) {
-            fprintf(stderr, "reprise report: unknown option '%s' (see reprise --help)\n", argv[i]);
+            fprintf(stderr, "reprise report: unknown option '%s' (see reprise report --help)\n",
+                    argv[i]);
             free(runs);
             return 2;
         }
@@ -617,7 +633,7 @@ int rp_report_main(int argc, char **argv)
     }
     if (nruns == 0) {
         if (status == 0)
-            fprintf(stderr, "reprise report: no stats file given (see reprise --help)\n");
+            fprintf(stderr, "reprise report: no stats file given (see reprise report --help)\n");
         free(runs);
         return status ? 1 : 2;
     }
@@ -625,7 +641,16 @@ int rp_report_main(int argc, char **argv)
     memset(&all, 0, sizeof all);
     for (int i = 0; i < nruns; i++) {
         if (!runs[i].engine) {
-            printf("%s: reprise was not enabled in that process\n", runs[i].path);
+            const jval *drv = jget(runs[i].root, "driver");
+            const jval *on = jget(runs[i].root, "enabled"), *loaded = jget(drv, "loaded");
+            if (!on || on->kind != J_BOOL || !on->num)
+                printf("%s: reprise was not enabled in that process\n", runs[i].path);
+            else if (jstr(drv, "error")[0] || !loaded || loaded->kind != J_BOOL || loaded->num)
+                printf("%s: the CUDA driver %s could not be loaded (%s): nothing was captured\n",
+                       runs[i].path, jstr(drv, "path"), jstr(drv, "error"));
+            else
+                printf("%s: the program made no CUDA driver call: nothing to capture\n",
+                       runs[i].path);
             continue;
         }
         totals one;
@@ -639,6 +664,17 @@ int rp_report_main(int argc, char **argv)
             print_totals(stdout, who, &one);
         }
     }
+    int engines = 0;
+    for (int i = 0; i < nruns; i++)
+        engines += runs[i].engine != NULL;
+    if (!engines) { /* nothing ran under the engine: no totals, no table */
+        if (html && write_html(html, runs, nruns, &all) != 0)
+            status = 1;
+        for (int i = 0; i < nruns; i++)
+            jfree(runs[i].root);
+        free(runs);
+        return status;
+    }
     print_totals(stdout, nruns > 1 ? "all: " : "", &all);
     int top[3];
     top_reasons(&all, top, 3);
@@ -646,7 +682,7 @@ int rp_report_main(int argc, char **argv)
         printf("ran eagerly:");
         for (int k = 0; k < 3 && top[k] >= 0; k++)
             printf("%s %.0f %s", k ? "," : "", all.reason_ops[top[k]], all.reasons[top[k]]);
-        printf(" (docs/stats.md says what each reason means)\n");
+        printf(" (reprise help reasons says what each means)\n");
     }
     for (int b = 0; b < RP_BOUND_COUNT; b++) {
         if (all.hits[b] <= 0)
@@ -690,4 +726,15 @@ int rp_report_main(int argc, char **argv)
         jfree(runs[i].root);
     free(runs);
     return status;
+}
+
+bool rp_report_add_share(const char *path, double *ops, double *replayed)
+{
+    jval *root = load(path);
+    if (!root)
+        return false;
+    *ops += jnum(root, "ops");
+    *replayed += jnum(root, "replayed_ops");
+    jfree(root);
+    return true;
 }

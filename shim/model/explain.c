@@ -1,4 +1,5 @@
-/* explain.c - the bounds by name and the summary's suggestions (explain.h).
+/* explain.c - the bounds by name, what each eager reason means, and the
+ * summary's suggestions (explain.h).
  * Every suggestion says what the counters show and one thing to try; none
  * is made when the counters cannot back it (say, the number of contents a
  * sequence with updates cycles among is not counted, so no value of
@@ -15,7 +16,7 @@ const struct rp__bound_info rp__bounds[RP_BOUND_COUNT] = {
         "if one step of the loop issues more ops than that, raise --max-ops above the step's "
         "length; a loop that never synchronizes is cut into steps only where its ops repeat "
         "with a period (no_period counts the ops of runs where none was found; "
-        "docs/engine.md)"},
+        "reprise help reasons)"},
     [RP_BOUND_GRAPHS] = {"max_graphs", "REPRISE_MAX_GRAPHS",
         "every graph of a context was in use, so a new sequence stayed eager",
         "raise --max-graphs"},
@@ -29,7 +30,7 @@ const struct rp__bound_info rp__bounds[RP_BOUND_COUNT] = {
     [RP_BOUND_UPDATES] = {"max_updates", "REPRISE_MAX_UPDATES",
         "a replay would have updated more graph nodes than that; it ran eagerly instead",
         "raise --max-updates up to the sequence's length (updating every node was still "
-        "2-5x cheaper than launching eagerly on an H200, docs/BENCHMARKS.md)"},
+        "2-5x cheaper than launching eagerly on an H200)"},
     [RP_BOUND_STREAMS] = {"streams", NULL,
         "more than 128 streams in a context: the work of the others ran eagerly",
         "reuse streams (the limit is fixed)"},
@@ -50,6 +51,40 @@ const struct rp__bound_info rp__bounds[RP_BOUND_COUNT] = {
         "events: it ran eagerly",
         "nothing to set: the limits are fixed"},
 };
+
+/* One entry per eager reason of the engine (rp__eager_reason_names; a test
+ * checks that none is missing), in the same order: what the program did, or
+ * what the engine was doing, when ops of that reason ran one by one. */
+const struct rp__reason_info rp__reasons[RP_REASONS] = {
+    {"warming_up", "their sequence had not yet been seen --warmup times with the same "
+                   "content, or this was the occurrence that got captured"},
+    {"not_capturable", "calls reprise does not capture (they run as they come)"},
+    {"segment_too_short", "fewer than --min-ops ops came between two synchronizations"},
+    {"diverged", "held back while they matched a graph, then issued one by one when the "
+                 "program went another way (or a captured sequence that ran eagerly)"},
+    {"capture_failed", "their sequence's last capture failed: it waits before trying again"},
+    {"backing_off", "their sequence waits longer before a capture: its graphs were replaced "
+                    "or evicted before they paid off, a bound stopped its last capture, or "
+                    "its graph was given up after a failed launch or update"},
+    {"bound_hit", "a limit was reached (--max-ops, --max-graphs, the sequence table, "
+                  "memory): the summary's \"bound hit\" lines say which"},
+    {"program_capturing", "issued while the program was capturing a graph of its own: "
+                          "reprise steps aside"},
+    {"no_param_layout", "the kernel's parameter layout could not be read from the driver"},
+    {"excluded_by_rule", "the kernel is kept out by --exclude or --include"},
+    {"no_period", "a stream with no synchronization queued more than --max-ops ops before a "
+                  "repeating step was found in it"},
+    {"resting", "their stream had brought no replay in its last --patience ops and rested "
+                "from learning for a while"},
+};
+
+const char *rp__reason_means(const char *name)
+{
+    for (int i = 0; i < RP_REASONS; i++)
+        if (strcmp(rp__reasons[i].name, name) == 0)
+            return rp__reasons[i].means;
+    return NULL;
+}
 
 void rp__bound_describe(int b, unsigned long long limit, char *out, size_t n)
 {

@@ -1,6 +1,7 @@
 /* explain.h - what the stats mean for the person who ran the program: the
  * engine's bounds, each named by the option (or the fixed limit) that sets
- * it, what hitting it means and what to do; and up to three suggestions
+ * it, what hitting it means and what to do; what each reason for eager ops
+ * means; and up to three suggestions
  * drawn from the counters. Shared by the shim (its log and summary) and
  * `reprise report` (tools/), so it depends on nothing else of the shim. */
 #ifndef REPRISE_EXPLAIN_H
@@ -28,6 +29,18 @@ extern const struct rp__bound_info rp__bounds[RP_BOUND_COUNT];
  * "REPRISE_MAX_OPS (4096): a stream queued more ops than that without a
  * synchronization or other boundary". `limit` 0: unknown, not printed. */
 void rp__bound_describe(int b, unsigned long long limit, char *out, size_t n);
+
+/* What each reason for eager ops means, in plain words (the stats file's
+ * ops_eager keys; `reprise help reasons`, the man page, the summary and
+ * the report). */
+#define RP_REASONS 12
+struct rp__reason_info {
+    const char *name;  /* the key, e.g. "warming_up" */
+    const char *means; /* a clause: "their sequence had not yet been seen ..." */
+};
+extern const struct rp__reason_info rp__reasons[RP_REASONS];
+/* What reason `name` means; NULL for a name this build does not know. */
+const char *rp__reason_means(const char *name);
 
 /* What the suggestions are drawn from: the counters summed over contexts
  * (processes, for the report). Missing ones are 0. */

@@ -1,4 +1,5 @@
-/* Stats: the counters, and the JSON report written at exit (docs/stats.md).
+/* Stats: the counters, and the JSON report written at exit, at a signal and
+ * every few seconds while the program runs (docs/stats.md), always whole.
  *
  * Counters are relaxed atomics bumped by enabled wrappers only: disabled,
  * the shim counts nothing, so the report then says "enabled": false with no
@@ -7,8 +8,10 @@
  * may already be shut down. */
 #include "core.h"
 
+#include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -385,13 +388,18 @@ bool rp__stats_write_fd(int fd)
         out_json_str(&o, rank_variable());
     }
     out_str(&o, ",\n  \"enabled\": ");
-    /* Enabled by REPRISE; the wrappers may be on for a trace alone. */
-    bool engine = rp__enabled && !rp__trace_alone;
-    out_str(&o, engine ? "true" : "false");
+    /* Enabled by REPRISE (the wrappers may be on for a trace alone); the
+     * engine ran only where the driver was loaded. */
+    bool engine = rp__enabled && !rp__trace_alone && rp__driver_loaded();
+    out_str(&o, rp__option(RP_OPTION_ENABLE).b ? "true" : "false");
     out_str(&o, ",\n  \"driver\": {\"path\": ");
     out_json_str(&o, rp__option(RP_OPTION_DRIVER).path ? rp__option(RP_OPTION_DRIVER).path : "");
     out_str(&o, ", \"loaded\": ");
     out_str(&o, rp__driver_loaded() ? "true" : "false");
+    if (rp__driver_load_error()[0]) {
+        out_str(&o, ", \"error\": ");
+        out_json_str(&o, rp__driver_load_error());
+    }
     out_str(&o, "},\n  \"calls\": {");
     const char *sep = "\n    ";
     for (int k = 0; k < RP_E_COUNT; k++) {
@@ -446,6 +454,16 @@ void rp__summary_write(int fd)
     o.fd = fd;
     o.ok = true;
     o.n = 0;
+    if (!rp__driver_loaded()) {
+        /* Not "0 capturable ops": say why nothing could be. */
+        snprintf(line, sizeof line,
+                 "reprise: nothing captured: the CUDA driver %s could not be loaded (%s), so "
+                 "every driver call failed; --driver PATH or LD_LIBRARY_PATH says where one is\n",
+                 rp__option(RP_OPTION_DRIVER).path, rp__driver_load_error());
+        out_str(&o, line);
+        out_flush(&o);
+        return;
+    }
     struct rp__engine_stats e = engine_totals();
     uint64_t seen = ops_total(&e);
     snprintf(line, sizeof line,
@@ -477,7 +495,7 @@ void rp__summary_write(int fd)
                      (unsigned long long)e.ops_eager[top[k]], rp__eager_reason_names[top[k]]);
             out_str(&o, line);
         }
-        out_str(&o, " (docs/stats.md says what each reason means)\n");
+        out_str(&o, " (reprise help reasons says what each means)\n");
     }
     size_t n = rp__engine_seq_snapshot(seqs, sizeof seqs / sizeof seqs[0]);
     for (int k = 0; k < 3 && n; k++) {
@@ -575,22 +593,64 @@ bool rp__stats_path(const char *pattern, char *out, size_t size)
     return true;
 }
 
-void rp__stats_write_at_exit(void)
+/* Write the report to `path` through a temporary file beside it, renamed
+ * over it: a reader (or a process killed meanwhile) finds the previous
+ * complete report or the new one, never a part.  Returns false, with errno
+ * set and no temporary file left, when it could not be written. */
+static bool write_atomically(const char *path)
+{
+    char tmp[PATH_MAX + 32];
+    if (snprintf(tmp, sizeof tmp, "%s.%ld.tmp", path, (long)getpid()) >= (int)sizeof tmp) {
+        errno = ENAMETOOLONG;
+        return false;
+    }
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0)
+        return false;
+    bool ok = rp__stats_write_fd(fd);
+    int saved = errno;
+    if (close(fd) != 0 && ok)
+        ok = false, saved = errno;
+    if (ok && rename(tmp, path) != 0)
+        ok = false, saved = errno;
+    if (!ok) {
+        unlink(tmp);
+        errno = saved;
+    }
+    return ok;
+}
+
+/* Writes are serialised (the report's buffers are static, and a periodic
+ * write may run on the shim's thread while the program exits); none
+ * follows the final one. */
+static pthread_mutex_t write_mu = PTHREAD_MUTEX_INITIALIZER;
+static bool final_written, periodic_warned;
+
+bool rp__stats_write(bool final)
 {
     const char *pattern = rp__option(RP_OPTION_STATS).path;
     if (pattern == NULL || pattern[0] == '\0')
-        return;
-    char path[PATH_MAX];
-    if (!rp__stats_path(pattern, path, sizeof path)) {
-        rp__warn("REPRISE_STATS=%s: the expanded path is too long; no report written", pattern);
-        return;
+        return true;
+    pthread_mutex_lock(&write_mu);
+    bool ok = true;
+    if (!final_written) {
+        final_written = final;
+        char path[PATH_MAX];
+        if (!rp__stats_path(pattern, path, sizeof path)) {
+            if (final || !periodic_warned)
+                rp__warn("REPRISE_STATS=%s: the expanded path is too long; no report written",
+                         pattern);
+            periodic_warned = true;
+            ok = false;
+        } else if (!write_atomically(path)) {
+            if (final)
+                rp__warn("cannot write the report to %s: %m", path);
+            else if (!periodic_warned)
+                rp__warn("cannot write the report to %s: %m (tried again at exit)", path);
+            periodic_warned = periodic_warned || !final;
+            ok = false;
+        }
     }
-    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd < 0) {
-        rp__warn("cannot write the report to %s: %m", path);
-        return;
-    }
-    bool ok = rp__stats_write_fd(fd);
-    if (close(fd) != 0 || !ok)
-        rp__warn("writing the report to %s failed: %m", path);
+    pthread_mutex_unlock(&write_mu);
+    return ok;
 }

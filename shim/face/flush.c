@@ -1,0 +1,184 @@
+/* flush.c - nothing lost when a run is long or ends by a signal: a thread of
+ * the shim rewrites the stats file every REPRISE_STATS_EVERY seconds while
+ * the program is active, and writes the final report (the stats file and
+ * the summary) when SIGTERM, SIGINT or SIGHUP arrives and the program has not
+ * claimed that signal; then the signal takes its default course, so the
+ * process ends as it would have, by the same signal.
+ *
+ * A signal handler may not take locks or allocate, and writing the report
+ * does both (the engine's context locks, stdio-free but not
+ * async-signal-safe code), so the handler only wakes the thread through a
+ * pipe and waits, on another pipe and for at most RP_SIGNAL_WAIT_MS, for it
+ * to be done: a report that cannot be made in that time (the thread waits
+ * on a lock the interrupted thread holds) is given up, and the previous
+ * periodic one stays (every write is atomic: stats.c).  Then the handler
+ * puts the default action back and raises the signal again, which is
+ * delivered, fatally, as the handler returns. */
+#include "core.h"
+#include "init.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+/* How long a signal waits for its report: far more than one takes (a few
+ * ms), short enough that a stuck one does not keep a dying program. */
+#define RP_SIGNAL_WAIT_MS 3000
+
+static const int watched[] = {SIGTERM, SIGINT, SIGHUP};
+#define N_WATCHED (sizeof watched / sizeof watched[0])
+
+static int wake_fd[2] = {-1, -1}; /* handler -> thread: a signal came */
+static int done_fd[2] = {-1, -1}; /* thread -> handler: its report is written */
+static pid_t owner;               /* the process whose handlers these are */
+static _Atomic int final_started;
+
+void rp__report_final(bool at_exit)
+{
+    if (atomic_exchange(&final_started, 1))
+        return; /* the other of exit and signal came first */
+    rp__stats_write(true);
+    /* For the allocation sweep (tests/faults/alloc_sweep.sh): how many
+     * allocations there were, and how many were failed on purpose. */
+    if (at_exit && getenv("REPRISE_FAULT_ALLOC"))
+        rp__warn("%llu allocations, %llu failed on purpose (REPRISE_FAULT_ALLOC)",
+                 (unsigned long long)rp__alloc_calls(), (unsigned long long)rp__alloc_faults());
+    if (rp__enabled && !rp__trace_alone && rp__option(RP_OPTION_SUMMARY).b)
+        rp__summary_write(2);
+}
+
+/* Async-signal-safe: write, poll, read, getpid, sigaction and raise only. */
+static void on_signal(int sig)
+{
+    int saved = errno;
+    /* A forked child inherits the handler but not the thread (and shares
+     * the pipes with its parent): it only dies. */
+    if (getpid() == owner) {
+        unsigned char b = (unsigned char)sig;
+        if (write(wake_fd[1], &b, 1) == 1) {
+            struct pollfd p = {done_fd[0], POLLIN, 0};
+            if (poll(&p, 1, RP_SIGNAL_WAIT_MS) == 1 && (p.revents & POLLIN))
+                (void)!read(done_fd[0], &b, 1);
+        }
+    }
+    struct sigaction dfl;
+    dfl.sa_handler = SIG_DFL;
+    dfl.sa_flags = 0;
+    sigemptyset(&dfl.sa_mask);
+    sigaction(sig, &dfl, NULL);
+    /* Blocked while its handler runs: delivered, with the default action,
+     * as this returns. */
+    raise(sig);
+    errno = saved;
+}
+
+/* What the program has done so far, to tell an active program from an idle
+ * one: the driver calls counted (relaxed: a hint, not a count). */
+static uint64_t activity(void)
+{
+    uint64_t n = 0;
+    for (int i = 0; i < RP_E_COUNT; i++)
+        n += atomic_load_explicit(&rp__calls[i], memory_order_relaxed);
+    return n;
+}
+
+static void *flush_main(void *unused)
+{
+    (void)unused;
+    /* Never the thread a process signal is delivered to: its handler would
+     * wait for this very thread. */
+    sigset_t all;
+    sigfillset(&all);
+    pthread_sigmask(SIG_BLOCK, &all, NULL);
+    unsigned long long every = rp__option(RP_OPTION_STATS_EVERY).count;
+    bool periodic = every > 0 && rp__option(RP_OPTION_STATS).path[0] != '\0';
+    int timeout = periodic ? (int)(every * 1000) : -1;
+    uint64_t seen = activity();
+    for (;;) {
+        struct pollfd p = {wake_fd[0], POLLIN, 0};
+        int r = poll(&p, 1, timeout);
+        if (r < 0 && errno != EINTR)
+            return NULL; /* the pipe is gone: the report is still written at exit */
+        if (r > 0) {
+            unsigned char sig;
+            if (read(wake_fd[0], &sig, 1) == 1) {
+                rp__report_final(false);
+                (void)!write(done_fd[1], &sig, 1);
+            }
+            continue;
+        }
+        uint64_t now = activity();
+        if (r == 0 && now != seen) {
+            seen = now;
+            rp__stats_write(false);
+        }
+    }
+    return NULL;
+}
+
+/* A pipe whose ends are closed on exec and never block the writer (the
+ * handler must not block on a full pipe). */
+static bool make_pipe(int fd[2])
+{
+    if (pipe2(fd, O_CLOEXEC) != 0)
+        return false;
+    fcntl(fd[1], F_SETFL, O_NONBLOCK);
+    return true;
+}
+
+void rp__flush_start(void)
+{
+    bool stats = rp__option(RP_OPTION_STATS).path[0] != '\0';
+    if (!stats && !rp__option(RP_OPTION_SUMMARY).b)
+        return; /* no report asked for */
+    if (!make_pipe(wake_fd))
+        return;
+    if (!make_pipe(done_fd)) {
+        close(wake_fd[0]);
+        close(wake_fd[1]);
+        wake_fd[0] = wake_fd[1] = -1;
+        return;
+    }
+    owner = getpid();
+    pthread_t t;
+    pthread_attr_t a;
+    pthread_attr_init(&a);
+    pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
+    int rc = pthread_create(&t, &a, flush_main, NULL);
+    pthread_attr_destroy(&a);
+    if (rc != 0) {
+        errno = rc;
+        rp__info("no report thread (%m): the report is written at exit only");
+        return;
+    }
+    /* Only signals the program has not claimed: one it handles or ignores
+     * stays its own (a Python program's SIGINT, nohup's SIGHUP). */
+    for (size_t i = 0; i < N_WATCHED; i++) {
+        struct sigaction old, ours;
+        if (sigaction(watched[i], NULL, &old) != 0 || (old.sa_flags & SA_SIGINFO) ||
+            old.sa_handler != SIG_DFL)
+            continue;
+        ours.sa_handler = on_signal;
+        ours.sa_flags = SA_RESTART;
+        sigemptyset(&ours.sa_mask);
+        sigaction(watched[i], &ours, NULL);
+    }
+}
+
+void rp__flush_forked(void)
+{
+    /* The child's report is not the parent's, and it has no thread to make
+     * one: what is still our handler goes back to the default. */
+    for (size_t i = 0; i < N_WATCHED; i++) {
+        struct sigaction cur;
+        if (sigaction(watched[i], NULL, &cur) == 0 && !(cur.sa_flags & SA_SIGINFO) &&
+            cur.sa_handler == on_signal) {
+            cur.sa_handler = SIG_DFL;
+            sigaction(watched[i], &cur, NULL);
+        }
+    }
+}
