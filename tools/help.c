@@ -29,19 +29,20 @@ static const struct {
 };
 
 static const char *const exit_text =
-    "Exit status: the program's (a program killed by a signal: that signal); 2 on a\n"
-    "usage error (an unknown option, an invalid value, a config file named by --config\n"
-    "that cannot be read or has an invalid line, an output path that cannot be\n"
-    "written); 127 if the program cannot be run; 1 if libreprise.so cannot be found;\n"
-    "with --min-replayed, 3 when too little ran as graphs.\n";
+    "Exit status: the program's (a program killed by a signal: that signal); 2 on\n"
+    "a usage error (an unknown option, an invalid value, a config file named by\n"
+    "--config that cannot be read or has an invalid line, an output path that\n"
+    "cannot be written); 127 if the program cannot be run; 1 if libreprise.so\n"
+    "cannot be found; with --min-replayed, 3 when too little ran as graphs.\n";
 
 static const char *const about_text =
     "Runs program with libreprise.so preloaded and enabled (REPRISE=1): the launch\n"
-    "sequences it repeats are captured as CUDA graphs and replayed, results unchanged.\n"
-    "At exit (and at SIGTERM, SIGINT or SIGHUP) a few lines say how much ran as graphs\n"
-    "and why the rest did not; --stats writes the same as JSON, also every few seconds\n"
-    "while the program runs. Each option sets the REPRISE_* variable named; an invalid\n"
-    "value, or a config file that cannot be read, is an error before the program starts.\n";
+    "sequences it repeats are captured as CUDA graphs and replayed, results\n"
+    "unchanged. At exit (and at SIGTERM, SIGINT or SIGHUP) a few lines say how much\n"
+    "ran as graphs and why the rest did not; --stats writes the same as JSON, also\n"
+    "every few seconds while the program runs. Each option sets the REPRISE_*\n"
+    "variable named; an invalid value, or a config file that cannot be read, is an\n"
+    "error before the program starts.\n";
 
 /* Prints `text` from column `col` (the cursor is there), words wrapped to
  * WIDTH, continuation lines indented to `col`. */
@@ -208,9 +209,9 @@ static void man(FILE *f)
     fprintf(f, ".TH REPRISE 1 \"\" \"reprise %s\" \"User Commands\"\n", REPRISE_VERSION);
     fprintf(f, ".SH NAME\nreprise \\- run a CUDA program with its repeated launches replayed as "
                "CUDA graphs\n.SH SYNOPSIS\n.nf\n");
-    fprintf(f, ".B reprise\n[\\fIoptions\\fR] [\\-\\-] \\fIprogram\\fR [\\fIargs\\fR...]\n");
+    fprintf(f, "\\fBreprise\\fR [\\fIoptions\\fR] [\\-\\-] \\fIprogram\\fR [\\fIargs\\fR...]\n");
     for (size_t k = 0; k < rp_n_subcommands; k++) {
-        fprintf(f, ".B reprise %s\n", rp_subcommands[k].name);
+        fprintf(f, "\\fBreprise %s\\fR ", rp_subcommands[k].name);
         roff_text(f, rp_subcommands[k].synopsis);
     }
     fprintf(f, ".fi\n.SH DESCRIPTION\n");
