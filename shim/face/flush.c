@@ -14,8 +14,9 @@
  * periodic one stays (every write is atomic: stats.c).  Then the handler
  * puts the default action back and raises the signal again, which is
  * delivered, fatally, as the handler returns. */
+#include "flush.h"
+
 #include "core.h"
-#include "init.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -10,6 +10,7 @@
  * which may call dlsym or a cu* symbol), and a recursive pthread_once call
  * deadlocks; a thread-local flag lets that thread through instead. */
 #include "core.h"
+#include "flush.h"
 #include "init.h"
 #include "trace.h"
 

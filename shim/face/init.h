@@ -24,20 +24,4 @@ static inline void rp__ensure_init(void)
  * of fakes instead (no dlopen, no environment). */
 void rp__install(const struct rp__driver *real, bool enabled);
 
-/* ---- flush.c: the report while the program runs and at a signal ---------- */
-
-/* With the engine on and a report asked for (REPRISE_STATS or
- * REPRISE_SUMMARY): start the thread that rewrites the stats file every
- * REPRISE_STATS_EVERY seconds of activity, and give SIGTERM, SIGINT and
- * SIGHUP, where the program has not claimed them, a handler that has the
- * thread write the final report before the signal takes its default
- * course.  Where a pipe or the thread cannot be made, nothing is installed:
- * the report is still written at exit. */
-void rp__flush_start(void);
-/* The final report (the stats file, then the summary), once per process:
- * at exit (`at_exit`) or at a signal, whichever comes first. */
-void rp__report_final(bool at_exit);
-/* In a forked child: the handlers still ours go back to the default. */
-void rp__flush_forked(void);
-
 #endif
