@@ -87,7 +87,11 @@ static void usage_lines(FILE *f)
         fprintf(f, "       reprise %s %s\n", rp_subcommands[k].name, rp_subcommands[k].synopsis);
 }
 
-static void options_list(FILE *f)
+/* Each option of the command, as `emit(f, left, description)`: the
+ * table's (its flag and value, what it does, the variable it sets), then
+ * the command's own; `end` closes each of the table's descriptions. */
+static void each_option(FILE *f, void (*emit)(FILE *, const char *, const char *),
+                        const char *end)
 {
     for (int id = 0; id < RP_OPTION_COUNT; id++) {
         const struct rp__option_desc *d = &rp__option_descs[id];
@@ -96,11 +100,11 @@ static void options_list(FILE *f)
         char left[64], desc[512];
         snprintf(left, sizeof left, "%s%s%s", d->cli, d->metavar ? " " : "",
                  d->metavar ? d->metavar : "");
-        snprintf(desc, sizeof desc, "%s (sets %s)", d->desc, d->env);
-        item(f, left, desc);
+        snprintf(desc, sizeof desc, "%s (sets %s)%s", d->desc, d->env, end);
+        emit(f, left, desc);
     }
     for (size_t i = 0; i < sizeof extra_options / sizeof extra_options[0]; i++)
-        item(f, extra_options[i].left, extra_options[i].desc);
+        emit(f, extra_options[i].left, extra_options[i].desc);
 }
 
 void rp_help_run(FILE *f)
@@ -108,7 +112,7 @@ void rp_help_run(FILE *f)
     usage_lines(f);
     fputs(about_text, f);
     fprintf(f, "\noptions:\n");
-    options_list(f);
+    each_option(f, item, "");
     fprintf(f, "\nsubcommands (each takes --help):\n");
     for (size_t k = 0; k < rp_n_subcommands; k++)
         item(f, rp_subcommands[k].name, rp_subcommands[k].summary);
@@ -219,18 +223,7 @@ static void man(FILE *f)
     fprintf(f, ".PP\nThe same library works without the command: "
                "LD_PRELOAD=/path/libreprise.so REPRISE=1 program (see ENVIRONMENT).\n");
     fprintf(f, ".SH OPTIONS\n");
-    for (int id = 0; id < RP_OPTION_COUNT; id++) {
-        const struct rp__option_desc *d = &rp__option_descs[id];
-        if (!d->cli)
-            continue;
-        char left[64], desc[512];
-        snprintf(left, sizeof left, "%s%s%s", d->cli, d->metavar ? " " : "",
-                 d->metavar ? d->metavar : "");
-        snprintf(desc, sizeof desc, "%s (sets %s).", d->desc, d->env);
-        roff_item(f, left, desc);
-    }
-    for (size_t i = 0; i < sizeof extra_options / sizeof extra_options[0]; i++)
-        roff_item(f, extra_options[i].left, extra_options[i].desc);
+    each_option(f, roff_item, ".");
     fprintf(f, ".SH COMMANDS\n");
     for (size_t k = 0; k < rp_n_subcommands; k++) {
         char left[128];

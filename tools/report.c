@@ -667,14 +667,8 @@ int rp_report_main(int argc, char **argv)
     int engines = 0;
     for (int i = 0; i < nruns; i++)
         engines += runs[i].engine != NULL;
-    if (!engines) { /* nothing ran under the engine: no totals, no table */
-        if (html && write_html(html, runs, nruns, &all) != 0)
-            status = 1;
-        for (int i = 0; i < nruns; i++)
-            jfree(runs[i].root);
-        free(runs);
-        return status;
-    }
+    if (!engines)
+        goto page; /* nothing ran under the engine: no totals, no table */
     print_totals(stdout, nruns > 1 ? "all: " : "", &all);
     int top[3];
     top_reasons(&all, top, 3);
@@ -720,6 +714,7 @@ int rp_report_main(int argc, char **argv)
                    jstr(s, "volatile"));
         }
     }
+page:
     if (html && write_html(html, runs, nruns, &all) != 0)
         status = 1;
     for (int i = 0; i < nruns; i++)

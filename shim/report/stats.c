@@ -388,10 +388,13 @@ bool rp__stats_write_fd(int fd)
         out_json_str(&o, rank_variable());
     }
     out_str(&o, ",\n  \"enabled\": ");
-    /* Enabled by REPRISE (the wrappers may be on for a trace alone); the
-     * engine ran only where the driver was loaded. */
-    bool engine = rp__enabled && !rp__trace_alone && rp__driver_loaded();
-    out_str(&o, rp__option(RP_OPTION_ENABLE).b ? "true" : "false");
+    /* Enabled by REPRISE (the wrappers may be on for a trace alone; a
+     * process that made no driver call was never initialised, and says
+     * what REPRISE asked); the engine ran only where the driver was loaded. */
+    bool ready = atomic_load_explicit(&rp__state, memory_order_acquire) == RP_INIT_READY;
+    bool enabled = ready ? rp__enabled && !rp__trace_alone : rp__option(RP_OPTION_ENABLE).b;
+    bool engine = enabled && ready && rp__driver_loaded();
+    out_str(&o, enabled ? "true" : "false");
     out_str(&o, ",\n  \"driver\": {\"path\": ");
     out_json_str(&o, rp__option(RP_OPTION_DRIVER).path ? rp__option(RP_OPTION_DRIVER).path : "");
     out_str(&o, ", \"loaded\": ");

@@ -14,6 +14,8 @@ trap 'rm -rf "$dir"' EXIT
 fail() { echo "pip_check.sh: $*" >&2; exit 1; }
 python3 -m venv "$dir/venv" || fail "python3 -m venv failed"
 start=$(date +%s)
+# The wheel's CMake build on the machine's 2 cores, as the tests' own.
+CMAKE_BUILD_PARALLEL_LEVEL=${CMAKE_BUILD_PARALLEL_LEVEL:-2} \
 "$dir/venv/bin/pip" install --quiet --disable-pip-version-check "$src" >"$dir/pip.log" 2>&1 ||
   { tail -40 "$dir/pip.log" >&2; fail "pip install failed"; }
 echo "pip install took $(( $(date +%s) - start )) s"
