@@ -7,23 +7,24 @@
  *
  * A signal handler may not take locks or allocate, and writing the report
  * does both (the engine's context locks, stdio-free but not
- * async-signal-safe code), so the handler only wakes the thread through a
- * pipe and waits, on another pipe and for at most RP_SIGNAL_WAIT_MS, for it
- * to be done: a report that cannot be made in that time (the thread waits
- * on a lock the interrupted thread holds) is given up, and the previous
- * periodic one stays (every write is atomic: stats.c).  Then the handler
- * puts the default action back and raises the signal again, which is
- * delivered, fatally, as the handler returns. */
+ * async-signal-safe code), so the handler only wakes the thread (sem_post)
+ * and waits, sleeping in steps, at most RP_SIGNAL_WAIT_MS for it to be
+ * done: a report that cannot be made in that time (the thread waits on a
+ * lock the interrupted thread holds) is given up, and the previous periodic
+ * one stays (every write is atomic: stats.c).  Then the handler puts the
+ * default action back and raises the signal again, which is delivered,
+ * fatally, as the handler returns.  No file descriptor is used: a program
+ * may close every descriptor and open its own under the same numbers. */
 #include "flush.h"
 
 #include "core.h"
 
 #include <errno.h>
-#include <fcntl.h>
-#include <poll.h>
 #include <pthread.h>
+#include <semaphore.h>
 #include <signal.h>
 #include <stdlib.h>
+#include <time.h>
 #include <unistd.h>
 
 /* How long a signal waits for its report: far more than one takes (a few
@@ -33,9 +34,10 @@
 static const int watched[] = {SIGTERM, SIGINT, SIGHUP};
 #define N_WATCHED (sizeof watched / sizeof watched[0])
 
-static int wake_fd[2] = {-1, -1}; /* handler -> thread: a signal came */
-static int done_fd[2] = {-1, -1}; /* thread -> handler: its report is written */
-static pid_t owner;               /* the process whose handlers these are */
+static sem_t wake;               /* handler -> thread: a signal came */
+static _Atomic int signalled;    /* which, 0 for none */
+static _Atomic int report_done;  /* thread -> handler: its report is written */
+static pid_t owner;              /* the process whose handlers these are */
 static _Atomic int final_started;
 
 void rp__report_final(bool at_exit)
@@ -52,18 +54,19 @@ void rp__report_final(bool at_exit)
         rp__summary_write(2);
 }
 
-/* Async-signal-safe: write, poll, read, getpid, sigaction and raise only. */
+/* Async-signal-safe: sem_post, nanosleep, getpid, sigaction and raise
+ * only. */
 static void on_signal(int sig)
 {
     int saved = errno;
-    /* A forked child inherits the handler but not the thread (and shares
-     * the pipes with its parent): it only dies. */
+    /* A forked child inherits the handler but not the thread: it only
+     * dies. */
     if (getpid() == owner) {
-        unsigned char b = (unsigned char)sig;
-        if (write(wake_fd[1], &b, 1) == 1) {
-            struct pollfd p = {done_fd[0], POLLIN, 0};
-            if (poll(&p, 1, RP_SIGNAL_WAIT_MS) == 1 && (p.revents & POLLIN))
-                (void)!read(done_fd[0], &b, 1);
+        atomic_store(&signalled, sig);
+        if (sem_post(&wake) == 0) {
+            struct timespec step = {0, 1000000};
+            for (int ms = 0; ms < RP_SIGNAL_WAIT_MS && !atomic_load(&report_done); ms++)
+                nanosleep(&step, NULL);
         }
     }
     struct sigaction dfl;
@@ -97,38 +100,31 @@ static void *flush_main(void *unused)
     pthread_sigmask(SIG_BLOCK, &all, NULL);
     unsigned long long every = rp__option(RP_OPTION_STATS_EVERY).count;
     bool periodic = every > 0 && rp__option(RP_OPTION_STATS).path[0] != '\0';
-    int timeout = periodic ? (int)(every * 1000) : -1;
     uint64_t seen = activity();
     for (;;) {
-        struct pollfd p = {wake_fd[0], POLLIN, 0};
-        int r = poll(&p, 1, timeout);
-        if (r < 0 && errno != EINTR)
-            return NULL; /* the pipe is gone: the report is still written at exit */
-        if (r > 0) {
-            unsigned char sig;
-            if (read(wake_fd[0], &sig, 1) == 1) {
-                rp__report_final(false);
-                (void)!write(done_fd[1], &sig, 1);
-            }
-            continue;
+        int r;
+        if (periodic) {
+            struct timespec until;
+            clock_gettime(CLOCK_REALTIME, &until);
+            until.tv_sec += (time_t)every;
+            r = sem_timedwait(&wake, &until);
+        } else {
+            r = sem_wait(&wake);
         }
-        uint64_t now = activity();
-        if (r == 0 && now != seen) {
-            seen = now;
-            rp__stats_write(false);
+        if (r == 0 && atomic_load(&signalled)) {
+            rp__report_final(false);
+            atomic_store(&report_done, 1);
+            continue; /* the process is ending */
+        }
+        if (r != 0 && errno == ETIMEDOUT) {
+            uint64_t now = activity();
+            if (now != seen) {
+                seen = now;
+                rp__stats_write(false);
+            }
         }
     }
     return NULL;
-}
-
-/* A pipe whose ends are closed on exec and never block the writer (the
- * handler must not block on a full pipe). */
-static bool make_pipe(int fd[2])
-{
-    if (pipe2(fd, O_CLOEXEC) != 0)
-        return false;
-    fcntl(fd[1], F_SETFL, O_NONBLOCK);
-    return true;
 }
 
 void rp__flush_start(void)
@@ -136,14 +132,8 @@ void rp__flush_start(void)
     bool stats = rp__option(RP_OPTION_STATS).path[0] != '\0';
     if (!stats && !rp__option(RP_OPTION_SUMMARY).b)
         return; /* no report asked for */
-    if (!make_pipe(wake_fd))
+    if (sem_init(&wake, 0, 0) != 0)
         return;
-    if (!make_pipe(done_fd)) {
-        close(wake_fd[0]);
-        close(wake_fd[1]);
-        wake_fd[0] = wake_fd[1] = -1;
-        return;
-    }
     owner = getpid();
     pthread_t t;
     pthread_attr_t a;
