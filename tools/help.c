@@ -155,12 +155,9 @@ static void config(FILE *f)
         if (strncmp(d->env, "REPRISE_", 8) != 0 || id == RP_OPTION_CONFIG)
             continue;
         char key[40], accepts[200], desc[320];
-        snprintf(key, sizeof key, "%s", d->env + 8);
-        for (char *c = key; *c; c++)
-            *c = (char)(*c >= 'A' && *c <= 'Z' ? *c - 'A' + 'a' : *c);
         snprintf(desc, sizeof desc, "%s (default: %s)",
                  rp__option_accepts(id, accepts, sizeof accepts), d->def[0] ? d->def : "unset");
-        item(f, key, desc);
+        item(f, rp__option_key(id, key, sizeof key), desc);
     }
 }
 

@@ -131,6 +131,11 @@ static int check_outputs(struct setting set[RP_OPTION_COUNT])
         if (s->from == BY_HAND) {
             fprintf(stderr, "reprise: %s=%s: %s: that file will not be written\n", s->where,
                     s->value, why);
+        } else if (s->from == FROM_CONFIG) {
+            char key[40];
+            fprintf(stderr, "reprise: %s: %s = %s: %s\n", s->where,
+                    rp__option_key(outputs[i], key, sizeof key), s->value, why);
+            rc = 2;
         } else {
             fprintf(stderr, "reprise: %s %s: %s\n", s->where, s->value, why);
             rc = 2;

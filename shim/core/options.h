@@ -121,6 +121,8 @@ const char *rp__option_accepts(int id, char *out, size_t n);
  * -1 if none. */
 int rp__option_by_key(const char *key);
 int rp__option_by_flag(const char *flag);
+/* Option `id`'s config-file key ("max_ops"), into out[n]; returns out. */
+const char *rp__option_key(int id, char *out, size_t n);
 
 /* A REPRISE_COSTS value: 0 measure, 1 off, 2 pinned to ns[] (eager launch,
  * node update, graph launch).  Returns -1, ns[] untouched, when `s` is none

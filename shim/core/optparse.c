@@ -172,6 +172,16 @@ int rp__option_by_key(const char *key)
     return -1;
 }
 
+const char *rp__option_key(int id, char *out, size_t n)
+{
+    const char *env = rp__option_descs[id].env;
+    snprintf(out, n, "%s", strncmp(env, "REPRISE_", 8) == 0 ? env + 8 : env);
+    for (char *c = out; *c; c++)
+        if (*c >= 'A' && *c <= 'Z')
+            *c = (char)(*c - 'A' + 'a');
+    return out;
+}
+
 int rp__option_by_flag(const char *flag)
 {
     for (int id = 0; id < RP_OPTION_COUNT; id++)

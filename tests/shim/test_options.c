@@ -308,10 +308,8 @@ static void the_example_config_has_a_line_for_every_key_of_the_options_table(voi
         const char *env = rp__option_descs[id].env;
         if (id == RP_OPTION_CONFIG || strncmp(env, "REPRISE_", 8) != 0)
             continue; /* a config file names no other; REPRISE itself is no key */
-        char key[64];
-        snprintf(key, sizeof key, "\n%s = ", env + 8);
-        for (char *c = key; *c; c++)
-            *c = (char)(*c >= 'A' && *c <= 'Z' ? *c - 'A' + 'a' : *c);
+        char name[48], key[64];
+        snprintf(key, sizeof key, "\n%s = ", rp__option_key(id, name, sizeof name));
         char commented[72];
         snprintf(commented, sizeof commented, "\n# %s", key + 1);
         if (!strstr(text, key) && !strstr(text, commented))
