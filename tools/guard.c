@@ -28,19 +28,6 @@
 static const int forwarded[] = {SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGUSR1, SIGUSR2};
 #define N_FORWARDED (sizeof forwarded / sizeof forwarded[0])
 
-static volatile pid_t child;
-
-static void forward(int sig, siginfo_t *si, void *unused)
-{
-    (void)unused;
-    /* A terminal's signal (Ctrl-C: SI_KERNEL) went to the whole foreground
-     * process group, the program included: sent again it would come twice. */
-    if (si && si->si_code == SI_KERNEL)
-        return;
-    if (child > 0)
-        kill(child, sig);
-}
-
 bool rp_guard_share(const char *s, double *share)
 {
     char *end;
@@ -143,15 +130,18 @@ static void remove_own(const char *tmpdir)
 }
 
 /* Runs the program; returns its wait status, or -1 when it could not be
- * started. */
+ * started.  No signal handler: the signals to forward and the child's end
+ * (SIGCHLD) are blocked and taken one by one with sigwaitinfo, so none is
+ * lost between a look at the child and the wait. */
 static int run_child(char **argv)
 {
-    sigset_t fwd, old;
-    sigemptyset(&fwd);
+    sigset_t set, old;
+    sigemptyset(&set);
     for (size_t i = 0; i < N_FORWARDED; i++)
-        sigaddset(&fwd, forwarded[i]);
-    /* Blocked until the handlers know the child: none is lost between. */
-    sigprocmask(SIG_BLOCK, &fwd, &old);
+        sigaddset(&set, forwarded[i]);
+    sigaddset(&set, SIGCHLD);
+    signal(SIGCHLD, SIG_DFL); /* ignored, the child would be reaped unseen */
+    sigprocmask(SIG_BLOCK, &set, &old);
     fflush(NULL);
     pid_t pid = fork();
     if (pid < 0) {
@@ -168,21 +158,25 @@ static int run_child(char **argv)
         fprintf(stderr, "reprise: cannot run '%s': %s\n", argv[0], strerror(errno));
         _exit(127);
     }
-    child = pid;
-    for (size_t i = 0; i < N_FORWARDED; i++) {
-        struct sigaction sa;
-        memset(&sa, 0, sizeof sa);
-        sa.sa_sigaction = forward;
-        sa.sa_flags = SA_SIGINFO | SA_RESTART;
-        sigemptyset(&sa.sa_mask);
-        sigaction(forwarded[i], &sa, NULL);
-    }
-    sigprocmask(SIG_SETMASK, &old, NULL);
-    int status;
-    while (waitpid(pid, &status, 0) < 0)
-        if (errno != EINTR)
+    for (;;) {
+        int status;
+        pid_t w = waitpid(pid, &status, WNOHANG);
+        if (w == pid) {
+            sigprocmask(SIG_SETMASK, &old, NULL);
+            return status;
+        }
+        if (w < 0 && errno != EINTR) {
+            sigprocmask(SIG_SETMASK, &old, NULL);
             return -1;
-    return status;
+        }
+        siginfo_t si;
+        int sig = sigwaitinfo(&set, &si);
+        /* A terminal's signal (Ctrl-C: SI_KERNEL) went to the whole
+         * foreground process group, the program included: sent again it
+         * would come twice. */
+        if (sig > 0 && sig != SIGCHLD && si.si_code != SI_KERNEL)
+            kill(pid, sig);
+    }
 }
 
 int rp_guard_run(char **argv, double share, const char *pattern, const char *tmpdir)
