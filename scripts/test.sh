@@ -7,7 +7,8 @@
 #   scripts/test.sh            all three passes
 #   scripts/test.sh --quick    the first pass only
 # It needs a C compiler, make, CMake, the CUDA toolkit's headers (cuda.h),
-# cmocka and xmllint. What is missing is installed first when it can be (as
+# cmocka, xmllint, groff and python3 with venv (the pip test of the plain
+# pass, which also needs the Python package index). What is missing is installed first when it can be (as
 # root, with apt-get); otherwise the script stops at once with the command
 # that installs it. A headless browser (Debian's chromium) looks at the
 # report page: installed the same way (in CI, CI=true, a browser that
@@ -31,6 +32,13 @@ if command -v "${CC:-cc}" >/dev/null; then
   have_header cmocka.h || need+=(libcmocka-dev)   # the unit tests
 fi
 command -v xmllint >/dev/null || need+=(libxml2-utils)  # validates reprise report's page
+command -v groff >/dev/null || need+=(groff-base)       # checks the man page reprise(1)
+# The pip test (plain pass): a fresh virtual environment of python3.
+if ! command -v python3 >/dev/null; then
+  need+=(python3 python3-venv)
+elif ! python3 -c 'import ensurepip, venv' 2>/dev/null; then
+  need+=(python3-venv)
+fi
 if [ ${#need[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
     echo "== installing ${need[*]}"
@@ -76,7 +84,9 @@ pass() { # pass BUILD_DIR [cmake args...]   (TESTS=regex: only those tests)
   ctest --test-dir "$dir" --output-on-failure -j "$jobs" --timeout 300 ${TESTS:+-R "$TESTS"}
 }
 
-pass build -DREPRISE_UNIT_TESTS=ON
+# The plain pass also tests `pip install .` in a fresh virtual environment
+# (about 20 s; the package index must be reachable).
+pass build -DREPRISE_UNIT_TESTS=ON -DREPRISE_PIP_TEST=ON
 if [ "${1:-}" != "--quick" ]; then
   pass build-asan -DREPRISE_SANITIZE=address,undefined -DCMAKE_BUILD_TYPE=Debug -DREPRISE_UNIT_TESTS=ON
   # ThreadSanitizer exits non-zero on any race it reports: the tests of

@@ -54,7 +54,8 @@ static int explain_one(const rp_stats_file *s)
     char who[700], line[RP_LINE_LEN];
     rp_stats_label(s, who, sizeof who, 100);
     if (!s->engine) {
-        printf("%s: reprise was not enabled in that process: nothing to explain\n", who);
+        rp_stats_no_engine_text(s, line, sizeof line);
+        printf("%s: %s\n", who, line);
         return 0;
     }
     rp_stats_totals_text(f, line, sizeof line);

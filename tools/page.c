@@ -205,8 +205,11 @@ static void processes(FILE *f, const rp_stats_file *files, int n)
         fprintf(f, "</td><td class=\"w\"><code>");
         esc(f, files[i].command[0] ? files[i].command : files[i].path);
         if (!files[i].engine) {
-            fprintf(f, "</code></td><td class=\"l\" colspan=\"6\">reprise was not enabled</td>"
-                       "</tr>\n");
+            char why[RP_LINE_LEN];
+            rp_stats_no_engine_text(&files[i], why, sizeof why);
+            fprintf(f, "</code></td><td class=\"l\" colspan=\"6\">");
+            esc(f, why);
+            fprintf(f, "</td></tr>\n");
             continue;
         }
         fprintf(f, "</code></td><td>%.0f</td><td>%.0f</td><td>%.1f%%</td><td>%.0f</td>"

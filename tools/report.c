@@ -1,4 +1,4 @@
-/* report.c - `reprise report FILE... [--html OUT.html]`: reads one or more
+/* report.c - `reprise report FILE... [-o|--html OUT.html]`: reads one or more
  * stats files (docs/stats.md; one per process or rank, statsfile.c) and
  * prints what a person reads in a minute: a line per process when there
  * are several, what replaying saved, why the rest ran eagerly and what to
@@ -6,10 +6,12 @@
  * table of the sequences; with --html, the same as a page (page.c). */
 #include "report.h"
 
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli.h"
 #include "explain.h"
 #include "names.h"
 #include "page.h"
@@ -18,11 +20,14 @@
 static void print_text(const rp_stats_file *files, int n, const struct rp__run_fact *all)
 {
     char line[RP_LINE_LEN];
+    int engines = 0;
     for (int i = 0; i < n; i++) {
         if (!files[i].engine) {
-            printf("%s: reprise was not enabled in that process\n", files[i].path);
+            rp_stats_no_engine_text(&files[i], line, sizeof line);
+            printf("%s: %s\n", files[i].path, line);
             continue;
         }
+        engines++;
         if (n > 1) {
             char who[700];
             rp_stats_label(&files[i], who, sizeof who, 60);
@@ -30,6 +35,8 @@ static void print_text(const rp_stats_file *files, int n, const struct rp__run_f
             printf("%s: %s\n", who, line);
         }
     }
+    if (!engines)
+        return; /* nothing ran under the engine: no totals, no table */
     rp_stats_totals_text(all, line, sizeof line);
     printf("%s%s\n", n > 1 ? "all: " : "", line);
     if (rp__explain_saved(all, line, sizeof line))
@@ -98,17 +105,25 @@ int rp_report_main(int argc, char **argv)
     if (!files)
         return 1;
     for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--html")) {
+        if (!strcmp(argv[i], "--html") || !strcmp(argv[i], "-o")) {
+            char why[PATH_MAX + 64];
             if (i + 1 >= argc) {
-                fprintf(stderr, "reprise report: --html needs a file name (see reprise --help)\n");
+                fprintf(stderr, "reprise report: %s needs a file name (see reprise report "
+                                "--help)\n", argv[i]);
                 free(files);
                 return 2;
             }
             html = argv[++i];
+            if (!rp_cli_output_ok(html, why, sizeof why)) { /* before the work, not after */
+                fprintf(stderr, "reprise report: %s %s: %s\n", argv[i - 1], html, why);
+                free(files);
+                return 2;
+            }
             continue;
         }
         if (argv[i][0] == '-' && argv[i][1]) {
-            fprintf(stderr, "reprise report: unknown option '%s' (see reprise --help)\n", argv[i]);
+            fprintf(stderr, "reprise report: unknown option '%s' (see reprise report --help)\n",
+                    argv[i]);
             free(files);
             return 2;
         }
@@ -120,7 +135,7 @@ int rp_report_main(int argc, char **argv)
     }
     if (n == 0) {
         if (status == 0)
-            fprintf(stderr, "reprise report: no stats file given (see reprise --help)\n");
+            fprintf(stderr, "reprise report: no stats file given (see reprise report --help)\n");
         free(files);
         return status ? 1 : 2;
     }
@@ -138,4 +153,15 @@ int rp_report_main(int argc, char **argv)
         rp_stats_free(&files[i]);
     free(files);
     return status;
+}
+
+bool rp_report_add_share(const char *path, double *ops, double *replayed)
+{
+    rp_stats_file f;
+    if (rp_stats_read(&f, path, "reprise") != 0)
+        return false;
+    *ops += jnum(f.root, "ops");
+    *replayed += jnum(f.root, "replayed_ops");
+    rp_stats_free(&f);
+    return true;
 }

@@ -315,6 +315,19 @@ void rp_stats_merged_free(struct rp__run_fact *all)
 
 /* "1403 capturable ops, 1379 replayed (98.3%) in 197 graph launches; 1
  * graph captured, 0 updates" */
+void rp_stats_no_engine_text(const rp_stats_file *s, char *out, size_t n)
+{
+    const jval *drv = jget(s->root, "driver");
+    const jval *on = jget(s->root, "enabled"), *loaded = jget(drv, "loaded");
+    if (!on || on->kind != J_BOOL || !on->num)
+        snprintf(out, n, "reprise was not enabled in that process");
+    else if (jstr(drv, "error")[0] || !loaded || loaded->kind != J_BOOL || loaded->num)
+        snprintf(out, n, "the CUDA driver %s could not be loaded (%s): nothing was captured",
+                 jstr(drv, "path"), jstr(drv, "error"));
+    else
+        snprintf(out, n, "the program made no CUDA driver call: nothing to capture");
+}
+
 void rp_stats_totals_text(const struct rp__run_fact *f, char *out, size_t n)
 {
     char ops[32], rep[32], launches[32], up[32];

@@ -37,6 +37,12 @@ void rp_stats_free(rp_stats_file *s);
 int rp_stats_merge(const rp_stats_file *files, int n, struct rp__run_fact *all);
 void rp_stats_merged_free(struct rp__run_fact *all);
 
+/* Why a file holds no engine (s->engine NULL), as a clause: "reprise was
+ * not enabled in that process", "the CUDA driver libcuda.so.1 could not be
+ * loaded (...): nothing was captured", "the program made no CUDA driver
+ * call: nothing to capture". */
+void rp_stats_no_engine_text(const rp_stats_file *s, char *out, size_t n);
+
 /* "1403 capturable ops, 1379 replayed (98.3%) in 197 graph launches; 1
  * graph captured, 0 updates" */
 void rp_stats_totals_text(const struct rp__run_fact *f, char *out, size_t n);

@@ -647,10 +647,16 @@ static inline int rp__func_fixed(void)
 /* Count `count` calls of `kind` that took `ns`, for the model and the report. */
 void rp__cost_note(rp_ctxstate *cs, enum rp_cost_kind kind, uint64_t ns, uint64_t count);
 /* Lock `m` if that can be had within a moment (at exit a thread may have
- * died holding it): 1 if locked; 0, and the caller reads as it is. */
+ * died holding it): 1 if locked; 0, and the caller reads as it is; -1 in
+ * try-only mode (rp__report_try_only), and the caller reads nothing. */
 int rp__lock_for_report(pthread_mutex_t *m);
 /* The same for a context's lock. */
 int rp__ctx_lock_for_report(rp_ctxstate *cs);
+/* On this thread, from now on: with `on`, the report's locks are tried for
+ * a few milliseconds and a busy one is skipped (a report written while the
+ * program runs); rp__report_missed says whether one was. */
+void rp__report_try_only(int on);
+int rp__report_missed(void);
 /* Copy up to `max` retired report lines into `out`; returns how many. */
 size_t rp__retired_snapshot(struct rp__seq_info *out, size_t max);
 

@@ -1,4 +1,5 @@
-/* Stats: the counters, and the JSON report written at exit (docs/stats.md).
+/* Stats: the counters, and the JSON report written at exit, at a signal and
+ * every few seconds while the program runs (docs/stats.md), always whole.
  *
  * Counters are relaxed atomics bumped by enabled wrappers only: disabled,
  * the shim counts nothing, so the report then says "enabled": false with no
@@ -8,8 +9,10 @@
  * printed at exit is summary.c's. */
 #include "core.h"
 
+#include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -449,13 +452,21 @@ bool rp__stats_write_fd(int fd)
         rp__out_str(&o, w);
     }
     rp__out_str(&o, ",\n  \"enabled\": ");
-    /* Enabled by REPRISE; the wrappers may be on for a trace alone. */
-    bool engine = rp__enabled && !rp__trace_alone;
-    rp__out_str(&o, engine ? "true" : "false");
+    /* Enabled by REPRISE (the wrappers may be on for a trace alone; a
+     * process that made no driver call was never initialised, and says
+     * what REPRISE asked); the engine ran only where the driver was loaded. */
+    bool ready = atomic_load_explicit(&rp__state, memory_order_acquire) == RP_INIT_READY;
+    bool enabled = ready ? rp__enabled && !rp__trace_alone : rp__option(RP_OPTION_ENABLE).b;
+    bool engine = enabled && ready && rp__driver_loaded();
+    rp__out_str(&o, enabled ? "true" : "false");
     rp__out_str(&o, ",\n  \"driver\": {\"path\": ");
     rp__out_json_str(&o, rp__option(RP_OPTION_DRIVER).path ? rp__option(RP_OPTION_DRIVER).path : "");
     rp__out_str(&o, ", \"loaded\": ");
     rp__out_str(&o, rp__driver_loaded() ? "true" : "false");
+    if (rp__driver_load_error()[0]) {
+        rp__out_str(&o, ", \"error\": ");
+        rp__out_json_str(&o, rp__driver_load_error());
+    }
     rp__out_str(&o, "},\n  \"calls\": {");
     const char *sep = "\n    ";
     for (int k = 0; k < RP_E_COUNT; k++) {
@@ -527,22 +538,75 @@ bool rp__stats_path(const char *pattern, char *out, size_t size)
     return true;
 }
 
-void rp__stats_write_at_exit(void)
+/* Write the report to `path` through a temporary file beside it, renamed
+ * over it: a reader (or a process killed meanwhile) finds the previous
+ * complete report or the new one, never a part.  Returns false, with errno
+ * set and no temporary file left, when it could not be written. Not
+ * `final` (the program runs on), the report takes no lock that is busy
+ * (rp__report_try_only): when one was, nothing is written this time and
+ * *skipped says so. */
+static bool write_atomically(const char *path, bool final, bool *skipped)
+{
+    *skipped = false;
+    char tmp[PATH_MAX + 32];
+    if (snprintf(tmp, sizeof tmp, "%s.%ld.tmp", path, (long)getpid()) >= (int)sizeof tmp) {
+        errno = ENAMETOOLONG;
+        return false;
+    }
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0)
+        return false;
+    rp__report_try_only(!final);
+    bool ok = rp__stats_write_fd(fd);
+    int saved = errno;
+    *skipped = rp__report_missed();
+    rp__report_try_only(0);
+    if (close(fd) != 0 && ok)
+        ok = false, saved = errno;
+    if (*skipped) {
+        unlink(tmp);
+        return ok;
+    }
+    if (ok && rename(tmp, path) != 0)
+        ok = false, saved = errno;
+    if (!ok) {
+        unlink(tmp);
+        errno = saved;
+    }
+    return ok;
+}
+
+/* Writes are serialised (the report's buffers are static, and a periodic
+ * write may run on the shim's thread while the program exits); none
+ * follows the final one. */
+static pthread_mutex_t write_mu = PTHREAD_MUTEX_INITIALIZER;
+static bool final_written, periodic_warned;
+
+bool rp__stats_write(bool final)
 {
     const char *pattern = rp__option(RP_OPTION_STATS).path;
     if (pattern == NULL || pattern[0] == '\0')
-        return;
-    char path[PATH_MAX];
-    if (!rp__stats_path(pattern, path, sizeof path)) {
-        rp__warn("REPRISE_STATS=%s: the expanded path is too long; no report written", pattern);
-        return;
+        return true;
+    pthread_mutex_lock(&write_mu);
+    bool ok = true, skipped = false;
+    if (!final_written) {
+        final_written = final;
+        char path[PATH_MAX];
+        if (!rp__stats_path(pattern, path, sizeof path)) {
+            if (final || !periodic_warned)
+                rp__warn("REPRISE_STATS=%s: the expanded path is too long; no report written",
+                         pattern);
+            periodic_warned = true;
+            ok = false;
+        } else if (!write_atomically(path, final, &skipped)) {
+            if (final)
+                rp__warn("cannot write the report to %s: %m", path);
+            else if (!periodic_warned)
+                rp__warn("cannot write the report to %s: %m (tried again at exit)", path);
+            periodic_warned = periodic_warned || !final;
+            ok = false;
+        }
     }
-    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd < 0) {
-        rp__warn("cannot write the report to %s: %m", path);
-        return;
-    }
-    bool ok = rp__stats_write_fd(fd);
-    if (close(fd) != 0 || !ok)
-        rp__warn("writing the report to %s failed: %m", path);
+    pthread_mutex_unlock(&write_mu);
+    return ok;
 }

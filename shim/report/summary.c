@@ -116,6 +116,16 @@ void rp__summary_write(int fd)
     static struct rp__line lines[RP_EAGER_REASON_COUNT];
     char line[512];
     rp__out_begin(&o, fd);
+    if (!rp__driver_loaded()) {
+        /* Not "0 capturable ops": say why nothing could be. */
+        snprintf(line, sizeof line,
+                 "nothing captured: the CUDA driver %s could not be loaded (%s), so every "
+                 "driver call failed; --driver PATH or LD_LIBRARY_PATH says where one is",
+                 rp__option(RP_OPTION_DRIVER).path, rp__driver_load_error());
+        say(&o, "", line);
+        rp__out_flush(&o);
+        return;
+    }
     struct rp__engine_stats e = engine_totals();
     engine_facts(&e, &f);
     char ops[32], rep[32], launches[32], up[32];
