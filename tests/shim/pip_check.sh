@@ -31,6 +31,6 @@ plain=$(LD_LIBRARY_PATH=$build/cpudriver "$build/apps/heat" "$module" 200) || fa
 shimmed=$(LD_LIBRARY_PATH=$build/cpudriver reprise --stats "$dir/s.json" -- "$build/apps/heat" "$module" 200 \
   2>"$dir/err") || fail "heat under the pip-installed reprise failed"
 [ "$plain" = "$shimmed" ] || fail "the checksums differ: $plain / $shimmed"
-grep -q "^reprise: 1403 capturable ops, 1379 replayed" "$dir/err" ||
+grep -q "^reprise: 1,403 capturable ops, 1,379 replayed" "$dir/err" ||
   { cat "$dir/err" >&2; fail "the pip-installed reprise did not replay"; }
 exit 0

@@ -20,8 +20,10 @@ fail() { echo "signal_check.sh $case: $*" >&2; for f in "$dir"/*.err; do [ -f "$
 # The program's stats file, parsed by the report (strict JSON); prints its ops.
 ops_of() {
   "$tool" report "$1" >"$dir/report.out" 2>"$dir/report.err" || return 1
-  sed -n 's/^\([0-9][0-9]*\) capturable ops.*/\1/p' "$dir/report.out"
+  sed -n 's/^\([0-9][0-9,]*\) capturable ops.*/\1/p' "$dir/report.out" | tr -d ,
 }
+# A count as the summary writes it: 1403 -> 1,403.
+commas() { echo "$1" | sed -e ':a' -e 's/\([0-9]\)\([0-9]\{3\}\)\($\|,\)/\1,\2\3/' -e 'ta'; }
 # wait_for FILE SECONDS: until FILE exists.
 wait_for() {
   n=0
@@ -50,7 +52,7 @@ signals)
     [ $status = $want ] || fail "$sig: exit status $status, not $want (death by the signal)"
     final=$(ops_of "$stats") || fail "$sig: the stats file is not whole"
     [ "$final" -ge "$running" ] || fail "$sig: the final stats ($final ops) are older than the periodic ones ($running)"
-    grep -q "^reprise: $final capturable ops" "$dir/$sig.err" || fail "$sig: no summary"
+    grep -q "^reprise: $(commas "$final") capturable ops" "$dir/$sig.err" || fail "$sig: no summary"
     ls "$dir" | grep -q '\.tmp$' && fail "$sig: a temporary file was left"
   done ;;
 claimed)
