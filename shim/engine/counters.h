@@ -73,6 +73,7 @@ struct rp__engine_stats {
     uint64_t new_shape_ops;      /* ... their ops that ran eagerly warming up */
     uint64_t widened_in_match;   /* of `widenings`, fields taken as volatile while an
                                     occurrence was matched (no eager step for them) */
+    uint64_t event_node_updates; /* event wait nodes set to an occurrence's event */
     uint64_t func_forms;         /* functions a sequence's kernel was taken to switch to
                                     (rp_seq.forms) */
     uint64_t func_updates;       /* kernel nodes set to another function (RP_VOL_FUNC) */

@@ -186,12 +186,18 @@ typedef struct rp_seq {
                                waits on an event (else SIZE_MAX) */
         size_t nexts;       /* the events it waits on recorded outside it (the
                                first wait on each): */
-        size_t *exts;       /* complete (or known to be) before a replay, but: */
-        size_t npre;        /* the first `npre` of them, in a sequence of one stream,
-                               are waited on before any of its work: the program's
-                               wait is issued on the target before the graph launch
-                               (the same order as eagerly; PyTorch's wait_stream on
-                               the side stream that copied the next batch) */
+        size_t *exts;       /* complete (or known to be) before a replay */
+        /* Its home stream's waits on events recorded outside it (PyTorch's
+         * main.wait_stream(side) each step, a fresh event each time): an
+         * event wait node each, in its place in the graph, set to the
+         * occurrence's event before a replay (cuGraphExecEventWaitNodeSetEvent):
+         * the graph waits where the home stream waited eagerly, for what it
+         * waited for, and nothing needs to be complete before the launch.
+         * (Waits of other streams stay among `exts`: their ops' wait in a
+         * graph would hold the home stream's later work too.) */
+        size_t nhwait;
+        size_t *hwait;      /* their ops */
+        CUevent *hwait_ev;  /* the event each node waits on now */
         /* After a replay, its event ops again, in its order, without its
          * work (fj_after): every record, and every wait on an event recorded
          * earlier in it by another stream. The program's streams and events
@@ -420,6 +426,9 @@ typedef struct rp_ctxstate {
         CUstream side[RP_FJ_STREAMS];
         CUevent ev[RP_FJ_EVENTS];
         CUevent fork, join[RP_FJ_STREAMS], post;
+        CUevent none;       /* never recorded: what a wait node of a capture waits on
+                               until a replay sets it to the program's event (the
+                               occurrence captured may have destroyed its own) */
     } fj;
 } rp_ctxstate;
 

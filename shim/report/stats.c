@@ -139,6 +139,7 @@ static void write_counters(struct out *o, const struct rp__engine_stats *e, uint
     rp__out_key_u64(o, sep, "too_many_updates", e->too_many_updates);
     rp__out_key_u64(o, sep, "widenings", e->widenings);
     rp__out_key_u64(o, sep, "widened_in_match", e->widened_in_match);
+    rp__out_key_u64(o, sep, "event_node_updates", e->event_node_updates);
     rp__out_key_u64(o, sep, "func_forms", e->func_forms);
     rp__out_key_u64(o, sep, "func_updates", e->func_updates);
     rp__out_key_u64(o, sep, "func_updates_refused", e->func_updates_refused);

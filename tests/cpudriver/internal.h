@@ -183,7 +183,10 @@ typedef struct cc_work {
         } c;
         struct { CUdeviceptr dst; size_t pitch; unsigned value, esz; size_t w, h; } m;
         struct { CUhostFn fn; void *data; } h;
-        struct { cc_event *ev; unsigned long long gen; } e;
+        /* an event's record or wait; a graph's external wait node holds,
+         * in a launch's own copy of the plan, the record it waits for,
+         * fixed at the launch (rs NULL: none, or not yet launched) */
+        struct { cc_event *ev; unsigned long long gen; cc_stream *rs; unsigned long long rseq; } e;
         struct { CUdeviceptr p; size_t n; } a;
         /* a launch holds the node work it was launched with, and the order
          * its nodes run in: the policy, its own seed (RANDOM: from the

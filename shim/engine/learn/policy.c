@@ -262,25 +262,94 @@ static int same_layout(const rp_param_layout *a, const rp_param_layout *b)
     return 1;
 }
 
+/* How `ops` (a new occurrence) differs from `base`, n ops of one stream
+ * (base's volatile fields `bmask`, NULL: none), as a shape that changed in
+ * place: the same kinds and launch attributes op by op, the fields that
+ * differ where both have the same structure (into mask[k], with bmask[k]),
+ * and the ops of another structure counted (*other), those among them
+ * that are the same node with another function (*funcs: a node update
+ * sets it, RP_VOL_FUNC, both layouts known) and the kernels (*kernels).
+ * Returns 1 when they compare so (mask filled), 0 when they differ where
+ * no update can follow (another kind, other attributes, a field no mask
+ * can say). */
+static int shape_delta(rp_ctxstate *cs, const rp_op *base, const uint64_t *bmask,
+                       const rp_op *ops, size_t n, uint64_t *mask, size_t *other, size_t *funcs,
+                       size_t *kernels)
+{
+    *other = *funcs = *kernels = 0;
+    for (size_t k = 0; k < n; k++) {
+        const rp_op *a = &base[k], *b = &ops[k];
+        uint64_t have = bmask ? bmask[k] : 0;
+        if (a->kind != b->kind || !rp__op_same_attrs(a, b))
+            return 0;
+        *kernels += a->kind == RP_OP_KERNEL;
+        int ok = 1;
+        if (rp__op_same_structure(a, b)) {
+            mask[k] = have | rp__op_diff(a, b, rp__rec_layout(cs, a), rp__rec_layout(cs, b), &ok);
+            if (!ok)
+                return 0;
+            continue;
+        }
+        (*other)++;
+        uint64_t d = rp__op_same_node(a, b) && !rp__func_fixed()
+                         ? rp__op_diff(a, b, rp__rec_layout(cs, a), rp__rec_layout(cs, b), &ok)
+                         : 0;
+        if ((d & RP_VOL_FUNC) && ok) {
+            (*funcs)++; /* the same node, another function: a form */
+            mask[k] = have | d;
+            continue;
+        }
+        mask[k] = have;
+        if (a->kind == RP_OP_KERNEL && !same_layout(rp__rec_layout(cs, a), rp__rec_layout(cs, b)))
+            mask[k] &= RP_VOL_GRID | RP_VOL_BLOCK | RP_VOL_SHMEM;
+    }
+    return 1;
+}
+
+/* At most a quarter of n ops of another structure (at least one), and
+ * of `kernels` kernels at most a quarter (at least one) with their
+ * function volatile in `mask`: a shape that changed in place, not another
+ * step that happens to have as many ops. */
+static int near_shape(size_t n, size_t other, size_t kernels, const uint64_t *mask)
+{
+    size_t fv = 0;
+    for (size_t j = 0; j < n; j++)
+        fv += (mask[j] & RP_VOL_FUNC) != 0;
+    return other && 4 * other <= (n > 4 ? n : 4) && fv <= (kernels / 4 > 1 ? kernels / 4 : 1);
+}
+
+/* Sequence `s` takes occurrence `ops`'s functions as forms of its kernels
+ * and `mask`'s fields as volatile, in place. */
+static void widen_in_place(rp_ctxstate *cs, rp_seq *s, const rp_op *ops, const uint64_t *mask)
+{
+    for (size_t j = 0; j < s->det->n; j++) {
+        if (rp__op_other_func(&s->det->ops[j], &ops[j]) && rp__seq_add_form(s, j, ops[j].func) == 0)
+            cs->counters.func_forms++;
+        uint64_t add = mask[j] & ~s->vmask[j];
+        if (add) {
+            s->vmask[j] |= add;
+            s->ex.widened++;
+            cs->counters.widenings++;
+        }
+    }
+}
+
 /* A structure (entry `e`, occurrence `ops`) may be a sequence with updates
- * whose shape changed in place: as many ops, of the same kinds and launch
- * attributes, the same structure but for at most a quarter of them (at
- * least one: a kernel specialised by size that switches as a decode loop's
- * cache grows, another gemv picked at some lengths, an elementwise kernel
- * vectorized or not by its pointers' alignment). When every op of another
- * structure is the same node with another function (rp__op_same_node, both
- * layouts known: a node update sets it, RP_VOL_FUNC), that sequence takes
- * them as forms of its own, and the fields its other ops differ in, in
- * place (*in_place set): the occurrences of the new shape are its from now
- * on, with no graph of their own (kernels that come round in a cycle of
- * forms, one graph). Otherwise, seen for the first time (`first`), it is
- * captured at once with that sequence's volatile fields and those in which
- * it differs from it (into `mask`; for an op of another structure, a
- * kernel's parameters only where both layouts agree) rather than learnt
- * from scratch (issue 28: each length bucket cost REPRISE_WARMUP + 1
- * tokens eager). Returns how many ops got volatile fields (0: no such
- * sequence, it updates nothing, or they differ where no node update can
- * follow). */
+ * whose shape changed in place (shape_delta, near_shape: a kernel
+ * specialised by size that switches as a decode loop's cache grows,
+ * another gemv picked at some lengths, an elementwise kernel vectorized or
+ * not by its pointers' alignment). When every op of another structure is
+ * the same node with another function, that sequence takes them as forms
+ * of its own, and the fields its other ops differ in, in place (*in_place
+ * set): the occurrences of the new shape are its from now on, with no
+ * graph of their own (kernels that come round in a cycle of forms, one
+ * graph). Otherwise, seen for the first time (`first`), it is captured at
+ * once with that sequence's volatile fields and those in which it differs
+ * from it (into `mask`; for an op of another structure, a kernel's
+ * parameters only where both layouts agree) rather than learnt from
+ * scratch (issue 28: each length bucket cost REPRISE_WARMUP + 1 tokens
+ * eager). Returns how many ops got volatile fields (0: no such sequence,
+ * it updates nothing, or they differ where no node update can follow). */
 static size_t inherited_fields(rp_ctxstate *cs, const rp_stream *st, const rp_det_entry *e,
                                const rp_op *ops, uint64_t *mask, int first, int *in_place)
 {
@@ -291,57 +360,20 @@ static size_t inherited_fields(rp_ctxstate *cs, const rp_stream *st, const rp_de
     for (size_t i = 0; i < cs->nseqs; i++) {
         rp_seq *s = cs->seqs[i];
         const rp_det_entry *o = s->det;
-        if (!s->vmask || s->broken || s->fj.multi || s->home != st->handle || o->n != e->n)
+        size_t other, funcs, kernels, nvol = 0, forms = 0;
+        if (!s->vmask || s->broken || s->fj.multi || s->home != st->handle || o->n != e->n ||
+            !shape_delta(cs, o->ops, s->vmask, ops, e->n, mask, &other, &funcs, &kernels)) {
+            memset(mask, 0, e->n * sizeof *mask);
             continue;
-        size_t k = 0, other = 0, nvol = 0, funcs = 0, kernels = 0, forms = 0;
-        for (; k < e->n; k++) {
-            const rp_op *a = &o->ops[k], *b = &ops[k];
-            if (a->kind != b->kind || !rp__op_same_attrs(a, b))
-                break;
-            kernels += a->kind == RP_OP_KERNEL;
-            int ok = 1;
-            if (rp__op_same_structure(a, b)) {
-                mask[k] = s->vmask[k] | rp__op_diff(a, b, rp__rec_layout(cs, a),
-                                                    rp__rec_layout(cs, b), &ok);
-                if (!ok)
-                    break;
-            } else {
-                other++;
-                uint64_t d = rp__op_same_node(a, b) && !rp__func_fixed()
-                                 ? rp__op_diff(a, b, rp__rec_layout(cs, a), rp__rec_layout(cs, b), &ok)
-                                 : 0;
-                if ((d & RP_VOL_FUNC) && ok) {
-                    funcs++; /* the same node, another function: a form */
-                    forms += !rp__seq_form_known(s, k, b->func);
-                }
-                mask[k] = s->vmask[k] | (ok ? d : 0);
-                if (!(d & RP_VOL_FUNC) || !ok) {
-                    mask[k] = s->vmask[k];
-                    if (a->kind == RP_OP_KERNEL &&
-                        !same_layout(rp__rec_layout(cs, a), rp__rec_layout(cs, b)))
-                        mask[k] &= RP_VOL_GRID | RP_VOL_BLOCK | RP_VOL_SHMEM;
-                }
-            }
-            nvol += mask[k] != 0;
         }
-        if (k == e->n && other && 4 * other <= (e->n > 4 ? e->n : 4) && nvol) {
-            size_t fv = 0;
-            for (size_t j = 0; j < e->n; j++)
-                fv += (s->vmask[j] | mask[j]) & RP_VOL_FUNC ? 1 : 0;
+        for (size_t j = 0; j < e->n; j++) {
+            nvol += mask[j] != 0;
+            forms += rp__op_other_func(&o->ops[j], &ops[j]) && !rp__seq_form_known(s, j, ops[j].func);
+        }
+        if (nvol && near_shape(e->n, other, kernels, mask)) {
             if (funcs == other && s->nforms + forms <= RP_SEQ_FORMS &&
-                fv <= (kernels / 4 > 1 ? kernels / 4 : 1) && rp__updates_pay(cs, e->n, nvol)) {
-                /* Its own shape, another form of some kernels: widened. */
-                for (size_t j = 0; j < e->n; j++) {
-                    if (rp__op_other_func(&o->ops[j], &ops[j]) &&
-                        rp__seq_add_form(s, j, ops[j].func) == 0)
-                        cs->counters.func_forms++;
-                    uint64_t add = mask[j] & ~s->vmask[j];
-                    if (add) {
-                        s->vmask[j] |= add;
-                        s->ex.widened++;
-                        cs->counters.widenings++;
-                    }
-                }
+                rp__updates_pay(cs, e->n, nvol)) {
+                widen_in_place(cs, s, ops, mask); /* its own shape, another form */
                 *in_place = 1;
                 return nvol;
             }
@@ -351,6 +383,37 @@ static size_t inherited_fields(rp_ctxstate *cs, const rp_stream *st, const rp_de
         memset(mask, 0, e->n * sizeof *mask);
     }
     return 0;
+}
+
+/* A structure seen for the first time (entry `e`, occurrence `ops`) whose
+ * ops differ from those of another structure counted on the stream (no
+ * graph yet) only in some kernels' functions, as two forms of one step
+ * (shape_delta, near_shape, every op of another structure the same node):
+ * their occurrences count together. When they reach the warmup, `e` is
+ * captured at once from this occurrence, the differing kernels' functions
+ * volatile (the other's a form of its own: rp__learn_capture adds them)
+ * with every field either entry saw change (into `mask`). Returns the
+ * other entry, or NULL. */
+static rp_det_entry *form_family(rp_ctxstate *cs, const rp_stream *st, const rp_det_entry *e,
+                                 const rp_op *ops, uint64_t *mask)
+{
+    for (size_t k = 0; k < e->n; k++)
+        if (ops[k].stream != st->handle || rp__op_is_event(ops[k].kind))
+            return NULL;
+    rp_detector *d = &cs->sdet;
+    for (size_t i = 0; i < d->cap; i++) {
+        rp_det_entry *f = &d->slots[i];
+        size_t other, funcs, kernels;
+        if (f == e || !f->key || f->n != e->n || !f->ops || !f->differs ||
+            f->state == RP_DET_CAPTURED || f->ops[0].stream != st->handle ||
+            f->seen + 1 < rp__eng.cfg.warmup)
+            continue;
+        if (shape_delta(cs, f->ops, f->differs, ops, e->n, mask, &other, &funcs, &kernels) &&
+            funcs == other && near_shape(e->n, other, kernels, mask))
+            return f;
+    }
+    memset(mask, 0, e->n * sizeof *mask);
+    return NULL;
 }
 
 /* Segment `ops` of `st` came with a structure not seen before (entry `e`):
@@ -441,6 +504,12 @@ int rp__learn_volatile(rp_stream *st, int variant_content)
         v = RP_DET_CAPTURE; /* a known sequence's new shape: captured now */
         ok = 1;             /* its first occurrence: nothing differs yet */
     }
+    rp_det_entry *fam = NULL;
+    if (!in_place && v == RP_DET_WARMING && e->seen == 1 && !rp__learn_backing_off(st, e) &&
+        (fam = form_family(cs, st, e, st->learn.seg, mask))) {
+        v = RP_DET_CAPTURE; /* another form of a step counted already: the two warmed up */
+        ok = 1;
+    }
     size_t nvol = 0;
     for (size_t k = 0; ok && k < e->n; k++) {
         e->differs[k] |= mask[k];
@@ -463,6 +532,12 @@ int rp__learn_volatile(rp_stream *st, int variant_content)
         if (e->stamp != rp__frees() + 1)
             rp__det_refresh(e, st->learn.seg, st->learn.nseg);
         rp__learn_capture(cs, &cs->sdet, e, e->differs, st->learn.cut_by_period, st->handle);
+        for (size_t i = 0; fam && i < cs->nseqs; i++) /* the family's functions: its forms */
+            if (cs->seqs[i]->det == e)
+                for (size_t k = 0; k < e->n; k++)
+                    if (rp__op_other_func(&e->ops[k], &fam->ops[k]) &&
+                        rp__seq_add_form(cs->seqs[i], k, fam->ops[k].func) == 0)
+                        cs->counters.func_forms++;
         served = 1;
     } else if (ok && v == RP_DET_HAS_GRAPH) {
         for (size_t i = 0; i < cs->nseqs; i++) {

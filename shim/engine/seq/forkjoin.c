@@ -46,6 +46,15 @@ int rp__ops_rooted(const rp_op *ops, size_t n, size_t start, CUstream home)
     return nseen > 0;
 }
 
+/* 1 when op i's event is recorded by a later op of the sequence. */
+static int recorded_later(const rp_det_entry *e, size_t i)
+{
+    for (size_t k = i + 1; k < e->n; k++)
+        if (e->ops[k].kind == RP_OP_EVREC && e->ops[k].erole == e->ops[i].erole)
+            return 1;
+    return 0;
+}
+
 void rp__fj_plan_free(rp_fj_plan *p)
 {
     free(p->on);
@@ -63,16 +72,14 @@ int rp__fj_plan(rp_seq *s, const rp_det_entry *e, rp_fj_plan *p)
     p->evx = rp__calloc(e->n, sizeof *p->evx);
     s->fj.exts = rp__calloc(e->n, sizeof *s->fj.exts);
     s->fj.shadow = rp__calloc(e->n, sizeof *s->fj.shadow);
-    if (!p->on || !p->evx || !s->fj.exts || !s->fj.shadow)
+    s->fj.hwait = rp__calloc(e->n, sizeof *s->fj.hwait);
+    s->fj.hwait_ev = rp__calloc(e->n, sizeof *s->fj.hwait_ev);
+    if (!p->on || !p->evx || !s->fj.exts || !s->fj.shadow || !s->fj.hwait || !s->fj.hwait_ev)
         return -1;
     CUstream last_rec_on[RP_FJ_EVENTS]; /* where each event was last recorded so far */
-    int work_before = 0; /* an op that is not an event op came already */
-    int one_stream = 1;
-    for (size_t i = 0; i < e->n; i++)
-        one_stream &= e->ops[i].stream == s->home;
     for (size_t i = 0; i < e->n; i++) {
         const rp_op *op = &e->ops[i];
-        p->evx[i] = SIZE_MAX;
+        p->evx[i] = RP_FJ_OUTSIDE;
         if (op->stream != s->home) {
             unsigned int k = 0;
             while (k < s->fj.nside && s->fj.side[k] != op->stream)
@@ -85,10 +92,8 @@ int rp__fj_plan(rp_seq *s, const rp_det_entry *e, rp_fj_plan *p)
             }
             p->on[i] = (unsigned char)(k + 1);
         }
-        if (!rp__op_is_event(op->kind)) {
-            work_before = 1;
+        if (!rp__op_is_event(op->kind))
             continue;
-        }
         size_t j = 0;
         while (j < p->nev && p->prog_role[j] != op->erole)
             j++;
@@ -105,15 +110,21 @@ int rp__fj_plan(rp_seq *s, const rp_det_entry *e, rp_fj_plan *p)
             p->evx[i] = j; /* recorded earlier in the sequence: an edge */
             if (last_rec_on[j] != op->stream) /* on its own stream: nothing to wait for */
                 s->fj.shadow[s->fj.nshadow++] = (struct rp_fj_shadow){op->stream, i, 0};
+        } else if (op->stream == s->home && rp__eng.drv->cuGraphExecEventWaitNodeSetEvent &&
+                   !recorded_later(e, i)) {
+            /* The home stream's wait on an event from outside: a wait node,
+             * set to each occurrence's event (not where the sequence records
+             * the event itself later: its node would be set before the
+             * record it must not see). */
+            p->evx[i] = RP_FJ_WAIT_NODE;
+            s->fj.hwait_ev[s->fj.nhwait] = NULL; /* set at the first replay */
+            s->fj.hwait[s->fj.nhwait++] = i;
         } else {
             size_t k = 0;
             while (k < s->fj.nexts && e->ops[s->fj.exts[k]].erole != op->erole)
                 k++;
-            if (k == s->fj.nexts) {
-                if (one_stream && !work_before && s->fj.npre == s->fj.nexts)
-                    s->fj.npre++; /* waited on before any work: before the launch */
+            if (k == s->fj.nexts)
                 s->fj.exts[s->fj.nexts++] = i;
-            }
         }
     }
     s->fj.rooted = rp__ops_rooted(e->ops, e->n, 0, s->home);
@@ -134,6 +145,8 @@ CUresult rp__fj_prepare(rp_ctxstate *cs, const rp_seq *s, size_t nev)
     CUresult rc = CUDA_SUCCESS;
     fj_event_create(&f->fork, &rc);
     fj_event_create(&f->post, &rc);
+    if (s->fj.nhwait)
+        fj_event_create(&f->none, &rc);
     for (unsigned int i = 0; i < s->fj.nside; i++) {
         if (rc == CUDA_SUCCESS && !f->side[i] &&
             (rc = rp__eng.drv->cuStreamCreate(&f->side[i], CU_STREAM_NON_BLOCKING)) !=
@@ -150,8 +163,8 @@ void rp__fj_release(rp_ctxstate *cs)
 {
     const struct rp__driver *D = rp__eng.drv;
     struct rp_fj *f = &cs->fj;
-    CUevent *evs[] = {&f->fork, &f->post};
-    for (size_t i = 0; i < 2; i++)
+    CUevent *evs[] = {&f->fork, &f->post, &f->none};
+    for (size_t i = 0; i < 3; i++)
         if (*evs[i])
             D->cuEventDestroy_v2(*evs[i]);
     for (size_t i = 0; i < RP_FJ_STREAMS; i++) {
@@ -201,8 +214,10 @@ CUresult rp__fj_join(rp_ctxstate *cs, const rp_seq *s)
  * program's; a wait on an event recorded outside the sequence is left out. */
 CUresult rp__fj_event_op(rp_ctxstate *cs, const rp_op *op, CUstream on, size_t evx)
 {
-    if (evx == SIZE_MAX)
+    if (evx == RP_FJ_OUTSIDE)
         return CUDA_SUCCESS;
+    if (evx == RP_FJ_WAIT_NODE) /* a node, set to the program's event before each replay */
+        return rp__eng.drv->cuStreamWaitEvent(on, cs->fj.none, CU_EVENT_WAIT_EXTERNAL);
     if (op->kind == RP_OP_EVREC)
         return rp__eng.drv->cuEventRecord(cs->fj.ev[evx], on);
     return rp__eng.drv->cuStreamWaitEvent(on, cs->fj.ev[evx], 0);
@@ -279,7 +294,7 @@ CUresult rp__fj_ready(rp_stream *st, const rp_seq *s, const rp_vals *v, CUstream
             rp__trace("fork/join sequence %u not replayed: side stream %p is busy (gen %llu, its %llu, home %p/%p)", s->id,
                       (void *)s->fj.side[i], (unsigned long long)gen, x ? (unsigned long long)x->fj.after_gen : 0ull, x ? (void*)x->fj.after_home : NULL, (void*)target);
     }
-    for (size_t i = s->fj.npre; i < s->fj.nexts && rc == CUDA_SUCCESS; i++) {
+    for (size_t i = 0; i < s->fj.nexts && rc == CUDA_SUCCESS; i++) {
         rp_evinfo ei;
         CUevent ev = v->def[s->fj.exts[i]].ev; /* the occurrence's */
         /* Recorded last by the home stream (its flushed work ended with
@@ -310,12 +325,20 @@ CUresult rp__fj_ready(rp_stream *st, const rp_seq *s, const rp_vals *v, CUstream
  * rp__issued will be once this resolution is over if nothing else is
  * issued meanwhile (the streams, and the events recorded on `target`, are
  * then clean for the next replay: fj_ready). Returns the first error. */
-CUresult rp__fj_before(const rp_seq *s, const rp_vals *v, CUstream target)
+CUresult rp__fj_before(rp_seq *s, const rp_vals *v)
 {
-    CUresult rc = CUDA_SUCCESS;
-    for (size_t i = 0; i < s->fj.npre && rc == CUDA_SUCCESS; i++)
-        rc = rp__eng.drv->cuStreamWaitEvent(target, v->def[s->fj.exts[i]].ev, 0);
-    return rc;
+    for (size_t i = 0; i < s->fj.nhwait; i++) {
+        CUevent ev = v->def[s->fj.hwait[i]].ev; /* the occurrence's */
+        if (ev == s->fj.hwait_ev[i])
+            continue;
+        CUresult rc = rp__eng.drv->cuGraphExecEventWaitNodeSetEvent(
+            s->exec, s->ex.nodes[s->fj.hwait[i]], ev);
+        if (rc != CUDA_SUCCESS)
+            return rc;
+        s->fj.hwait_ev[i] = ev;
+        s->cs->counters.event_node_updates++;
+    }
+    return CUDA_SUCCESS;
 }
 
 CUresult rp__fj_after(rp_stream *st, const rp_seq *s, const rp_vals *v, CUstream target,

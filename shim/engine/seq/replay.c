@@ -70,10 +70,12 @@ CUresult rp__seq_replay(rp_stream *st, rp_seq *s, CUstream target, const rp_vals
             return rc;
         }
     }
-    if (s->fj.npre) {
-        CUresult rc = rp__fj_before(s, v, target);
-        if (rc != CUDA_SUCCESS)
+    if (s->fj.nhwait) {
+        CUresult rc = rp__fj_before(s, v);
+        if (rc != CUDA_SUCCESS) {
+            *what = RP_STEP_UPDATE;
             return rc;
+        }
     }
     /* One graph launch of a whole occurrence in 8 is timed for the cost
      * model. */

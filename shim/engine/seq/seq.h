@@ -170,11 +170,16 @@ CUresult rp__fj_ready(rp_stream *st, const rp_seq *s, const rp_vals *v, CUstream
                       uint64_t gen);
 CUresult rp__fj_after(rp_stream *st, const rp_seq *s, const rp_vals *v, CUstream target,
                       uint64_t gen);
-/* Right before its launch: the waits on outside events that come before
- * any of its work (rp_seq.fj.npre), issued on `target` with the
- * occurrence's events. Returns the driver's error (nothing launched then:
- * the waits issued are an order the ops eagerly had anyway). */
-CUresult rp__fj_before(const rp_seq *s, const rp_vals *v, CUstream target);
+/* Right before its launch: its home stream's wait nodes on outside events
+ * (rp_seq.fj.hwait) set to the occurrence's events. Returns the driver's
+ * error (nothing launched then; the nodes hold what they were set to). */
+CUresult rp__fj_before(rp_seq *s, const rp_vals *v);
+/* How an event op of a fork/join plan (rp_fj_plan.evx) is issued in the
+ * capture window: RP_FJ_OUTSIDE, a wait on an event recorded outside the
+ * sequence, left out; RP_FJ_WAIT_NODE, the home stream's such wait, an
+ * event wait node on the program's event; else the private event. */
+#define RP_FJ_OUTSIDE SIZE_MAX
+#define RP_FJ_WAIT_NODE (SIZE_MAX - 1)
 /* What a flush of `st`'s trace left last on each of its streams, followed
  * op by op (rp__fj_track), so that the streams it leaves ordered before
  * the home stream's end are known for the next replay (rp__fj_tracked). */
