@@ -532,6 +532,35 @@ int rp__rec_is_pinned(const void *host)
     return rc == CUDA_SUCCESS && type == CU_MEMORYTYPE_HOST;
 }
 
+int rp__rec_device_range_ok(CUdeviceptr p, size_t n)
+{
+    const struct rp__driver *D = rp__eng.drv;
+    CUdeviceptr start = 0;
+    size_t size = 0;
+    if (!p || !n ||
+        D->cuPointerGetAttribute(&start, CU_POINTER_ATTRIBUTE_RANGE_START_ADDR, p) != CUDA_SUCCESS ||
+        D->cuPointerGetAttribute(&size, CU_POINTER_ATTRIBUTE_RANGE_SIZE, p) != CUDA_SUCCESS)
+        return 0;
+    return p >= start && p - start <= size && n <= size - (p - start);
+}
+
+int rp__rec_launch_fits(const rp_op *want, const unsigned int *g)
+{
+    const struct rp__driver *D = rp__eng.drv;
+    uint64_t threads = (uint64_t)g[3] * g[4] * g[5];
+    if (threads <= (uint64_t)want->block[0] * want->block[1] * want->block[2] && g[6] <= want->shmem)
+        return 1; /* within what the driver accepted of it */
+    int max_threads = 0, max_shmem = 0;
+    if ((want->flags & RP_OPF_KERNEL_HANDLE) || !D->cuFuncGetAttribute ||
+        D->cuFuncGetAttribute(&max_threads, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, want->func) !=
+            CUDA_SUCCESS ||
+        D->cuFuncGetAttribute(&max_shmem, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                              want->func) != CUDA_SUCCESS)
+        return 0;
+    return max_threads > 0 && threads <= (uint64_t)max_threads && max_shmem >= 0 &&
+           g[6] <= (unsigned int)max_shmem;
+}
+
 /* Forget the context's layouts (its functions may be unloaded and their
  * handles reused). The CUkernel set stays: a stale entry can only make a
  * reused handle look like a CUkernel, whose parameter query then fails, so
