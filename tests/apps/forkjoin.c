@@ -100,10 +100,7 @@ int main(int argc, char **argv)
     CUcontext ctx;
     CUmodule mod;
     app_open(argv[1], &dev, &ctx, &mod);
-    f_axpy = app_function(mod, "axpy");
-    f_scale = app_function(mod, "scale_add_scalar");
-    f_iota = app_function(mod, "iota_f32");
-    grid = app_blocks(N);
+    step_kernels_load(mod);
 
     CUstream s, side[MAXSIDE];
     CUevent fork_ev, fork_prev, side_ev[MAXSIDE], inner_ev;
@@ -121,9 +118,7 @@ int main(int argc, char **argv)
     if (foreign) {
         CK(cuCtxCreate, (&other, NULL, 0, dev));
         CK(cuModuleLoad, (&other_mod, argv[1]));
-        f_axpy = app_function(other_mod, "axpy");
-        f_scale = app_function(other_mod, "scale_add_scalar");
-        f_iota = app_function(other_mod, "iota_f32");
+        step_kernels_load(other_mod);
     }
     for (int i = 0; i < nside; i++) {
         CK(cuStreamCreate, (&side[i], CU_STREAM_NON_BLOCKING));
@@ -135,9 +130,7 @@ int main(int argc, char **argv)
     CUfunction side_axpy = f_axpy, side_scale = f_scale;
     if (foreign) {
         CK(cuCtxPopCurrent, (&other));
-        f_axpy = app_function(mod, "axpy");
-        f_scale = app_function(mod, "scale_add_scalar");
-        f_iota = app_function(mod, "iota_f32");
+        step_kernels_load(mod);
     }
     CK(cuStreamSynchronize, (s));
     CUstream t = NULL;

@@ -198,11 +198,8 @@ int main(int argc, char **argv)
     CUdevice dev;
     CUmodule mod;
     app_open(argv[1], &dev, &g_ctx, &mod);
-    f_axpy = app_function(mod, "axpy");
-    f_scale = app_function(mod, "scale_add_scalar");
-    f_iota = app_function(mod, "iota_f32");
+    step_kernels_load(mod);
     f_noise = app_function(mod, "add_noise");
-    grid = app_blocks(N);
 
     CUstream s, t, w;
     CK(cuStreamCreate, (&s, CU_STREAM_NON_BLOCKING));

@@ -28,33 +28,10 @@
 #define PIECES 3
 #define BIG (1 << 22) /* ptsz: floats the eager memset writes */
 
-static CUfunction f_axpy, f_scale, f_iota;
-static unsigned int grid;
+#include "stepkernels.h"
+
 static long iters, gap_us;
 static CUcontext ctx;
-
-static void axpy(CUstream s, CUdeviceptr y, CUdeviceptr x, float a)
-{
-    int32_t n = N;
-    void *args[] = { &y, &x, &a, &n };
-    CK(cuLaunchKernel, (f_axpy, grid, 1, 1, TK_BLOCK, 1, 1, 0, s, args, NULL));
-}
-
-static void scale(CUstream s, CUdeviceptr x, float decay, uint32_t iter)
-{
-    int32_t n = N;
-    float dt = 0.0625f;
-    void *args[] = { &x, &n, &decay, &dt, &iter };
-    CK(cuLaunchKernel, (f_scale, grid, 1, 1, TK_BLOCK, 1, 1, 0, s, args, NULL));
-}
-
-static void iota(CUstream s, CUdeviceptr x, float base)
-{
-    int32_t n = N;
-    float step = 0.001953125f;
-    void *args[] = { &x, &n, &step, &base };
-    CK(cuLaunchKernel, (f_iota, grid, 1, 1, TK_BLOCK, 1, 1, 0, s, args, NULL));
-}
 
 static void staged(void)
 {
@@ -113,10 +90,10 @@ static void *ptsz_worker(void *out)
         iota(s, buf, (float)(it % 7));
         axpy(s, buf, tail, 0.5f); /* the last floats the memset writes */
         for (uint32_t k = 0; k < 4; k++)
-            scale(s, buf, 0.75f, (uint32_t)it + k);
+            scale(s, buf, (uint32_t)it + k);
         app_spin_us(gap_us);
         axpy(s, acc, buf, 0.125f);
-        scale(s, acc, 0.96875f, (uint32_t)(it % 5));
+        scale(s, acc, (uint32_t)(it % 5));
         CK(cuStreamSynchronize, (s));
     }
     float *h = malloc(N * sizeof(float));
@@ -145,10 +122,7 @@ int main(int argc, char **argv)
     CUdevice dev;
     CUmodule mod;
     app_open(argv[1], &dev, &ctx, &mod);
-    f_axpy = app_function(mod, "axpy");
-    f_scale = app_function(mod, "scale_add_scalar");
-    f_iota = app_function(mod, "iota_f32");
-    grid = app_blocks(N);
+    step_kernels_load(mod);
     if (ptsz) {
         pthread_t t;
         uint64_t h = 0;
