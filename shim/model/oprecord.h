@@ -305,6 +305,14 @@ static inline int rp__geometry_valid(const unsigned int *g)
     return (uint64_t)g[3] * g[4] * g[5] <= 1024u;
 }
 
+/* 1 when geometry `g` asks no more threads a block and no more dynamic
+ * shared memory than `want` (both 7 words): what the driver accepted of
+ * `want` it accepts of `g` (its function's own limits hold). */
+static inline int rp__geometry_within(const unsigned int *want, const unsigned int *g)
+{
+    return (uint64_t)g[3] * g[4] * g[5] <= (uint64_t)want[3] * want[4] * want[5] && g[6] <= want[6];
+}
+
 /* 1 when a launch of `f` with these arguments (through kernelParams) is
  * exactly the kernel record `want`, whose layout is `L`: the same function,
  * geometry and parameter bytes, what rp__op_same_content would say of its

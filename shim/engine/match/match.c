@@ -463,7 +463,8 @@ static int match_masked(rp_stream *st, const rp_seq *s, size_t k, const rp_launc
                 return 0;
         if (!(m & RP_VOL_SHMEM) && want->shmem != l->shmem)
             return 0;
-        if (!rp__geometry_valid(l->grid) || !rp__rec_launch_fits(want, l->grid))
+        if (!rp__geometry_valid(l->grid) ||
+            (!rp__geometry_within(want->grid, l->grid) && !rp__rec_launch_fits(want, l->grid)))
             return 0;
     }
     if (!rp__params_same(want->params, L, l->kp, m & ((1ull << RP_VOL_MAX_PARAMS) - 1)))

@@ -548,8 +548,8 @@ int rp__rec_launch_fits(const rp_op *want, const unsigned int *g)
 {
     const struct rp__driver *D = rp__eng.drv;
     uint64_t threads = (uint64_t)g[3] * g[4] * g[5];
-    if (threads <= (uint64_t)want->block[0] * want->block[1] * want->block[2] && g[6] <= want->shmem)
-        return 1; /* within what the driver accepted of it */
+    if (rp__geometry_within(want->grid, g))
+        return 1;
     int max_threads = 0, max_shmem = 0;
     if ((want->flags & RP_OPF_KERNEL_HANDLE) || !D->cuFuncGetAttribute ||
         D->cuFuncGetAttribute(&max_threads, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, want->func) !=
