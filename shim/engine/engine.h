@@ -133,6 +133,9 @@ typedef struct rp_seq {
         unsigned int recent_at;
         uint64_t updates;   /* node updates applied */
         uint64_t widened;   /* fields found volatile after the capture */
+        uint64_t frees_at;  /* rp__frees() when sealed.graph was captured: its
+                               memset and copy nodes name that occurrence's
+                               memory, which a later free may have freed */
         /* The nodes each executable has enabled, `exec`'s and each
          * alternate's: ops [head, n - tail). All of them (0, 0) but after a
          * part of an occurrence was launched (seq/exec.c, rp__exec_range). */

@@ -390,6 +390,8 @@ int rp__op_match_masked(const rp_op *a, const rp_op *b, uint64_t mask, const rp_
             return 0; /* a kernel with a mask was recorded with its layout */
         if (kernel_geometry_diff(a, b) & ~mask)
             return 0;
+        if (!rp__geometry_same(a->grid, b->grid) && !rp__geometry_valid(b->grid))
+            return 0;
         for (uint32_t i = 0; i < L->n; i++) {
             if (i < RP_VOL_MAX_PARAMS && (mask >> i & 1))
                 continue;

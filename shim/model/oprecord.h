@@ -362,6 +362,33 @@ static inline __attribute__((always_inline)) int rp__geometry_same(const unsigne
     return !((a[0] ^ b[0]) | (a[1] ^ b[1]) | (a[2] ^ b[2]) | (a3 ^ b3));
 }
 
+/* 1 when geometry `g` (7 words, as in a record) is within the limits the
+ * driver checks of every launch at the call (CUDA_ERROR_INVALID_VALUE): a
+ * grid of 1 to 2^31-1 x 65535 x 65535 and a block of 1 to 1024 x 1024 x
+ * 64, at most 1024 threads, on every device the 13.0 driver supports (the
+ * CUDA Programming Guide's technical specifications; the CPU driver checks
+ * the same). A launch outside them is never a sequence's, whatever its
+ * volatile fields: deferred, it would be answered CUDA_SUCCESS and its node
+ * update refused later (issue 34: a grid of 0 in a loop whose grid changes
+ * every step). Each function's own limits (threads its registers allow,
+ * dynamic shared memory) are the engine's to ask (match.c). */
+static inline int rp__geometry_valid(const unsigned int *g)
+{
+    if (!g[0] || !g[1] || !g[2] || g[0] > 2147483647u || g[1] > 65535u || g[2] > 65535u)
+        return 0;
+    if (!g[3] || !g[4] || !g[5] || g[3] > 1024u || g[4] > 1024u || g[5] > 64u)
+        return 0;
+    return (uint64_t)g[3] * g[4] * g[5] <= 1024u;
+}
+
+/* 1 when geometry `g` asks no more threads a block and no more dynamic
+ * shared memory than `want` (both 7 words): what the driver accepted of
+ * `want` it accepts of `g` (its function's own limits hold). */
+static inline int rp__geometry_within(const unsigned int *want, const unsigned int *g)
+{
+    return (uint64_t)g[3] * g[4] * g[5] <= (uint64_t)want[3] * want[4] * want[5] && g[6] <= want[6];
+}
+
 /* 1 when a launch of `f` with these arguments (through kernelParams) is
  * exactly the kernel record `want`, whose layout is `L`: the same function,
  * geometry and parameter bytes, what rp__op_same_content would say of its

@@ -82,10 +82,7 @@ int main(int argc, char **argv)
     CUcontext ctx;
     CUmodule mod;
     app_open(argv[1], &dev, &ctx, &mod);
-    f_axpy = app_function(mod, "axpy");
-    f_scale = app_function(mod, "scale_add_scalar");
-    f_iota = app_function(mod, "iota_f32");
-    grid = app_blocks(N);
+    step_kernels_load(mod);
 
     CUstream main_s = NULL; /* the legacy stream */
     CUstream side;

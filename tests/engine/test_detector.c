@@ -115,8 +115,25 @@ static void a_kernel_geometry_change_is_content_and_a_volatile_field(void **stat
     assert_true(ok);
     assert_true(rp__op_match_masked(&a, &b, RP_VOL_GRID | RP_VOL_SHMEM, &L));
     assert_false(rp__op_match_masked(&a, &b, RP_VOL_GRID, &L)); /* shmem not volatile */
+    /* Issue 34: a volatile grid still takes only what the driver accepts
+     * at the call; a launch it refuses is never a sequence's. */
+    for (int d = 0; d < 3; d++) {
+        unsigned int keep = b.grid[d];
+        b.grid[d] = 0;
+        assert_false(rp__op_match_masked(&a, &b, RP_VOL_GRID | RP_VOL_SHMEM, &L));
+        b.grid[d] = d ? 65536u : 2147483648u;
+        assert_false(rp__op_match_masked(&a, &b, RP_VOL_GRID | RP_VOL_SHMEM, &L));
+        b.grid[d] = keep;
+    }
+    assert_true(rp__op_match_masked(&a, &b, RP_VOL_GRID | RP_VOL_SHMEM, &L));
     b.block[0] = 64;
     assert_false(rp__op_match_masked(&a, &b, RP_VOL_GRID | RP_VOL_SHMEM, &L));
+    b.block[0] = 2048;
+    assert_false(rp__op_match_masked(&a, &b, RP_VOL_GRID | RP_VOL_BLOCK | RP_VOL_SHMEM, &L));
+    b.block[0] = 1024, b.block[1] = 2;
+    assert_false(rp__op_match_masked(&a, &b, RP_VOL_GRID | RP_VOL_BLOCK | RP_VOL_SHMEM, &L));
+    b.block[0] = 64, b.block[1] = 1;
+    assert_true(rp__op_match_masked(&a, &b, RP_VOL_GRID | RP_VOL_BLOCK | RP_VOL_SHMEM, &L));
     /* Without the kernel's layout its node cannot be set at all. */
     rp__op_diff(&a, &b, NULL, NULL, &ok);
     assert_false(ok);

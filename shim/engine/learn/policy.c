@@ -93,11 +93,20 @@ static int may_take_over(const rp_det_entry *e, const rp_seq *s, CUstream home)
         return 0;
     /* Kernels with launch attributes must carry the same ones: an
      * executable update is not known to change a node's attributes
-     * (docs/engine.md, "What is captured"). */
+     * (docs/engine.md, "What is captured"). Memsets must keep their width
+     * and element size: cuGraphExecUpdate allows a 1-D memset's dimensions
+     * to change only "if the resulting operation ... map[s] onto the work
+     * resources already allocated for the node", which a program cannot
+     * know, so the stricter reading, as for a node update (the CPU driver
+     * refuses it; until issue 34 such an update was asked and refused). */
     size_t k = 0, same = 0;
     for (; k < e->n && o->ops[k].kind == e->ops[k].kind && rp__op_same_attrs(&o->ops[k], &e->ops[k]);
-         k++)
-        same += rp__op_same_structure(&o->ops[k], &e->ops[k]);
+         k++) {
+        int same_k = rp__op_same_structure(&o->ops[k], &e->ops[k]);
+        if (e->ops[k].kind == RP_OP_MEMSET && !same_k)
+            return 0;
+        same += same_k;
+    }
     /* Of the same structure it is another content of the same shape (a
      * variant, or the sequence with updates that serves them), not a
      * shape that changed. */

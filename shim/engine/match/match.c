@@ -240,8 +240,30 @@ static void diverged_eagerly(rp_seq *s, size_t held)
         s->divs[(s->ndivs - 1) % RP_SEQ_DIVS].ended = 1;
 }
 
+/* Whether a memset's or a copy's device operands that differ from the
+ * sequence's op `want` (volatile ones) lie in live device memory. The
+ * driver checks them at the call: eagerly, a copy from an address nothing
+ * was allocated at fails there (CUDA_ERROR_INVALID_VALUE). Deferred, the
+ * call would be answered CUDA_SUCCESS, and the node update to it refused
+ * later ("allocated from the same contexts as the original", issue 34), its
+ * error returned by whichever call forced the flush. Not the sequence's
+ * then: it diverges, and the driver answers the call. */
+static int operands_live(const rp_op *want, const rp_op *op)
+{
+    if (op->kind == RP_OP_MEMSET)
+        return op->dst == want->dst || rp__rec_device_range_ok(op->dst, op->bytes * op->elem);
+    int resized = op->bytes != want->bytes;
+    if (op->kind != RP_OP_DTOH && (resized || op->dst != want->dst) &&
+        !rp__rec_device_range_ok(op->dst, op->bytes))
+        return 0;
+    return op->kind == RP_OP_HTOD || (!resized && op->src == want->src) ||
+           rp__rec_device_range_ok(op->src, op->bytes);
+}
+
 /* Whether op `k` of sequence `s` can stand for `op`: exactly equal, or
- * equal outside the fields declared volatile. */
+ * equal outside the fields declared volatile, with values the driver
+ * would accept at the call (a kernel's geometry within its function's
+ * limits, a copy's or memset's operands in live memory). */
 static int seq_match(const rp_seq *s, size_t k, const rp_op *op)
 {
     const rp_op *want = &s->det->ops[k];
@@ -250,8 +272,15 @@ static int seq_match(const rp_seq *s, size_t k, const rp_op *op)
     if ((s->vmask[k] & RP_VOL_FUNC) && op->kind == RP_OP_KERNEL &&
         !rp__seq_form_known(s, k, op->func))
         return 0; /* a function it was not seen with: only widen() takes it */
-    return rp__op_match_masked(want, op, s->vmask[k],
-                               s->lay ? s->lay[k] : rp__rec_layout(s->cs, want));
+    if (!rp__op_match_masked(want, op, s->vmask[k],
+                             s->lay ? s->lay[k] : rp__rec_layout(s->cs, want)))
+        return 0;
+    if (op->kind == RP_OP_KERNEL) { /* its geometry within the limits already */
+        if (op->func != want->func) /* another form: its own function's limits */
+            return rp__rec_launch_fits(s->cs, op, NULL, op->grid);
+        return rp__geometry_same(want->grid, op->grid) || rp__rec_launch_fits(s->cs, want, want, op->grid);
+    }
+    return rp__op_is_event(op->kind) || operands_live(want, op);
 }
 
 void rp__match_resolve(rp_stream *st, CUstream target, struct rp_resolved *out)
@@ -578,6 +607,9 @@ static int match_masked(rp_stream *st, const rp_seq *s, size_t k, const rp_launc
                 (!(m & RP_VOL_BLOCK) && want->block[i] != l->block[i]))
                 return 0;
         if (!(m & RP_VOL_SHMEM) && want->shmem != l->shmem)
+            return 0;
+        if (!rp__geometry_valid(l->grid) ||
+            (!rp__geometry_within(want->grid, l->grid) && !rp__rec_launch_fits(st->cs, want, want, l->grid)))
             return 0;
     }
     if (!rp__params_same(want->params, L, l->kp, m & ((1ull << RP_VOL_MAX_PARAMS) - 1)))
