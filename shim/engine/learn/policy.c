@@ -360,7 +360,8 @@ static void widen_in_place(rp_ctxstate *cs, rp_seq *s, const rp_op *ops, const u
  * eager). Returns how many ops got volatile fields (0: no such sequence,
  * it updates nothing, or they differ where no node update can follow). */
 static size_t inherited_fields(rp_ctxstate *cs, const rp_stream *st, const rp_det_entry *e,
-                               const rp_op *ops, uint64_t *mask, int first, int *in_place)
+                               const rp_op *ops, uint64_t *mask, uint64_t *t, int first,
+                               int *in_place)
 {
     *in_place = 0;
     for (size_t k = 0; k < e->n; k++)
@@ -371,40 +372,72 @@ static size_t inherited_fields(rp_ctxstate *cs, const rp_stream *st, const rp_de
         const rp_det_entry *o = s->det;
         size_t other, funcs, kernels, nvol = 0, forms = 0;
         if (!s->vmask || s->broken || s->fj.multi || s->home != st->handle || o->n != e->n ||
-            !shape_delta(cs, o->ops, s->vmask, ops, e->n, mask, &other, &funcs, &kernels)) {
-            memset(mask, 0, e->n * sizeof *mask);
+            !shape_delta(cs, o->ops, s->vmask, ops, e->n, t, &other, &funcs, &kernels))
             continue;
-        }
         for (size_t j = 0; j < e->n; j++) {
-            nvol += mask[j] != 0;
+            nvol += t[j] != 0;
             forms += rp__op_other_func(&o->ops[j], &ops[j]) && !rp__seq_form_known(s, j, ops[j].func);
         }
-        if (nvol && near_shape(e->n, other, kernels, mask)) {
+        if (nvol && near_shape(e->n, other, kernels, t)) {
             if (funcs == other && s->nforms + forms <= RP_SEQ_FORMS &&
                 rp__updates_pay(cs, e->n, nvol)) {
-                widen_in_place(cs, s, ops, mask); /* its own shape, another form */
+                widen_in_place(cs, s, ops, t); /* its own shape, another form */
                 *in_place = 1;
                 return nvol;
             }
-            if (first)
+            if (first) {
+                memcpy(mask, t, e->n * sizeof *mask);
                 return nvol;
+            }
         }
-        memset(mask, 0, e->n * sizeof *mask);
     }
     return 0;
+}
+
+/* Whether two kernels' names say they are variants of one operation, as a
+ * framework picks among them (PyTorch's vectorized_elementwise_kernel<4,
+ * F> or <2, F>, softmax_warp_forward<..., 5> or <..., 6>, cuBLAS's gemv
+ * kernels by size, add_i64_vec4 or add_i64_unrolled): the names, as the
+ * driver gives them (mangled), share at their two ends at least half of
+ * the longer one. Two kernels of unrelated names (axpy, stencil3) are two
+ * operations, whatever their layouts: a step whose kernel is one or the
+ * other is another step, not a form of it. */
+static int names_alike(const char *x, const char *y)
+{
+    size_t nx = strlen(x), ny = strlen(y), p = 0, q = 0;
+    if (!nx || !ny || !strcmp(x, "?") || !strcmp(y, "?"))
+        return 0;
+    while (p < nx && p < ny && x[p] == y[p])
+        p++;
+    while (q < nx - p && q < ny - p && x[nx - 1 - q] == y[ny - 1 - q])
+        q++;
+    return 2 * (p + q) >= (nx > ny ? nx : ny);
+}
+
+/* Whether every op in which `a` and `b` differ in function is a pair of
+ * kernels whose names are alike (names_alike). */
+static int forms_alike(rp_ctxstate *cs, const rp_op *a, const rp_op *b, size_t n)
+{
+    for (size_t k = 0; k < n; k++)
+        if (rp__op_other_func(&a[k], &b[k]) &&
+            !names_alike(rp__rec_kernel_name(cs, &a[k]), rp__rec_kernel_name(cs, &b[k])))
+            return 0;
+    return 1;
 }
 
 /* A structure seen for the first time (entry `e`, occurrence `ops`) whose
  * ops differ from those of another structure counted on the stream (no
  * graph yet) only in some kernels' functions, as two forms of one step
- * (shape_delta, near_shape, every op of another structure the same node):
+ * (shape_delta, near_shape, every op of another structure the same node),
+ * and their differing kernels' names alike (forms_alike: variants of one
+ * operation, not a step of other kernels that happens to be as long):
  * their occurrences count together. When they reach the warmup, `e` is
  * captured at once from this occurrence, the differing kernels' functions
  * volatile (the other's a form of its own: rp__learn_capture adds them)
  * with every field either entry saw change (into `mask`). Returns the
  * other entry, or NULL. */
 static rp_det_entry *form_family(rp_ctxstate *cs, const rp_stream *st, const rp_det_entry *e,
-                                 const rp_op *ops, uint64_t *mask)
+                                 const rp_op *ops, uint64_t *mask, uint64_t *t)
 {
     for (size_t k = 0; k < e->n; k++)
         if (ops[k].stream != st->handle || rp__op_is_event(ops[k].kind))
@@ -417,11 +450,13 @@ static rp_det_entry *form_family(rp_ctxstate *cs, const rp_stream *st, const rp_
             f->state == RP_DET_CAPTURED || f->ops[0].stream != st->handle ||
             f->seen + 1 < rp__eng.cfg.warmup)
             continue;
-        if (shape_delta(cs, f->ops, f->differs, ops, e->n, mask, &other, &funcs, &kernels) &&
-            funcs == other && near_shape(e->n, other, kernels, mask))
+        if (shape_delta(cs, f->ops, f->differs, ops, e->n, t, &other, &funcs, &kernels) &&
+            funcs == other && near_shape(e->n, other, kernels, t) &&
+            forms_alike(cs, f->ops, ops, e->n)) {
+            memcpy(mask, t, e->n * sizeof *mask);
             return f;
+        }
     }
-    memset(mask, 0, e->n * sizeof *mask);
     return NULL;
 }
 
@@ -496,16 +531,19 @@ int rp__learn_volatile(rp_stream *st, int variant_content)
      * not even deferred when what differs is its first op) ask for the
      * graph with updates (detector.h). */
     v = rp__det_diverging(&cs->sdet, e, v, !variant_content && has_variant(cs, st, e));
-    uint64_t *mask = rp__calloc(e->n, sizeof *mask);
+    /* mask, and a scratch mask of as many ops after it (what another
+     * sequence's shape would make volatile, kept only where it serves). */
+    uint64_t *mask = rp__calloc(2 * e->n, sizeof *mask);
     if (!mask) {
         rp__bound_hit(cs, RP_BOUND_MEMORY);
         return 0;
     }
+    uint64_t *scratch = mask + e->n;
     int ok = volatile_fields(cs, e, st->learn.seg, mask);
     int in_place = 0;
     if ((v == RP_DET_WARMING || v == RP_DET_CAPTURE) && !rp__learn_backing_off(st, e) &&
-        inherited_fields(cs, st, e, st->learn.seg, mask, v == RP_DET_WARMING && e->seen == 1,
-                         &in_place)) {
+        inherited_fields(cs, st, e, st->learn.seg, mask, scratch,
+                         v == RP_DET_WARMING && e->seen == 1, &in_place)) {
         if (in_place) { /* another form of a known sequence's kernels: its own now */
             free(mask);
             return 1;
@@ -515,7 +553,7 @@ int rp__learn_volatile(rp_stream *st, int variant_content)
     }
     rp_det_entry *fam = NULL;
     if (!in_place && v == RP_DET_WARMING && e->seen == 1 && !rp__learn_backing_off(st, e) &&
-        (fam = form_family(cs, st, e, st->learn.seg, mask))) {
+        (fam = form_family(cs, st, e, st->learn.seg, mask, scratch))) {
         v = RP_DET_CAPTURE; /* another form of a step counted already: the two warmed up */
         ok = 1;
     }

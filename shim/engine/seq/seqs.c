@@ -84,8 +84,8 @@ static void append(char *b, size_t size, const char *word)
 }
 
 /* The volatile fields of a sequence, named for the report: a kernel's
- * parameter as name#index and its geometry as name.grid, name.block,
- * name.shmem; a copy's or memset's field as op<k>.<field>. */
+ * parameter as name#index, its geometry as name.grid, name.block,
+ * name.shmem, its function as name.function; a copy's or memset's field as op<k>.<field>. */
 static void describe_volatile(const rp_seq *s, char *b, size_t size)
 {
     b[0] = '\0';
@@ -103,7 +103,10 @@ static void describe_volatile(const rp_seq *s, char *b, size_t size)
                     snprintf(w, sizeof w, "%s#%u", name, i);
                 else
                     snprintf(w, sizeof w, "%s.%s", name,
-                             bit == RP_VOL_GRID ? "grid" : bit == RP_VOL_BLOCK ? "block" : "shmem");
+                             bit == RP_VOL_GRID    ? "grid"
+                             : bit == RP_VOL_BLOCK ? "block"
+                             : bit == RP_VOL_SHMEM ? "shmem"
+                                                   : "function");
             } else {
                 const char *f = bit == RP_VOL_DST ? "dst"
                                 : bit == RP_VOL_HOST ? "host"
@@ -156,7 +159,8 @@ static void list_volatile(const rp_seq *s, struct rp__seq_info *o)
                 v->field = i < RP_VOL_MAX_PARAMS ? RP_FIELD_PARAM
                            : bit == RP_VOL_GRID  ? RP_FIELD_GRID
                            : bit == RP_VOL_BLOCK ? RP_FIELD_BLOCK
-                                                 : RP_FIELD_SHMEM;
+                           : bit == RP_VOL_SHMEM ? RP_FIELD_SHMEM
+                                                 : RP_FIELD_FUNCTION;
                 v->index = (uint8_t)(i < RP_VOL_MAX_PARAMS ? i : RP_DIM_ALL);
             } else {
                 v->field = bit == RP_VOL_DST     ? RP_FIELD_DST
