@@ -107,6 +107,19 @@ void rp__match_resolve(rp_stream *st, CUstream target, struct rp_resolved *out);
  * graph runs parts, a per-thread stream resolved for its owner, a launch
  * not made or failed): the caller resolves the stream as before. */
 int rp__match_part(rp_stream *st, CUstream target);
+/* ---- widen.c: within the matcher ------------------------------------------------ */
+
+/* Whether the driver would accept `op`'s values, where they differ from
+ * those of the sequence's op `want` standing for it. */
+int rp__match_values_ok(rp_ctxstate *cs, const rp_op *want, const rp_op *op);
+/* Whether candidate `s` may take the fields its op k differs from `op` in
+ * as volatile for this occurrence (noted in st->match.wid). */
+int rp__widen(rp_stream *st, rp_seq *s, size_t k, const rp_op *op);
+/* `s` is launched for the occurrence: what it took becomes its own. */
+void rp__widen_commit(rp_stream *st, rp_seq *s);
+/* `s` left the candidates: what it took is forgotten. */
+void rp__widen_drop(rp_stream *st, const rp_seq *s);
+
 /* ---- fast.c -------------------------------------------------------------------- */
 /* Make the fast path's images of `s`'s kernels, once (at its first offer):
  * without memory, none, and every launch of it takes the general path. */
