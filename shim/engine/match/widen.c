@@ -36,6 +36,8 @@ static int operands_live(const rp_op *want, const rp_op *op)
 int rp__match_values_ok(rp_ctxstate *cs, const rp_op *want, const rp_op *op)
 {
     if (op->kind == RP_OP_KERNEL) {
+        if (!rp__geometry_valid(op->grid)) /* within every device's limits */
+            return 0;
         if (op->func != want->func) /* another form: its own function's limits */
             return rp__rec_launch_fits(cs, op, NULL, op->grid);
         return rp__geometry_same(want->grid, op->grid) || rp__rec_launch_fits(cs, want, want, op->grid);
@@ -114,8 +116,7 @@ int rp__widen(rp_stream *st, rp_seq *s, size_t k, const rp_op *op)
     uint64_t diff = rp__op_diff(want, op, L, rp__rec_layout(cs, op), &ok);
     uint64_t bits = diff & ~s->vmask[k];
     CUfunction form = (diff & RP_VOL_FUNC) && !rp__seq_form_known(s, k, op->func) ? op->func : NULL;
-    if (!ok || (!bits && !form) || !rp__geometry_valid(op->grid) ||
-        !rp__match_values_ok(cs, want, op))
+    if (!ok || (!bits && !form) || !rp__match_values_ok(cs, want, op))
         return 0;
     if (form) {
         size_t kernels, fv = func_volatile(st, s, &kernels), forms = s->nforms;
