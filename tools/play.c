@@ -1,0 +1,214 @@
+/* play.c - the player's run (`reprise replay`, docs/trace.md "Replaying"):
+ * a first pass over the whole trace (a damaged trace is not replayed at
+ * all; every function, the sizes of the pageable buffers and which value
+ * waits a recorded write releases are known before the first call), the
+ * driver loaded, every job played (play_threads.c), and the summary line.
+ * Also what the player's files share: its state, pl_stop, the tables. */
+#include "play.h"
+
+#include <dlfcn.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#define P pl__P
+
+struct pl_state pl__P;
+
+const char *const pl_why_names[W_N] = {
+    "not replayed by design (lookups, attributes, other calls)",
+    "missing in the driver",
+    "addresses of memory the trace does not know, or ranges beyond it",
+    "functions without a parameter layout or PTX",
+    "graphs the trace did not see made",
+    "memory pools",
+    "what they need failed to replay",
+    "objects of a context the trace tore down, or handles that were never valid",
+    "host buffers larger than this machine's memory",
+};
+
+void pl_stop(const char *fmt, ...)
+{
+    char what[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof what, fmt, ap);
+    va_end(ap);
+    if (P.at_entry)
+        fprintf(stderr, "reprise replay: %s: the record at byte %" PRIu64 " (%s): %s; stopped\n",
+                P.o.file, P.at, P.at_entry, what);
+    else
+        fprintf(stderr, "reprise replay: %s: the record at byte %" PRIu64 ": %s; stopped\n",
+                P.o.file, P.at, what);
+    fflush(stderr);
+    /* Player threads may be inside the driver: no exit handlers. */
+    _exit(1);
+}
+
+void *pl_grow(void *tab, size_t *n, size_t elem, size_t want)
+{
+    if (want < *n)
+        return tab;
+    size_t nn = *n ? *n : 16;
+    while (nn <= want)
+        nn *= 2;
+    void *t = realloc(tab, nn * elem);
+    if (!t)
+        pl_stop("out of memory for a table of %zu entries", nn);
+    memset((char *)t + *n * elem, 0, (nn - *n) * elem);
+    *n = nn;
+    return t;
+}
+
+uint64_t pl_now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+void *pl_sym(const char *name)
+{
+    return dlsym(P.drv, name);
+}
+
+/* ---- the first pass: what the replay needs to know in advance ------------------------------- */
+
+static void first_pass(void)
+{
+    struct rt_rec rec;
+    int rc;
+    size_t nwcap = 0;
+    for (;;) {
+        P.at = P.r.pos;
+        if ((rc = rt_next(&P.r, &rec)) != 1)
+            break;
+        if (rec.tag != RP_TR_CALL)
+            continue;
+        const struct rt_call *k = &rec.call;
+        if (!P.main_tid)
+            P.main_tid = k->tid;
+        if (P.r.nmems > P.nfirst) {
+            size_t n = P.nfirst;
+            PL_GROW(P.pageable_size, n, P.r.nmems);
+            n = P.nfirst;
+            PL_GROW(P.written_by_device, n, P.r.nmems);
+            P.nfirst = n;
+        }
+        switch (k->family) {
+        case RP_TRF_HTOD: case RP_TRF_HTOD_ASYNC: case RP_TRF_DTOH: case RP_TRF_DTOH_ASYNC:
+        case RP_TRF_COPY: case RP_TRF_COPY_ASYNC:
+            if (k->src.space == RP_TS_PAGEABLE && k->bytes > P.pageable_size[k->src.id])
+                P.pageable_size[k->src.id] = k->bytes;
+            if (k->dst.space == RP_TS_PAGEABLE && k->bytes > P.pageable_size[k->dst.id])
+                P.pageable_size[k->dst.id] = k->bytes;
+            if (k->dst.space == RP_TS_HOST)
+                P.written_by_device[k->dst.id] = true;
+            break;
+        case RP_TRF_HOSTFN:
+            P.any_hostfn = true;
+            break;
+        case RP_TRF_HOST_ALLOC:
+            if (k->mem && (k->flags & CU_MEMHOSTALLOC_DEVICEMAP))
+                P.written_by_device[k->mem] = true;
+            break;
+        case RP_TRF_HOST_REGISTER:
+            if (k->mem && (k->flags & CU_MEMHOSTREGISTER_DEVICEMAP))
+                P.written_by_device[k->mem] = true;
+            break;
+        case RP_TRF_WRITE_VALUE32: case RP_TRF_WRITE_VALUE64:
+            PL_GROW(P.value_writes, nwcap, P.nvalue_writes);
+            P.value_writes[P.nvalue_writes++] = k->dst;
+            break;
+        default:
+            break;
+        }
+    }
+    if (rc < 0) {
+        fprintf(stderr, "reprise replay: %s\n", P.r.err);
+        exit(1);
+    }
+    size_t n = P.nfirst;
+    PL_GROW(P.pageable_size, n, P.r.nmems);
+    n = P.nfirst;
+    PL_GROW(P.written_by_device, n, P.r.nmems);
+    P.nfirst = n;
+    pl_write_ptx();
+    rt_rewind(&P.r);
+}
+
+/* ---- the run ---------------------------------------------------------------------------------- */
+
+static void summary(uint64_t took)
+{
+    char recorded[64];
+    rt_format_ns(recorded, sizeof recorded, rt_duration(&P.r));
+    fprintf(stderr,
+            "reprise replay: %s: %" PRIu64 " calls on %zu threads in %.3f s (recorded %s%s)%s: "
+            "%" PRIu64 " issued, %" PRIu64 " not; %" PRIu64 " results differed from the program's, "
+            "%" PRIu64 " query answers\n",
+            P.o.file, P.calls, pl_threads(), (double)took / 1e9, recorded,
+            P.r.ended ? "" : ", not closed", P.o.in_shim ? " under the shim" : "", P.issued,
+            P.not_issued, P.differed, P.answers_differed);
+    for (int w = 0; w < W_N; w++) {
+        if (!P.why[w])
+            continue;
+        fprintf(stderr, "  not issued, %s: %" PRIu64, pl_why_names[w], P.why[w]);
+        const char *sep = " (";
+        int shown = 0;
+        for (size_t i = 0; w == W_GENERIC && i < P.nentries && shown < 6; i++)
+            if (P.entries[i].skipped && P.entries[i].name) {
+                fprintf(stderr, "%s%s %" PRIu64, sep, P.entries[i].name, P.entries[i].skipped);
+                sep = ", ";
+                shown++;
+            }
+        fprintf(stderr, "%s\n", shown ? (shown == 6 ? ", ...)" : ")") : "");
+    }
+}
+
+int pl_run(const struct pl_options *o)
+{
+    P.o = *o;
+    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    P.host_limit = pages > 0 && page > 0 ? (uint64_t)pages * (uint64_t)page : (uint64_t)1 << 32;
+    if (rt_open(&P.r, o->file) != 0) {
+        fprintf(stderr, "reprise replay: %s\n", P.r.err);
+        return 1;
+    }
+    first_pass();
+    P.drv = dlopen(o->driver, RTLD_NOW | RTLD_LOCAL);
+    if (!P.drv) {
+        fprintf(stderr, "reprise replay: cannot load the driver %s: %s\n", o->driver, dlerror());
+        return 1;
+    }
+    P.ctx_current = (CUresult (CUDAAPI *)(CUcontext *))pl_sym("cuCtxGetCurrent");
+    P.primary_retain = (CUresult (CUDAAPI *)(CUcontext *, CUdevice))pl_sym("cuDevicePrimaryCtxRetain");
+    P.stream_create = (CUresult (CUDAAPI *)(CUstream *, unsigned int, int))pl_sym("cuStreamCreateWithPriority");
+    P.module_load = (CUresult (CUDAAPI *)(CUmodule *, const void *))pl_sym("cuModuleLoadData");
+    P.library_load = (CUresult (CUDAAPI *)(CUlibrary *, const void *, CUjit_option *, void **, unsigned int,
+                                           CUlibraryOption *, void **, unsigned int))pl_sym("cuLibraryLoadData");
+    P.get_function = (CUresult (CUDAAPI *)(CUfunction *, CUmodule, const char *))pl_sym("cuModuleGetFunction");
+    P.get_kernel = (CUresult (CUDAAPI *)(CUkernel *, CUlibrary, const char *))pl_sym("cuLibraryGetKernel");
+    P.push = (CUresult (CUDAAPI *)(CUcontext))pl_sym("cuCtxPushCurrent_v2");
+    P.pop = (CUresult (CUDAAPI *)(CUcontext *))pl_sym("cuCtxPopCurrent_v2");
+    P.init = (CUresult (CUDAAPI *)(unsigned int))pl_sym("cuInit");
+    P.alloc = (CUresult (CUDAAPI *)(CUdeviceptr *, size_t))pl_sym("cuMemAlloc_v2");
+    P.alloc_host = (CUresult (CUDAAPI *)(void **, size_t))pl_sym("cuMemAllocHost_v2");
+    P.event_create = (CUresult (CUDAAPI *)(CUevent *, unsigned int))pl_sym("cuEventCreate");
+
+    P.t0 = pl_now_ns();
+    pl_play();
+    int rc = pl_order_rc();
+    if (rc < 0)
+        fprintf(stderr, "reprise replay: %s; replayed what came before it\n", P.r.err);
+    else if (!P.r.ended)
+        fprintf(stderr, "reprise replay: %s\n", P.r.notice);
+    summary(pl_now_ns() - P.t0);
+    rt_close(&P.r);
+    if (rc < 0)
+        return 1;
+    return P.o.strict && P.differed ? 3 : 0;
+}
