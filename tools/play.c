@@ -198,6 +198,9 @@ int pl_run(const struct pl_options *o)
     P.alloc = (CUresult (CUDAAPI *)(CUdeviceptr *, size_t))pl_sym("cuMemAlloc_v2");
     P.alloc_host = (CUresult (CUDAAPI *)(void **, size_t))pl_sym("cuMemAllocHost_v2");
     P.event_create = (CUresult (CUDAAPI *)(CUevent *, unsigned int))pl_sym("cuEventCreate");
+    P.fidelity_own = (void (*)(int))pl_sym("cpucuda_fidelity_own");
+    P.fidelity_alias = (void (*)(unsigned long long, unsigned long long, unsigned long long))pl_sym(
+        "cpucuda_fidelity_alias");
 
     P.t0 = pl_now_ns();
     pl_play();

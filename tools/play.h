@@ -168,6 +168,10 @@ struct pl_state {
     CUresult (CUDAAPI *alloc)(CUdeviceptr *, size_t);
     CUresult (CUDAAPI *alloc_host)(void **, size_t);
     CUresult (CUDAAPI *event_create)(CUevent *, unsigned int);
+    /* the CPU driver's (cpucuda.h): the player's own calls, and where the
+     * recording process's allocations are now */
+    void (*fidelity_own)(int);
+    void (*fidelity_alias)(unsigned long long, unsigned long long, unsigned long long);
     bool inited;
 };
 extern struct pl_state pl__P;
@@ -204,6 +208,10 @@ void *pl_func_of(uint32_t id, struct pl_iss *st);
  * pageable buffer of its own. A raw address (no memory the trace knows) is
  * passed as it is only where the program's call failed too. */
 bool pl_mem_span(const struct rt_addr *a, uint64_t bytes, uint64_t *out, struct pl_iss *st);
+/* Memory the recording process had at [live, live + size) is at `base`
+ * in the player: the CPU driver's fidelity digest is told (kernel
+ * parameters hold the recording process's pointers verbatim). */
+void pl_live_at(uint64_t live, uint64_t size, uint64_t base);
 /* Context c (the player's) was torn down: every object the player made in
  * it is gone. */
 void pl_ctx_gone(CUcontext c);

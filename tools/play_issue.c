@@ -80,7 +80,12 @@ static uint32_t *release_slot(uint64_t value, uint64_t flags, struct pl_iss *st)
     if (!P.release) {
         P.nrelease = 1024;
         void *p = NULL;
-        if (!P.alloc_host || P.alloc_host(&p, P.nrelease * 8) != CUDA_SUCCESS) {
+        if (P.fidelity_own)
+            P.fidelity_own(1); /* not the program's call */
+        CUresult r = P.alloc_host ? P.alloc_host(&p, P.nrelease * 8) : CUDA_ERROR_NOT_FOUND;
+        if (P.fidelity_own)
+            P.fidelity_own(0);
+        if (r != CUDA_SUCCESS) {
             pl_refuse(st, W_FAILED_DEP);
             return NULL;
         }
@@ -437,6 +442,7 @@ static void took(const struct rt_call *k, const uint64_t *a, const struct outs *
         bool reg = fam == RP_TRF_HOST_REGISTER;
         P.mems[k->mem] = (struct pl_mem){base, k->bytes, pl_current(), true, false,
                                          reg ? o->ptr : NULL, reg ? o->owned_len : 0};
+        pl_live_at(k->base, k->bytes, base);
         /* The player's pinned memory starts as zeros, every run: a copy
          * from it moves the same bytes with and without the shim. */
         if (host && o->ptr && k->bytes)

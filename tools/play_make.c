@@ -336,9 +336,15 @@ static bool first_use(uint32_t id, struct pl_mem *m, struct pl_iss *st)
         bool pushed = push_for(want);
         CUcontext in = pl_current();
         CUdeviceptr p = 0;
+        if (P.fidelity_own)
+            P.fidelity_own(1); /* not the program's call */
         if (P.alloc(&p, d->bytes ? d->bytes : 1) == CUDA_SUCCESS)
             *m = (struct pl_mem){p, d->bytes, in, true, false, NULL, 0};
+        if (P.fidelity_own)
+            P.fidelity_own(0);
         pop_after(pushed);
+        if (m->allocated)
+            pl_live_at(d->base, d->bytes, m->base);
     }
     return m->allocated;
 }
@@ -376,6 +382,12 @@ bool pl_mem_span(const struct rt_addr *a, uint64_t bytes, uint64_t *out, struct 
     }
     *out = m->base + a->off;
     return true;
+}
+
+void pl_live_at(uint64_t live, uint64_t size, uint64_t base)
+{
+    if (P.fidelity_alias && live && base)
+        P.fidelity_alias(live, size ? size : 1, base);
 }
 
 void pl_ctx_gone(CUcontext c)

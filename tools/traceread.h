@@ -45,7 +45,9 @@ struct rt_stream { bool defined; uint32_t ctx; uint64_t flags; int64_t prio; };
 struct rt_ctx { bool defined; uint32_t device; uint64_t flags; };
 /* kind: for HOST memory, RP_TH_* from the call that made it (pinned,
  * mapped, registered, registered and mapped). */
-struct rt_mem { bool defined; unsigned space; uint64_t bytes; uint32_t ctx; unsigned kind; };
+/* base: its address in the recording process (0 when the trace has no
+ * addresses: RP_TF_ADDRS). */
+struct rt_mem { bool defined; unsigned space; uint64_t bytes; uint32_t ctx; unsigned kind; uint64_t base; };
 struct rt_module { bool defined; unsigned kind; };
 struct rt_device { uint32_t ordinal; char name[256]; unsigned major, minor; uint64_t bytes; };
 
@@ -73,6 +75,7 @@ struct rt_call {
     /* copies, memsets, allocations, values */
     struct rt_addr dst, src;
     uint64_t bytes, value, flags, pitch, width, height, elem, device, answer;
+    uint64_t base; /* an allocation's address in the recording process (RP_TF_ADDRS; else 0) */
     const unsigned char *data; /* `bytes` bytes a host-to-device copy read, when recorded */
 };
 

@@ -318,8 +318,10 @@ static void rd_alloc(struct cur *c, struct rt_call *k)
     }
     if (k->family == RP_TRF_ALLOC_HOST || k->family == RP_TRF_HOST_ALLOC)
         space = RP_TS_HOST;
+    if (id && (c->r->flags & RP_TF_ADDRS))
+        k->base = rt__v(c, "the allocation's address");
     if (!c->bad && id) {
-        rt__def_mem(c, id, space, k->bytes, 0);
+        rt__def_mem(c, id, space, k->bytes, 0, k->base);
         if (!c->bad && k->family == RP_TRF_HOST_ALLOC && (k->flags & 2 /* DEVICEMAP */))
             c->r->mems[id].kind = RP_TH_MAPPED;
     }
@@ -406,8 +408,10 @@ void rt__call(struct cur *c, struct rt_rec *out)
         k->bytes = rt__v(c, "the registered size");
         k->flags = rt__v(c, "the registration's flags");
         k->mem = (uint32_t)id;
+        if (id && (r->flags & RP_TF_ADDRS))
+            k->base = rt__v(c, "the registered address");
         if (!c->bad && id) {
-            rt__def_mem(c, id, RP_TS_HOST, k->bytes, 0);
+            rt__def_mem(c, id, RP_TS_HOST, k->bytes, 0, k->base);
             if (!c->bad)
                 c->r->mems[id].kind = k->flags & 2 /* DEVICEMAP */ ? RP_TH_REGISTERED_MAPPED
                                                                   : RP_TH_REGISTERED;

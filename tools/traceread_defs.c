@@ -26,11 +26,12 @@ static void free_str(struct rt_reader *r, char *s)
         rt__free(r, s, strlen(s) + 1);
 }
 
-void rt__def_mem(struct cur *c, uint64_t id, unsigned space, uint64_t bytes, uint32_t ctx)
+void rt__def_mem(struct cur *c, uint64_t id, unsigned space, uint64_t bytes, uint32_t ctx,
+                 uint64_t base)
 {
     if (!id || !RT_NEW_ID(c, c->r->mems, c->r->nmems, id, "a memory"))
         return;
-    c->r->mems[id] = (struct rt_mem){true, space, bytes, ctx, RP_TH_PINNED};
+    c->r->mems[id] = (struct rt_mem){true, space, bytes, ctx, RP_TH_PINNED, base};
 }
 
 static void rd_entry(struct cur *c, struct rt_rec *out)
@@ -170,12 +171,13 @@ void rt__def(struct cur *c, struct rt_rec *out)
         uint64_t id = rt__v(c, "a memory id"), space = rt__v(c, "the memory's space");
         uint64_t b = rt__v(c, "the memory's size");
         uint64_t ctx = rt__v(c, "a context id");
+        uint64_t base = r->flags & RP_TF_ADDRS ? rt__v(c, "the memory's address") : 0;
         if (!c->bad && ctx && (ctx >= r->nctxs || !r->ctxs[ctx].defined))
             rt__cfail(c, "memory of a context nothing defined");
         if (!c->bad && (id == 0 || space == RP_TS_RAW || space > RP_TS_PAGEABLE))
             rt__cfail(c, id == 0 ? "memory id 0" : "a memory space other than 1, 2 or 3");
         if (!c->bad)
-            rt__def_mem(c, id, (unsigned)space, b, (uint32_t)ctx);
+            rt__def_mem(c, id, (unsigned)space, b, (uint32_t)ctx, base);
         out->id = (uint32_t)id;
         break;
     }

@@ -122,7 +122,8 @@ bool rt__id_fits(struct cur *c, uint64_t id, const char *what);
 /* Definitions (traceread_defs.c): a definition record's body into out. */
 void rt__def(struct cur *c, struct rt_rec *out);
 /* Memory id `id` defined by an allocation or a MEM record. */
-void rt__def_mem(struct cur *c, uint64_t id, unsigned space, uint64_t bytes, uint32_t ctx);
+void rt__def_mem(struct cur *c, uint64_t id, unsigned space, uint64_t bytes, uint32_t ctx,
+                 uint64_t base);
 /* Calls (traceread_calls.c): a CALL record's body into out->call. */
 void rt__call(struct cur *c, struct rt_rec *out);
 

@@ -437,7 +437,7 @@ uint32_t rp__tr_range_add(uintptr_t base, size_t size, unsigned char space, uint
     return id;
 }
 
-static void mem_def(uint32_t id, unsigned space, size_t bytes, uint32_t ctx)
+static void mem_def(uint32_t id, unsigned space, size_t bytes, uint32_t ctx, uint64_t base)
 {
     unsigned char *p = rp__tr_rec_begin(40);
     if (p) {
@@ -445,6 +445,7 @@ static void mem_def(uint32_t id, unsigned space, size_t bytes, uint32_t ctx)
         p = rp_tv_put(p, space);
         p = rp_tv_put(p, bytes);
         p = rp_tv_put(p, ctx);
+        p = rp_tv_put(p, base); /* RP_TF_ADDRS */
         rp__tr_rec_end(RP_TR_MEM, p);
     }
 }
@@ -474,7 +475,7 @@ struct tr_addr rp__tr_addr(uint64_t a, enum tr_addr_kind kind, bool valid)
                     CUDA_SUCCESS)
                 cid = rp__tr_ctx(c, true);
             uint32_t id = rp__tr_range_add((uintptr_t)base, size, RP_TS_DEVICE, cid);
-            mem_def(id, RP_TS_DEVICE, size, cid);
+            mem_def(id, RP_TS_DEVICE, size, cid, base);
             return (struct tr_addr){id, RP_TS_DEVICE, a - base};
         }
     }
@@ -485,7 +486,7 @@ struct tr_addr rp__tr_addr(uint64_t a, enum tr_addr_kind kind, bool valid)
         return (struct tr_addr){v - 1, RP_TS_PAGEABLE, 0};
     uint32_t id = ++W.next_mem;
     rp__tr_map_put(&W.pageable, a, id);
-    mem_def(id, RP_TS_PAGEABLE, 0, 0);
+    mem_def(id, RP_TS_PAGEABLE, 0, 0, a);
     return (struct tr_addr){id, RP_TS_PAGEABLE, 0};
 }
 

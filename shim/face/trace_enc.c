@@ -405,6 +405,8 @@ void rp__tr_enc_alloc(struct tr_call *c, const uint64_t *a)
     default:
         break;
     }
+    if (id)
+        p = rp_tv_put(p, base); /* RP_TF_ADDRS */
     rp__tr_call_end(p);
 }
 
@@ -434,6 +436,8 @@ void rp__tr_enc_register(struct tr_call *c, const uint64_t *a)
     p = rp_tv_put(p, id);
     p = rp_tv_put(p, a[1]);
     p = rp_tv_put(p, a[2]);
+    if (id)
+        p = rp_tv_put(p, a[0]); /* RP_TF_ADDRS */
     rp__tr_call_end(p);
 }
 

@@ -231,7 +231,7 @@ static bool write_header(void)
     p = hdr_field(p, RP_TK_HOST, host, strlen(host));
     p = hdr_varint(p, RP_TK_START_NS, (uint64_t)rt.tv_sec * 1000000000ull + (uint64_t)rt.tv_nsec);
     p = hdr_varint(p, RP_TK_DRIVER_VERSION, (uint64_t)(drv > 0 ? drv : 0));
-    p = hdr_varint(p, RP_TK_FLAGS, W.data ? RP_TF_DATA : 0);
+    p = hdr_varint(p, RP_TK_FLAGS, (W.data ? RP_TF_DATA : 0) | RP_TF_ADDRS);
     p = hdr_field(p, RP_TK_DRIVER_PATH, dpath, strlen(dpath));
     uint32_t version = RP_TRACE_VERSION, hlen = (uint32_t)(p + 1 - (h + RP_TRACE_PREAMBLE));
     memcpy(h, RP_TRACE_MAGIC, RP_TRACE_MAGIC_LEN);
