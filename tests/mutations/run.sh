@@ -1,12 +1,17 @@
 #!/bin/sh
 # run.sh - checks the test suite's strength against known mistakes: each
-# patch here is one small deliberate bug in the shim (a mutation). For each,
-# the shim is rebuilt with the patch applied, in a copy of the working tree,
-# and the whole ctest suite runs; the mutation must make at least one test
-# fail by printing a wrong checksum (a program's stdout differing from the
-# run without the shim; so does a run that the program's own watchdog
-# ended, its stdout saying `error: hung: ...` instead of its checksums:
-# tests/apps/hostwait). Prints, per mutation, the tests that caught it, and
+# patch here is one small deliberate bug in the shim, its recorder or the
+# trace tools (a mutation). For each, the tree is rebuilt with the patch
+# applied, in a copy of the working tree, and the whole ctest suite runs;
+# the mutation must make at least one test fail by a wrong output: a
+# program printing a wrong checksum (its stdout differing from the run
+# without the shim; so does a run that the program's own watchdog ended,
+# its stdout saying `error: hung: ...` instead of its checksums:
+# tests/apps/hostwait), an unequal digest (two replays of a trace, or a
+# program's run and its trace's replay: the fidelity digest, issue 34), or
+# a failed check of what a trace holds (a record of high bytes that cannot
+# be read). A share or count threshold alone does not count: it catches a
+# mutation only where no output can show it. Prints, per mutation, the tests that caught it, and
 # exits 1 if any mutation survived. Not part of CI (about a minute per
 # mutation on 2 cores); docs/RELIABILITY.md has the latest figures.
 # usage: tests/mutations/run.sh [PATCH...]   (default: every *.patch here)
@@ -37,13 +42,14 @@ for p in "$@"; do
             ${MUTATION_EXCLUDE:+-E "$MUTATION_EXCLUDE"} >"$work/ctest-$name.log" 2>&1
         caught=$(grep -E '^[[:space:]]*[0-9]+ - .* \(Failed|Timeout|SEGFAULT\)' "$work/ctest-$name.log" |
                  sed 's/^[[:space:]]*[0-9]* - //; s/ (.*//' | tr '\n' ' ')
-        wrong=$(grep -c 'printed a different stdout\|MISMATCH\|^error: hung: ' "$work/ctest-$name.log")
+        wrong=$(grep -c 'printed a different stdout\|MISMATCH\|^error: hung: \|digests differ\|^UNFAITHFUL\|cannot be read (its check byte)' \
+                "$work/ctest-$name.log")
         if [ -z "$caught" ]; then
             echo "$name: SURVIVED (no test failed)"; survived=1
         elif [ "$wrong" -eq 0 ]; then
-            echo "$name: caught, but by no wrong checksum: $caught"; survived=1
+            echo "$name: caught, but by no wrong output or digest: $caught"; survived=1
         else
-            echo "$name: caught, $wrong wrong-output runs, by: $caught"
+            echo "$name: caught, $wrong wrong outputs or digests, by: $caught"
         fi
     fi
     (cd "$work/src" && patch -s -R -p1 <"$p")
