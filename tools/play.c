@@ -2,8 +2,7 @@
  * a first pass over the whole trace (a damaged trace is not replayed at
  * all; every function, the sizes of the pageable buffers and which value
  * waits a recorded write releases are known before the first call), the
- * driver loaded, every job played (play_threads.c), and the summary line.
- * Also what the player's files share: its state, pl_stop, the tables. */
+ * driver loaded, every job played (play_threads.c), and the summary line. */
 #include "play.h"
 
 #include <dlfcn.h>
@@ -15,65 +14,6 @@
 #include <unistd.h>
 
 #define P pl__P
-
-struct pl_state pl__P;
-
-const char *const pl_why_names[W_N] = {
-    "not replayed by design (lookups, attributes, other calls)",
-    "missing in the driver",
-    "addresses of memory the trace does not know, or ranges beyond it",
-    "functions without a parameter layout or PTX",
-    "graphs the trace did not see made",
-    "memory pools",
-    "what they need failed to replay",
-    "objects of a context the trace tore down, or handles that were never valid",
-    "host buffers larger than this machine's memory",
-};
-
-void pl_stop(const char *fmt, ...)
-{
-    char what[512];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(what, sizeof what, fmt, ap);
-    va_end(ap);
-    if (P.at_entry)
-        fprintf(stderr, "reprise replay: %s: the record at byte %" PRIu64 " (%s): %s; stopped\n",
-                P.o.file, P.at, P.at_entry, what);
-    else
-        fprintf(stderr, "reprise replay: %s: the record at byte %" PRIu64 ": %s; stopped\n",
-                P.o.file, P.at, what);
-    fflush(stderr);
-    /* Player threads may be inside the driver: no exit handlers. */
-    _exit(1);
-}
-
-void *pl_grow(void *tab, size_t *n, size_t elem, size_t want)
-{
-    if (want < *n)
-        return tab;
-    size_t nn = *n ? *n : 16;
-    while (nn <= want)
-        nn *= 2;
-    void *t = realloc(tab, nn * elem);
-    if (!t)
-        pl_stop("out of memory for a table of %zu entries", nn);
-    memset((char *)t + *n * elem, 0, (nn - *n) * elem);
-    *n = nn;
-    return t;
-}
-
-uint64_t pl_now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-void *pl_sym(const char *name)
-{
-    return dlsym(P.drv, name);
-}
 
 /* ---- the first pass: what the replay needs to know in advance ------------------------------- */
 
@@ -121,7 +61,7 @@ static void first_pass(void)
             break;
         case RP_TRF_WRITE_VALUE32: case RP_TRF_WRITE_VALUE64:
             PL_GROW(P.value_writes, nwcap, P.nvalue_writes);
-            P.value_writes[P.nvalue_writes++] = k->dst;
+            P.value_writes[P.nvalue_writes++] = (struct pl_write){k->dst, k->value};
             break;
         default:
             break;

@@ -143,7 +143,9 @@ struct pl_state {
     bool *written_by_device;      /* host memory ids a copy or mapping may fill */
     size_t nfirst;                /* the length of the two above */
     bool any_hostfn;
-    struct rt_addr *value_writes; size_t nvalue_writes;
+    /* every recorded value write: where, and the value */
+    struct pl_write { struct rt_addr at; uint64_t value; } *value_writes;
+    size_t nvalue_writes;
     int primary_refs[64];
     uint64_t host_limit;          /* the largest host buffer the player makes */
     /* release words for value waits (pinned, allocated at the first one) */

@@ -114,6 +114,21 @@ static bool copy_async(unsigned fam)
            fam == RP_TRF_COPY_ASYNC || fam == RP_TRF_PEER_ASYNC;
 }
 
+/* Whether a word holding `have` meets a value wait for `want` (its
+ * condition in flags' low bits; 32-bit waits compare the low words). */
+static bool satisfies(uint64_t have, uint64_t want, uint64_t flags, bool wide)
+{
+    if (!wide)
+        have = (uint32_t)have, want = (uint32_t)want;
+    switch (flags & 0xf) {
+    case CU_STREAM_WAIT_VALUE_EQ: return have == want;
+    case CU_STREAM_WAIT_VALUE_AND: return (have & want) != 0;
+    case CU_STREAM_WAIT_VALUE_NOR: return wide ? ~(have | want) != 0 : (uint32_t)~(have | want) != 0;
+    default: /* GEQ: a cyclic comparison, as the driver documents */
+        return wide ? (int64_t)(have - want) >= 0 : (int32_t)(uint32_t)(have - want) >= 0;
+    }
+}
+
 static bool same_addr(const struct rt_addr *a, const struct rt_addr *b)
 {
     return a->space == b->space && a->id == b->id && a->off == b->off;
@@ -394,10 +409,12 @@ static void args(const struct rt_call *k, uint64_t *a, struct outs *o, struct pl
         bool wait = fam == RP_TRF_WAIT_VALUE32 || fam == RP_TRF_WAIT_VALUE64;
         bool released = wait;
         for (size_t i = 0; wait && i < P.nvalue_writes; i++)
-            if (same_addr(&P.value_writes[i], &k->dst))
+            if (same_addr(&P.value_writes[i].at, &k->dst) &&
+                satisfies(P.value_writes[i].value, k->value, k->flags, fam == RP_TRF_WAIT_VALUE64))
                 released = false;
         if (released)
-            /* No recorded write can satisfy it (the host or a kernel did):
+            /* No recorded write can satisfy it (the host or a kernel did),
+             * and a wait nothing satisfies would hold its stream for good:
              * it waits on a word of the player's that already does. */
             a[1] = (uint64_t)(uintptr_t)release_slot(k->value, k->flags, st);
         else
@@ -516,8 +533,6 @@ static void took(const struct rt_call *k, const uint64_t *a, const struct outs *
         break;
     }
 }
-
-pthread_mutex_t pl__state_mu = PTHREAD_MUTEX_INITIALIZER;
 
 void pl_issue(const struct rt_call *k, uint64_t offset)
 {

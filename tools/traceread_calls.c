@@ -5,7 +5,7 @@
  * keeps as the writer does (zeros before the first). Each thread's clock
  * is kept, so that a trace without an END record still says how long it
  * lasted (rt_duration). */
-#include "traceread_int.h"
+#include "traceread_cur.h"
 
 static uint32_t stream_ref(struct cur *c)
 {

@@ -6,7 +6,7 @@
  * bytes they take, and a function's parameter buffer is made at its first
  * launch with parameters (traceread_calls.c), so no definition makes the
  * reader hold more than its bytes justify. */
-#include "traceread_int.h"
+#include "traceread_cur.h"
 
 static bool family_known(uint64_t f)
 {

@@ -1,10 +1,11 @@
-/* traceread_int.h - between the reader's files (traceread.c: the file, the
+/* traceread_cur.h - between the reader's files (traceread.c: the file, the
  * header and the records' framing; traceread_defs.c: definitions;
- * traceread_calls.c: calls): a cursor over one record's body whose every
- * read is bounds-checked, and the reader's memory, which a trace can never
- * make larger than its size justifies (rt__alloc). */
-#ifndef RP_TRACEREAD_INT_H
-#define RP_TRACEREAD_INT_H
+ * traceread_calls.c: calls; traceread_cur.c: what they share): a cursor
+ * over one record's body whose every read is bounds-checked, and the
+ * reader's memory, which a trace can never make larger than its size
+ * justifies (rt__alloc). */
+#ifndef RP_TRACEREAD_CUR_H
+#define RP_TRACEREAD_CUR_H
 
 #include "traceread.h"
 
@@ -127,4 +128,4 @@ void rt__def_mem(struct cur *c, uint64_t id, unsigned space, uint64_t bytes, uin
 /* Calls (traceread_calls.c): a CALL record's body into out->call. */
 void rt__call(struct cur *c, struct rt_rec *out);
 
-#endif /* RP_TRACEREAD_INT_H */
+#endif /* RP_TRACEREAD_CUR_H */
