@@ -84,8 +84,13 @@ static void first_pass(void)
 
 static void summary(uint64_t took)
 {
-    char recorded[64];
+    char recorded[160];
     rt_format_ns(recorded, sizeof recorded, rt_duration(&P.r));
+    if (P.o.jitter) {
+        size_t n = strlen(recorded);
+        snprintf(recorded + n, sizeof recorded - n, ", jittered: seed %" PRIu64 ", scale %g",
+                 P.o.jitter_seed, P.o.jitter_scale);
+    }
     fprintf(stderr,
             "reprise replay: %s: %" PRIu64 " calls on %zu threads in %.3f s (recorded %s%s)%s: "
             "%" PRIu64 " issued, %" PRIu64 " not; %" PRIu64 " results differed from the program's, "

@@ -36,9 +36,10 @@ struct pl_options {
     bool entry_order;   /* --order entered */
     bool strict;        /* a differing result exits 3 */
     bool in_shim;       /* under the shim (said in the summary) */
-    bool jitter;        /* --jitter SEED[,SCALE]: the recorded gaps perturbed */
+    bool jitter;        /* --jitter SEED[,SCALE]: the recorded gaps perturbed (play_threads.c) */
     uint64_t jitter_seed;
     double jitter_scale;
+    uint64_t max_gap_ns; /* --max-gap MS: no host gap longer (0: as recorded) */
 };
 
 /* Replays o->file against o->driver and prints the summary on stderr.

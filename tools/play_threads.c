@@ -7,9 +7,11 @@
  * issued, so that other threads go on meanwhile as they did in the
  * program. A thread's exit makes that thread return, and the main thread
  * joins it before the next job. With recorded timing each thread waits
- * out the host time the program spent before each call (host_gap). */
+ * out the host time the program spent before each call (host_gap),
+ * perturbed from a seed with --jitter. */
 #include "play.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <time.h>
 
@@ -23,6 +25,7 @@ struct player {
     pthread_cond_t cv;
     uint64_t last_end;  /* when its previous call returned here (ns; 0: none yet) */
     uint64_t last_dur;  /* how long that call took in the recording (0 when not recorded) */
+    uint64_t rng;       /* --jitter: this thread's draws, from the seed and its id */
 };
 
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
@@ -48,11 +51,41 @@ size_t pl_threads(void)
  * that may wait). The time a thread spent blocked in a call is not waited
  * out again: other threads went on meanwhile, and they do here too. A
  * thread's first call comes its recorded time after the trace's start. */
+/* A draw in [0, 1) from the thread's generator (splitmix64). */
+static double draw(struct player *p)
+{
+    uint64_t z = (p->rng += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    z ^= z >> 31;
+    return (double)(z >> 11) / 9007199254740992.0;
+}
+
+/* --jitter SEED[,SCALE] (docs/trace.md, "Timing as a test"): the gap
+ * multiplied by a factor drawn log-uniformly between 1/(1 + SCALE) and
+ * 1 + SCALE; and before 2% of the calls, a pause drawn log-uniformly
+ * between 0.1 and 5 ms, as a thread preempted by the system would see.
+ * Each recorded thread draws from its own generator, seeded by the seed
+ * and its id, so that the same seed perturbs the same calls the same way
+ * whatever the interleaving. */
+static uint64_t jittered(struct player *p, uint64_t gap)
+{
+    double span = log(1.0 + P.o.jitter_scale);
+    double g = (double)gap * exp((2.0 * draw(p) - 1.0) * span);
+    if (draw(p) < 0.02)
+        g += 1e5 * exp(draw(p) * log(50.0)); /* 0.1 to 5 ms */
+    return (uint64_t)g;
+}
+
 static void host_gap(struct player *p, uint64_t dt)
 {
     if (!P.o.timing)
         return;
     uint64_t gap = dt > p->last_dur ? dt - p->last_dur : 0;
+    if (P.o.max_gap_ns && gap > P.o.max_gap_ns)
+        gap = P.o.max_gap_ns;
+    if (P.o.jitter)
+        gap = jittered(p, gap);
     uint64_t target = (p->last_end ? p->last_end : P.t0) + gap, t;
     while ((t = pl_now_ns()) < target) {
         uint64_t left = target - t;
@@ -80,6 +113,7 @@ static struct player *player_of(uint32_t tid)
         if (!p || pthread_cond_init(&p->cv, NULL) != 0)
             pl_stop("out of memory for the player of thread %u", tid);
         p->tid = tid;
+        p->rng = P.o.jitter_seed ^ ((uint64_t)tid * 0xd1b54a32d192ed03ull);
         players[tid] = p;
     }
     return players[tid];

@@ -12,6 +12,32 @@
 #include "play.h"
 #include "replay.h"
 
+/* --jitter SEED[,SCALE]: a decimal seed, and a scale above 0 (at most
+ * 100). False after one line on stderr. */
+static bool parse_jitter(const char *val, struct pl_options *po)
+{
+    char *end;
+    errno = 0;
+    unsigned long long seed = strtoull(val, &end, 10);
+    bool ok = !errno && end != val && val[0] != '-';
+    double scale = 1.0;
+    if (ok && *end == ',') {
+        const char *s = end + 1;
+        errno = 0;
+        scale = strtod(s, &end);
+        ok = !errno && end != s && scale > 0 && scale <= 100;
+    }
+    if (!ok || *end) {
+        fprintf(stderr, "reprise replay: --jitter takes SEED[,SCALE] (a decimal seed, a scale above "
+                        "0 and at most 100, 1 by default), not '%s'\n", val);
+        return false;
+    }
+    po->jitter = true;
+    po->jitter_seed = seed;
+    po->jitter_scale = scale;
+    return true;
+}
+
 static int fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static int fail(const char *fmt, ...)
 {
@@ -30,6 +56,7 @@ static void usage(FILE *f)
 {
     fprintf(f,
             "usage: reprise replay FILE [--shim | --no-shim] [--timing recorded|none]\n"
+            "                           [--jitter SEED[,SCALE]] [--max-gap MS]\n"
             "                           [--driver PATH] [--stats FILE] [--strict]\n"
             "                           [--order returned|entered]\n"
             "Issue a trace's driver calls again (recorded with REPRISE_TRACE, reprise --trace):\n"
@@ -40,6 +67,12 @@ static void usage(FILE *f)
             "  --no-shim         against the driver alone (the default)\n"
             "  --timing recorded the host time between a thread's calls as recorded (the default);\n"
             "           none     as fast as the calls go\n"
+            "  --jitter SEED[,SCALE]  the recorded timing perturbed, the same for the same SEED:\n"
+            "                    each host gap times a factor drawn log-uniformly between\n"
+            "                    1/(1+SCALE) and 1+SCALE (SCALE 1 by default), and before 2%% of\n"
+            "                    the calls a pause of 0.1-5 ms, as a preempted thread sees\n"
+            "  --max-gap MS      no host gap longer than MS milliseconds (long idle times of the\n"
+            "                    program shortened; the engine sees the host quiet either way)\n"
             "  --driver PATH     the driver library (default libcuda.so.1)\n"
             "  --stats FILE      with --shim: the shim's JSON report (REPRISE_STATS)\n"
             "  --order returned  calls of several threads in the order they returned (the default:\n"
@@ -54,7 +87,7 @@ static void usage(FILE *f)
 int rp_replay_main(int argc, char **argv, const char *(*library)(void))
 {
     const char *file = NULL, *driver = "libcuda.so.1", *stats = NULL;
-    bool shim = false;
+    bool shim = false, timing_none = false;
     struct pl_options po = {.timing = true};
     for (int i = 1; i < argc; i++) {
         const char *o = argv[i];
@@ -70,7 +103,7 @@ int rp_replay_main(int argc, char **argv, const char *(*library)(void))
         } else if (!strcmp(o, "--strict")) {
             po.strict = true;
         } else if (!strcmp(o, "--timing") || !strcmp(o, "--driver") || !strcmp(o, "--stats") ||
-                   !strcmp(o, "--order")) {
+                   !strcmp(o, "--order") || !strcmp(o, "--jitter") || !strcmp(o, "--max-gap")) {
             if (i + 1 >= argc) {
                 fprintf(stderr, "reprise replay: option '%s' needs a value (see reprise replay --help)\n", o);
                 return 2;
@@ -78,6 +111,19 @@ int rp_replay_main(int argc, char **argv, const char *(*library)(void))
             const char *val = argv[++i];
             if (!strcmp(o, "--driver")) {
                 driver = val;
+            } else if (!strcmp(o, "--jitter")) {
+                if (!parse_jitter(val, &po))
+                    return 2;
+            } else if (!strcmp(o, "--max-gap")) {
+                char *end;
+                errno = 0;
+                double ms = strtod(val, &end);
+                if (errno || end == val || *end || !(ms > 0) || ms > 3.6e6) {
+                    fprintf(stderr, "reprise replay: --max-gap takes milliseconds above 0 (at most "
+                                    "an hour), not '%s'\n", val);
+                    return 2;
+                }
+                po.max_gap_ns = (uint64_t)(ms * 1e6);
             } else if (!strcmp(o, "--stats")) {
                 stats = val;
             } else if (!strcmp(o, "--order")) {
@@ -88,6 +134,7 @@ int rp_replay_main(int argc, char **argv, const char *(*library)(void))
                 po.entry_order = !strcmp(val, "entered");
             } else if (!strcmp(val, "recorded") || !strcmp(val, "none")) {
                 po.timing = !strcmp(val, "recorded");
+                timing_none = !po.timing;
             } else {
                 fprintf(stderr, "reprise replay: --timing takes recorded or none, not '%s'\n", val);
                 return 2;
@@ -106,6 +153,11 @@ int rp_replay_main(int argc, char **argv, const char *(*library)(void))
         usage(stderr);
         return 2;
     }
+    if ((po.jitter || po.max_gap_ns) && timing_none) {
+        fprintf(stderr, "reprise replay: %s changes the recorded timing: it needs --timing recorded\n",
+                po.jitter ? "--jitter" : "--max-gap");
+        return 2;
+    }
     if (stats && !shim && !po.in_shim) {
         fprintf(stderr, "reprise replay: --stats is the shim's report: it needs --shim\n");
         return 2;
@@ -122,8 +174,11 @@ int rp_replay_main(int argc, char **argv, const char *(*library)(void))
         if (!preload)
             return fail("out of memory");
         snprintf(preload, need, "%s%s%s", lib, old && old[0] ? ":" : "", old ? old : "");
+        /* The summary at exit, as a run under `reprise` prints it (unless
+         * REPRISE_SUMMARY says otherwise). */
         if (setenv("LD_PRELOAD", preload, 1) || setenv("REPRISE", "1", 1) ||
-            setenv("REPRISE_DRIVER", driver, 1) || (stats && setenv("REPRISE_STATS", stats, 1)))
+            setenv("REPRISE_DRIVER", driver, 1) || (stats && setenv("REPRISE_STATS", stats, 1)) ||
+            setenv("REPRISE_SUMMARY", "1", 0))
             return fail("cannot set the environment: %s", strerror(errno));
         free(preload);
         char **nargv = calloc((size_t)argc + 3, sizeof *nargv);

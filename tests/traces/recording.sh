@@ -9,6 +9,8 @@
 #     it holds the bytes of every host-to-device copy, says so in its
 #     header, and still replays with one digest without and with the shim;
 #   - %p in REPRISE_TRACE becomes the process id;
+#   - `reprise replay --shim` ends with the shim's summary, as a run under
+#     `reprise` does;
 #   - a record over 1 KiB of high bytes (a 64 KiB host-to-device copy of
 #     0xff, with its contents) has a right check byte: the trace reads, and
 #     its replay reaches the driver with the program's calls and bytes (the
@@ -68,6 +70,10 @@ for t in "$off" "$work/data.trace"; do
             --driver "$drv/libcuda.so.1" --strict >"$t.$mode.out" 2>&1 ||
             { echo "FAIL: $t does not replay --$mode"; cat "$t.$mode.out"; exit 1; }
     done
+    # Under the shim the replay ends with the summary a run under `reprise`
+    # prints (issue 37: it printed none).
+    grep -q "^reprise: [0-9][0-9]* capturable ops, " "$t.shim.out" ||
+        { echo "FAIL: reprise replay --shim printed no summary:"; cat "$t.shim.out"; fails=$((fails + 1)); }
     a=$(awk -f "$flat" "$t.no-shim.json" | awk -F '\t' '$1 == "digest.value" { print $2 }')
     b=$(awk -f "$flat" "$t.shim.json" | awk -F '\t' '$1 == "digest.value" { print $2 }')
     [ -n "$a" ] && [ "$a" = "$b" ] ||
