@@ -7,51 +7,43 @@
  * lasted (rt_duration). */
 #include "traceread_cur.h"
 
+/* Fails the cursor: `what` id x, which `by` did not define. */
+static void undefined(struct cur *c, const char *what, uint64_t x, const char *by)
+{
+    char m[160];
+    snprintf(m, sizeof m, "%s id %llu, which %s defined", what, (unsigned long long)x, by);
+    rt__cfail(c, m);
+}
+
 static uint32_t stream_ref(struct cur *c)
 {
     uint64_t s = rt__v(c, "a stream id");
-    if (c->bad || s < RP_TSTREAM_FIRST)
-        return (uint32_t)s;
-    if (s >= c->r->nstreams || !c->r->streams[s].defined) {
-        char m[128];
-        snprintf(m, sizeof m, "stream id %llu, which no STREAM record defined",
-                 (unsigned long long)s);
-        rt__cfail(c, m);
-    }
+    if (!c->bad && s >= RP_TSTREAM_FIRST && (s >= c->r->nstreams || !c->r->streams[s].defined))
+        undefined(c, "stream", s, "no STREAM record");
     return (uint32_t)s;
 }
 
 static uint32_t ctx_ref(struct cur *c)
 {
     uint64_t x = rt__v(c, "a context id");
-    if (!c->bad && x && (x >= c->r->nctxs || !c->r->ctxs[x].defined)) {
-        char m[128];
-        snprintf(m, sizeof m, "context id %llu, which nothing defined", (unsigned long long)x);
-        rt__cfail(c, m);
-    }
+    if (!c->bad && x && (x >= c->r->nctxs || !c->r->ctxs[x].defined))
+        undefined(c, "context", x, "nothing");
     return (uint32_t)x;
 }
 
 static uint32_t event_ref(struct cur *c)
 {
     uint64_t x = rt__v(c, "an event id");
-    if (!c->bad && x > c->r->nevents) {
-        char m[128];
-        snprintf(m, sizeof m, "event id %llu, which nothing defined", (unsigned long long)x);
-        rt__cfail(c, m);
-    }
+    if (!c->bad && x > c->r->nevents)
+        undefined(c, "event", x, "nothing");
     return (uint32_t)x;
 }
 
 static uint32_t module_ref(struct cur *c)
 {
     uint64_t x = rt__v(c, "a module id");
-    if (!c->bad && x && (x >= c->r->nmodules || !c->r->modules[x].defined)) {
-        char m[128];
-        snprintf(m, sizeof m, "module id %llu, which no MODULE record defined",
-                 (unsigned long long)x);
-        rt__cfail(c, m);
-    }
+    if (!c->bad && x && (x >= c->r->nmodules || !c->r->modules[x].defined))
+        undefined(c, "module", x, "no MODULE record");
     return (uint32_t)x;
 }
 
@@ -84,10 +76,7 @@ static struct rt_func *func_ref(struct cur *c, uint32_t *id)
     if (c->bad || !x)
         return NULL;
     if (x >= c->r->nfuncs || !c->r->funcs[x].defined) {
-        char m[128];
-        snprintf(m, sizeof m, "function id %llu, which no FUNC record defined",
-                 (unsigned long long)x);
-        rt__cfail(c, m);
+        undefined(c, "function", x, "no FUNC record");
         return NULL;
     }
     return &c->r->funcs[x];
