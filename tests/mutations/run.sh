@@ -18,6 +18,9 @@
 # MUTATION_EXCLUDE=REGEX leaves out the tests it matches (ctest -E), for
 # tests that fail on the unmutated tree too (a finding not fixed yet): a
 # mutation caught only by them proves nothing.
+# MUTATION_TESTS=REGEX runs only the tests it matches (ctest -R): a quick
+# check of new mutations against the tests meant to catch them (the whole
+# suite is the real run).
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../.." && pwd)
@@ -39,7 +42,8 @@ for p in "$@"; do
         echo "$name: does not build ($work/build-$name.log)"; survived=1
     else
         ctest --test-dir "$work/build" -j "$jobs" --timeout 120 --output-on-failure \
-            ${MUTATION_EXCLUDE:+-E "$MUTATION_EXCLUDE"} >"$work/ctest-$name.log" 2>&1
+            ${MUTATION_EXCLUDE:+-E "$MUTATION_EXCLUDE"} ${MUTATION_TESTS:+-R "$MUTATION_TESTS"} \
+            >"$work/ctest-$name.log" 2>&1
         caught=$(grep -E '^[[:space:]]*[0-9]+ - .* \(Failed|Timeout|SEGFAULT\)' "$work/ctest-$name.log" |
                  sed 's/^[[:space:]]*[0-9]* - //; s/ (.*//' | tr '\n' ' ')
         wrong=$(grep -c 'printed a different stdout\|MISMATCH\|^error: hung: \|digests differ\|^UNFAITHFUL\|cannot be read (its check byte)' \
