@@ -196,6 +196,7 @@ int main(int argc, char **argv)
             *p++ = 0;
             put_record(out, &at, RP_TR_CALL, b, (size_t)(p - b));
         }
+        free(buf);
         buf = out;
         save(argv[2], at);
     } else if (!strcmp(mode, "fixsums")) {
