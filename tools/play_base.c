@@ -36,11 +36,13 @@ void pl_stop(const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(what, sizeof what, fmt, ap);
     va_end(ap);
+    /* The form the reader's errors have ("FILE: byte N: ..."), the record
+     * named by where it begins and, for a call, its entry point. */
     if (P.at_entry)
-        fprintf(stderr, "reprise replay: %s: the record at byte %" PRIu64 " (%s): %s; stopped\n",
+        fprintf(stderr, "reprise replay: %s: byte %" PRIu64 ": a call of %s: %s; the replay stopped there\n",
                 P.o.file, P.at, P.at_entry, what);
     else
-        fprintf(stderr, "reprise replay: %s: the record at byte %" PRIu64 ": %s; stopped\n",
+        fprintf(stderr, "reprise replay: %s: byte %" PRIu64 ": %s; the replay stopped there\n",
                 P.o.file, P.at, what);
     fflush(stderr);
     /* Player threads may be inside the driver: no exit handlers. */

@@ -140,8 +140,11 @@ static void hand(struct pl_job *j)
     }
     if (!u->started) {
         u->started = true;
-        if (pthread_create(&u->th, NULL, player_main, u) != 0)
+        if (pthread_create(&u->th, NULL, player_main, u) != 0) {
+            if (j) /* the record of the call it was to play */
+                P.at = j->offset, P.at_entry = NULL;
             pl_stop("cannot start a thread to play recorded thread %u", u->tid);
+        }
     }
     u->job = j;
     u->baton = true;
