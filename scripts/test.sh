@@ -93,6 +93,8 @@ if [ "${1:-}" != "--quick" ]; then
   # threads, streams used from several threads, the stress program, graphs
   # whose independent nodes the CPU driver runs on two threads, and the
   # training shape (a backward thread on the legacy stream).
+  # tests/tsan.supp: a false positive of glibc's dynamic TLS (said there).
+  TSAN_OPTIONS="suppressions=$PWD/tests/tsan.supp${TSAN_OPTIONS:+ $TSAN_OPTIONS}" \
   TESTS='threads|handoff|stress|edges_while|drv_streams|drv_capture|lifecycle|drv_graph_order|a_fork_to|^train_' \
     pass build-tsan -DREPRISE_SANITIZE=thread -DCMAKE_BUILD_TYPE=Debug -DREPRISE_UNIT_TESTS=ON
 fi

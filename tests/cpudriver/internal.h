@@ -208,6 +208,25 @@ CUresult cc__work_copy(cc_work *dst, const cc_work *src);
 void cc__digest_work(const cc_work *w);
 #include <stdio.h>
 void cc__digest_json(FILE *f);
+/* The fidelity digest (digest.c): the calls of the families a trace
+ * records in full, as they reached the driver, on the calling thread's
+ * chain; the "fidelity" member of CPUCUDA_STATS. cc__tl_entry is the entry
+ * the calling thread is in (cc__enter). A launch is hashed before it is
+ * queued (cc__fid_launch, lock held) and added once it was
+ * (cc__fid_add); the others add themselves when they succeeded
+ * (cc__fid_copy takes the lock, the others run under it). Calls a thread
+ * makes between cpucuda_fidelity_own(1) and (0) (a player's own) are not
+ * in it, and its allocations then get no number. */
+extern __thread enum cc_entry cc__tl_entry;
+typedef struct cc_fid { uint64_t h[2]; bool set; } cc_fid;
+typedef struct cc_alloc cc_alloc;
+void cc__fid_launch(const cc_work *w, cc_fid *f);
+void cc__fid_add(const cc_fid *f);
+void cc__fid_copy(uintptr_t dst, uintptr_t src, size_t n, bool h2d);
+void cc__fid_memset(uintptr_t dst, size_t pitch, unsigned value, unsigned esz, size_t w, size_t h);
+void cc__fid_alloc(cc_alloc *a);
+void cc__fid_free(uintptr_t p);
+void cc__fid_json(FILE *f);
 
 /* ---- streams and the queue (stream.c) ------------------------------------ */
 enum cc_stream_kind { CC_S_LEGACY, CC_S_PER_THREAD, CC_S_USER };
@@ -297,6 +316,7 @@ typedef struct cc_alloc {
     bool mapped32;   /* from cuMemAlloc (v1): mmap'ed below 4 GiB */
     bool registered; /* HOST: the program's memory, cuMemHostRegister'ed (never freed here) */
     unsigned flags;
+    uint64_t fid;    /* its number in the fidelity digest (0: none) */
 } cc_alloc;
 /* The allocation containing p, or NULL (lock held). */
 cc_alloc *cc__mem_find(uintptr_t p);
