@@ -329,18 +329,7 @@ CUresult rp__fj_ready(rp_stream *st, const rp_seq *s, const rp_vals *v, CUstream
  * then clean for the next replay: fj_ready). Returns the first error. */
 CUresult rp__fj_before(rp_seq *s, const rp_vals *v)
 {
-    for (size_t i = 0; i < s->fj.nhwait; i++) {
-        CUevent ev = v->def[s->fj.hwait[i]].ev; /* the occurrence's */
-        if (ev == s->fj.hwait_ev[i])
-            continue;
-        CUresult rc = rp__eng.drv->cuGraphExecEventWaitNodeSetEvent(
-            s->exec, s->ex.nodes[s->fj.hwait[i]], ev);
-        if (rc != CUDA_SUCCESS)
-            return rc;
-        s->fj.hwait_ev[i] = ev;
-        s->cs->counters.event_node_updates++;
-    }
-    return CUDA_SUCCESS;
+    return rp__fj_before_part(s, v, s->det->n);
 }
 
 CUresult rp__fj_before_part(rp_seq *s, const rp_vals *v, size_t hi)
