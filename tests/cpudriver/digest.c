@@ -314,11 +314,11 @@ void cc__fid_copy(uintptr_t dst, uintptr_t src, size_t n, bool h2d)
 {
     if (!fid_on())
         return;
-    if (with_data < 0) {
+    cc__lock();
+    if (with_data < 0) { /* under the driver's lock: threads copy at once */
         const char *e = getenv("CPUCUDA_FIDELITY_DATA");
         with_data = e && !strcmp(e, "1");
     }
-    cc__lock();
     dg d;
     fid_begin(&d, 'C');
     fid_addr(&d, dst);
