@@ -112,6 +112,8 @@ typedef struct rp_seq {
     const rp_param_layout **lay; /* per op: a kernel's layout (else NULL), for
                                matching a launch without recording it first;
                                NULL if it could not be allocated */
+    struct rp_vw_op *vw;    /* per op: the words of its volatile parameters that
+                               change (seq/words.c; NULL: none made yet) */
     /* Its executables and what they hold (seq/exec.c). */
     struct rp_seq_exec {
         CUgraphNode *nodes; /* per op: the node that names it in exec, one of
@@ -152,6 +154,8 @@ typedef struct rp_seq {
         uint32_t *poff;     /* with vmask: per op, where a matched launch's
                                parameters go in the stream's arena */
         size_t ptotal;      /* ... and the arena's size for this sequence */
+        uint64_t gen;       /* with poff: a number no other sequence has had, naming
+                               its values in a stream's arena (rp_stream.match.arena_gen) */
     } match;
     int first_unique;       /* no other sequence of its home begins with its first
                                op's kernel: the fast path may begin a match
@@ -187,8 +191,11 @@ typedef struct rp_seq {
 
 #define RP_MAX_CANDIDATES 8
 
-#define RP_ARENA_GEOMETRY 32 /* an op's place in the matcher's arena: its geometry
-                              * (28 bytes), then its parameters, a multiple of 8 bytes */
+/* An op's place in the matcher's arena: its geometry (28 bytes), at
+ * RP_ARENA_HASH the hash of its volatile parameters and the mask it was
+ * taken under (seq/words.c), then its parameters, a multiple of 8 bytes. */
+#define RP_ARENA_HASH 32
+#define RP_ARENA_GEOMETRY 48
 
 /* One stream as the engine sees it. Each layer's fields are its own
  * sub-structure: a grep for `->learn.`, `->match.`, `->fj.` shows who reaches
@@ -259,6 +266,12 @@ typedef struct rp_stream {
          * is of the one candidate, so nothing points in here when it grows. */
         uint8_t *arena;
         size_t arena_cap;
+        /* The sequence whose ops' values fill the arena (rp_seq.match.gen, 0:
+         * none yet) from its records (arena_ops: its entry's, which a new
+         * copy replaces): every launch then writes only its op's geometry
+         * and volatile parameters, the rest being its record's already. */
+        uint64_t arena_gen;
+        const rp_op *arena_ops;
         /* def[0..launched) have been launched already, as a part of the
          * one candidate's graph (a quiet spot: rp__match_part); the rest of
          * the occurrence, when it completes, is launched as the rest of

@@ -65,6 +65,10 @@ void rp__match_adopt(rp_seq *s)
         nvals += L->n;
     }
     if (s->vmask) {
+        /* Under the context's lock, but numbers no sequence of any context
+         * has had. */
+        static _Atomic uint64_t gens;
+        s->match.gen = atomic_fetch_add_explicit(&gens, 1, memory_order_relaxed) + 1;
         /* An op's place in the arena: its geometry, then its parameters. */
         s->match.poff = (uint32_t *)(void *)(block + fast_bytes + vals_bytes);
         for (size_t i = 0; i < e->n; i++) {

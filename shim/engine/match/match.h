@@ -56,7 +56,7 @@ int rp__def_reserve(rp_stream *st, size_t want);
 /* Op k of `s`, a sequence with volatile fields there, stands for launch
  * `l`: equal outside them; its values are kept in the stream's arena
  * (rp_stream.match.arena). 1, or 0 (nothing done). */
-int rp__match_masked(rp_stream *st, const rp_seq *s, size_t k, const rp_launch *l);
+int rp__match_masked(rp_stream *st, rp_seq *s, size_t k, const rp_launch *l);
 /* The fast path for the first op of a match (match.h): the sequence last
  * replayed on the stream, when no other of its home begins with its first
  * op's kernel (rp_seq.first_unique: rp__match_offer would find it alone).
