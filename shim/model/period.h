@@ -25,7 +25,8 @@
 
 typedef struct rp_period {
     struct rp_period_op {
-        uint64_t pos;          /* the op's position on its stream (UINT64_MAX: none) */
+        uint64_t pos1;         /* the op's position on its stream + 1 (0: none: the
+                                  ring is born zeroed, touched only where ops go) */
         uint64_t key;          /* its shape key */
         uint64_t ckey;         /* its content key (which step of several it belongs to) */
         uint64_t win;          /* hash of the window ending at it (0: incomplete) */
