@@ -45,7 +45,10 @@ rp_stream *rp__stream_of(rp_ctxstate *cs, CUstream s, int ptsz);
 static inline rp_stream *rp__stream_fast(rp_ctxstate *cs, CUstream s, int ptsz)
 {
     rp_stream *st = cs->last_stream;
-    if (RP_LIKELY(st && rp__stream_is_created(s) && st->handle == s && st->used &&
+    /* A created stream or the legacy stream (one per context); not the
+     * per-thread stream, one per thread. */
+    CUstream h = s ? s : (ptsz ? CU_STREAM_PER_THREAD : CU_STREAM_LEGACY);
+    if (RP_LIKELY(st && h != CU_STREAM_PER_THREAD && st->handle == h && st->used &&
                   !st->handoff.must_wait))
         return st;
     return rp__stream_of(cs, s, ptsz);
