@@ -150,7 +150,6 @@ typedef struct rp_seq {
                                made yet, or memory ran out) */
         int tried;          /* made, or tried: not again */
         struct rp_fast *fast; /* per op, for the fast path (NULL: none) */
-        uint64_t *fvals;    /* the values rp_fast.vals point to */
         uint32_t *poff;     /* with vmask: per op, where a matched launch's
                                parameters go in the stream's arena */
         size_t ptotal;      /* ... and the arena's size for this sequence */

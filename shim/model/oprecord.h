@@ -275,39 +275,6 @@ static inline __attribute__((always_inline)) void rp__param_copy(uint8_t *dst, c
     }
 }
 
-/* 1 when the launch's arguments (kernelParams, laid out by `L`) equal the
- * packed parameter bytes `rec`, parameters whose bit is set in `skip` (bits
- * 0 to RP_VOL_MAX_PARAMS - 1 only) left out. Parameters of 4 and 8 bytes are
- * compared as words (this runs for every matched launch). */
-static inline __attribute__((always_inline)) int rp__params_same(const uint8_t *rec, const rp_param_layout *L,
-                                  void **kernelParams, uint64_t skip)
-{
-    for (uint32_t i = 0; i < L->n; i++) {
-        if (i < RP_VOL_MAX_PARAMS && (skip >> i & 1))
-            continue;
-        const uint8_t *r = rec + L->off[i];
-        const void *arg = kernelParams[i];
-        uint64_t x, y;
-        uint32_t u, v;
-        switch (L->size[i]) {
-        case 8:
-            memcpy(&x, r, 8), memcpy(&y, arg, 8);
-            if (x != y)
-                return 0;
-            break;
-        case 4:
-            memcpy(&u, r, 4), memcpy(&v, arg, 4);
-            if (u != v)
-                return 0;
-            break;
-        default:
-            if (memcmp(r, arg, L->size[i]))
-                return 0;
-        }
-    }
-    return 1;
-}
-
 /* 1 when the 28 bytes of two geometries (grid[3], block[3], shared memory
  * bytes, in this order, as in the record) are equal: three words and a
  * half, compared at once (a memcmp call of 28 bytes is not inlined at
@@ -322,19 +289,6 @@ static inline __attribute__((always_inline)) int rp__geometry_same(const unsigne
     memcpy(a, ga, sizeof a), memcpy(&a3, (const uint8_t *)ga + sizeof a, 4);
     memcpy(b, gb, sizeof b), memcpy(&b3, (const uint8_t *)gb + sizeof b, 4);
     return !((a[0] ^ b[0]) | (a[1] ^ b[1]) | (a[2] ^ b[2]) | (a3 ^ b3));
-}
-
-/* 1 when a launch of `f` with these arguments (through kernelParams) is
- * exactly the kernel record `want`, whose layout is `L`: the same function,
- * geometry and parameter bytes, what rp__op_same_content would say of its
- * record, without making one. */
-static inline int rp__op_is_launch(const rp_op *want, const rp_param_layout *L, CUfunction f,
-                                   const unsigned int *geometry, void **kernelParams)
-{
-    if (want->kind != RP_OP_KERNEL || want->func != f || !L || L->total != want->param_bytes ||
-        (L->n && !kernelParams) || !rp__geometry_same(want->grid, geometry))
-        return 0;
-    return rp__params_same(want->params, L, kernelParams, 0);
 }
 
 /* 1 when `n` bytes at `a` and `b` are equal: compared as words, the rest

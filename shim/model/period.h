@@ -136,6 +136,14 @@ static inline int rp__period_cut_due(rp_period *p, uint64_t pos, uint64_t chunk)
     }
     return p->landmark && p->lm_seen != p->lm_cut;
 }
+/* 1 when rp__period_cut_before(p, pos, chunk) would answer 0 from what it
+ * answered last (the first cut at or after an earlier position lies past
+ * pos), the step decided: nothing to decide, nothing to do. */
+static inline int rp__period_no_cut_at(const rp_period *p, uint64_t pos, uint64_t chunk)
+{
+    return p->d && p->step && pos >= p->base && p->cut_next && pos >= p->cut_from &&
+           pos < p->cut_next && chunk == p->cut_chunk;
+}
 static inline void rp__period_cut_taken(rp_period *p)
 {
     p->lm_cut = p->lm_seen;

@@ -43,7 +43,7 @@ launch_matched_in(rp_ctxstate *cs, rp_stream *own, rp_stream *st, rp_launch l,
                   enum rp__entry entry, CUresult *out)
 {
     if ((!st->match.ndef && !st->match.hint) || rp__program_capture_pending() ||
-        (st->learn.per && rp__period_cuts(st->learn.per) && rp__learn_cuts_next(st)))
+        rp__learn_cuts_next(st))
         return 0;
     enum rp_offer v = rp__match_launch(st, own->handle, l, entry);
     if (v == RP_OFFER_EAGER)

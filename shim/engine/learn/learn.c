@@ -159,7 +159,7 @@ static int boundaries_are_steps(const rp_stream *st)
     return 1;
 }
 
-int rp__learn_cuts_next(const rp_stream *st)
+int rp__learn_cuts_next_slow(const rp_stream *st)
 {
     /* Host boundaries, where the program has them at least every
      * REPRISE_MAX_HELD ops (and every other period), delimit the steps as

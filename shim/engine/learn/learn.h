@@ -31,8 +31,18 @@ int rp__learn_next(rp_stream *st, rp_op *op);
 /* The cut rp__learn_next announced: the segment learnt so far ends at
  * every step it holds, and the next one begins at a step or chunk. */
 void rp__learn_cut(rp_stream *st);
-/* 1 when rp__learn_next would cut before the stream's next op (no effect). */
-int rp__learn_cuts_next(const rp_stream *st);
+/* 1 when rp__learn_next would cut before the stream's next op (no effect
+ * but deciding a period's step when a cut comes). Inline, it answers the
+ * ops between a period's cuts (every launch asks). */
+int rp__learn_cuts_next_slow(const rp_stream *st);
+static inline int rp__learn_cuts_next(const rp_stream *st)
+{
+    const rp_period *p = st->learn.per;
+    if (RP_LIKELY(!p || !rp__period_cuts(p) ||
+                  rp__period_no_cut_at(p, st->opno, rp__eng.cfg.max_held)))
+        return 0;
+    return rp__learn_cuts_next_slow(st);
+}
 /* A replay on `st`: its learning paid off (it does not rest). */
 static inline void rp__learn_paid(rp_stream *st)
 {

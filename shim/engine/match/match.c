@@ -507,9 +507,9 @@ static int match_masked(rp_stream *st, rp_seq *s, size_t k, const rp_launch *l)
     const rp_op *want = &s->det->ops[k];
     const rp_param_layout *L = s->lay[k];
     uint64_t m = s->vmask[k];
-    if (want->kind != RP_OP_KERNEL || want->func != l->f || !L ||
-        L->total != want->param_bytes || (L->n && !l->kp))
-        return 0;
+    rp_fast *fo = &s->match.fast[k]; /* the caller saw its function */
+    if (RP_UNLIKELY(fo->vm != m))
+        rp__fast_remask(s, k, m);
     if (!(m & (RP_VOL_GRID | RP_VOL_BLOCK | RP_VOL_SHMEM))) {
         if (!rp__geometry_same(want->grid, l->grid))
             return 0;
@@ -521,7 +521,7 @@ static int match_masked(rp_stream *st, rp_seq *s, size_t k, const rp_launch *l)
         if (!(m & RP_VOL_SHMEM) && want->shmem != l->shmem)
             return 0;
     }
-    if (!rp__params_same(want->params, L, l->kp, m & RP_VW_PARAMS))
+    if (!rp__fast_params(fo, l->kp, want->params))
         return 0;
     uint8_t *a = arena_of(st, s, k);
     memcpy(a, l->grid, 7 * sizeof(unsigned int));
