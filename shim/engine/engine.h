@@ -240,6 +240,9 @@ typedef struct rp_stream {
         uint64_t baligned;  /* the steps its detector had decided (rp_period.settled)
                                when its steps were last made to start at a boundary
                                (+ 1; 0: never) */
+        uint64_t nocut_until; /* no period cut before this op (rp__learn_cuts_next's
+                               hint; 0: none), until what it depends on changes
+                               (a boundary, the period fed, a cut: learn.c clears it) */
     } learn;
     /* The matcher (match/): ops deferred while they match candidate sequences. */
     struct rp_stream_match {
