@@ -112,8 +112,8 @@ typedef struct rp_seq {
     const rp_param_layout **lay; /* per op: a kernel's layout (else NULL), for
                                matching a launch without recording it first;
                                NULL if it could not be allocated */
-    struct rp_vw_op *vw;    /* per op: the words of its volatile parameters that
-                               change (seq/words.c; NULL: none made yet) */
+    struct rp_vtab *vt;     /* per op: the values it has taken (seq/versions.c;
+                               NULL: none kept yet) */
     /* Its executables and what they hold (seq/exec.c). */
     struct rp_seq_exec {
         CUgraphNode *nodes; /* per op: the node that names it in exec, one of
@@ -143,6 +143,10 @@ typedef struct rp_seq {
             uint32_t head, tail;
         } on, alt_on[RP_SEQ_ALTS];
         unsigned int too_many; /* replays skipped in a row for too many updates */
+        uint64_t *occ_ver;  /* per op: the version of the occurrence being replayed
+                               (seq/versions.c) */
+        uint64_t vclock;    /* occurrences prepared for a replay in full (the versions'
+                               clock: in step with recent_at where a replay chooses) */
     } ex;
     /* The matcher's images of its kernels (match/). */
     struct rp_seq_match {
@@ -190,11 +194,8 @@ typedef struct rp_seq {
 
 #define RP_MAX_CANDIDATES 8
 
-/* An op's place in the matcher's arena: its geometry (28 bytes), at
- * RP_ARENA_HASH the hash of its volatile parameters and the mask it was
- * taken under (seq/words.c), then its parameters, a multiple of 8 bytes. */
-#define RP_ARENA_HASH 32
-#define RP_ARENA_GEOMETRY 48
+#define RP_ARENA_GEOMETRY 32 /* an op's place in the matcher's arena: its geometry
+                              * (28 bytes), then its parameters, a multiple of 8 bytes */
 
 /* One stream as the engine sees it. Each layer's fields are its own
  * sub-structure: a grep for `->learn.`, `->match.`, `->fj.` shows who reaches

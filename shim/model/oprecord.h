@@ -82,6 +82,9 @@ typedef struct rp_op {
     uint8_t *data;          /* staged HtoD: the bytes copied at the call (payload) */
     /* keys, filled by rp__op_keys */
     uint64_t skey, ckey;
+    uint64_t ver;           /* an executable's record of what its node holds: the
+                             * number of that value among those its sequence's op
+                             * has taken (the engine's seq/versions.c; 0: none yet) */
     uint64_t opno;          /* its position among its stream's capturable ops */
 } rp_op;
 
@@ -103,6 +106,7 @@ typedef struct rp_param_layout {
  * cannot be changed to (the driver's rules for cuGraphExec*NodeSetParams,
  * docs/engine.md): everything else may be volatile. */
 #define RP_VOL_MAX_PARAMS 60
+#define RP_VOL_PARAMS ((1ull << RP_VOL_MAX_PARAMS) - 1) /* a kernel mask's parameter bits */
 #define RP_VOL_DST 1ull
 #define RP_VOL_SRC 2ull   /* DtoD: source; DtoH: source; HtoD: unused */
 #define RP_VOL_HOST 4ull  /* DtoH: the pinned destination; HtoD: the pinned source */

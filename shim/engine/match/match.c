@@ -497,11 +497,11 @@ enum rp_offer rp__match_offer(rp_stream *st, const rp_op *op)
 
 /* The fast path at op k of a candidate with volatile fields (op k's may be
  * none): the launch must equal the sequence's op outside them (as
- * rp__op_match_masked says of records). Its geometry and volatile
- * parameters go to the stream's arena, which holds the sequence's bytes
- * (padding zeroed) everywhere else (arena_fill): the update, or, if it is
- * flushed, its record's values (write_down). Returns 0 when it does not
- * match. */
+ * rp__op_match_masked says of records), compared by its image (fast.c).
+ * Its geometry and volatile parameters go to the stream's arena, which
+ * holds the sequence's bytes (padding zeroed) everywhere else
+ * (arena_fill): the update, or, if it is flushed, its record's values
+ * (write_down). Returns 0 when it does not match. */
 static int match_masked(rp_stream *st, rp_seq *s, size_t k, const rp_launch *l)
 {
     const rp_op *want = &s->det->ops[k];
@@ -525,21 +525,11 @@ static int match_masked(rp_stream *st, rp_seq *s, size_t k, const rp_launch *l)
         return 0;
     uint8_t *a = arena_of(st, s, k);
     memcpy(a, l->grid, 7 * sizeof(unsigned int));
-    if (!(m & RP_VW_PARAMS))
-        return 1;
-    /* Its volatile parameters: compared with the sequence's where they
-     * have never changed (or W takes what differs there), copied and
-     * hashed where they have, once (seq/words.c). A parameter widened
-     * while the launch is deferred was equal to the sequence's, whose
-     * value the arena holds. */
+    /* Its volatile parameters, copied (the arena holds the sequence's
+     * values elsewhere: a parameter widened while the launch is deferred
+     * was equal to the sequence's). */
     uint8_t *params = a + RP_ARENA_GEOMETRY;
-    const rp_vw_op *o = rp__vw_check_launch(s, k, l->kp);
-    if (o) {
-        uint64_t h[2] = {rp__vw_take(s, k, o, l->kp, params), m};
-        memcpy(a + RP_ARENA_HASH, h, sizeof h);
-        return 1;
-    }
-    for (uint64_t pm = m & RP_VW_PARAMS; pm; pm &= pm - 1) { /* read whole */
+    for (uint64_t pm = m & RP_VOL_PARAMS; pm; pm &= pm - 1) {
         uint32_t i = (uint32_t)__builtin_ctzll(pm);
         if (i >= L->n)
             break;

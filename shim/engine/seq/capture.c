@@ -70,7 +70,7 @@ void rp__seq_destroy(rp_seq *s)
         cs->nalts -= s->ex.nalt;
     free(s->fj.shadow);
     free(s->fj.exts);
-    rp__vw_free(s);
+    rp__ver_free(s);
     free(s->lay);
     free(s->match.block); /* the matcher's images, one allocation (match/fast.c) */
     free(s->ex.nodes);
@@ -93,9 +93,8 @@ static void log_failure_once(const char *what, CUresult rc)
 static int volatile_setup(rp_seq *s, const rp_det_entry *e, const uint64_t *vmask)
 {
     s->vmask = rp__malloc(e->n * sizeof *s->vmask);
-    s->vw = rp__calloc(e->n, sizeof *s->vw);
     s->ex.held = rp__exec_held_values(e);
-    if (!s->vmask || !s->vw || !s->ex.nodes || !s->ex.held)
+    if (!s->vmask || !s->ex.nodes || !s->ex.held || rp__ver_init(s) != 0)
         return -1;
     memcpy(s->vmask, vmask, e->n * sizeof *s->vmask);
     return 0;

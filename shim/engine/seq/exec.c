@@ -180,29 +180,27 @@ static inline void kernel_values(const rp_vals *v, const rp_seq *s, size_t k, co
     }
 }
 
+/* The version (versions.c) of what held record k, a kernel's, holds: kept
+ * in the record, found the first time it is asked for (a fresh executable
+ * holds the sequence's values; an op that became volatile since). */
+static inline uint64_t held_ver(rp_seq *s, rp_op *held, size_t k)
+{
+    rp_op *h = &held[k];
+    if (!h->ver)
+        h->ver = rp__ver_of(s, k, h, h->grid, h->params, s->ex.vclock);
+    return h->ver;
+}
+
 /* Whether the executable holds op k's deferred values already (op k has
  * volatile fields). For a kernel (of the sequence's node, like the held
- * record), its function, geometry and parameter bytes decide: those of the
- * chunks of its volatile parameters that change (words.c: what an
- * executable holds and what a deferred op carries equal the sequence's
- * everywhere else, the matcher having compared the one and updates having
- * set the other from such ops), or all of them when the block is read
- * whole. */
-static inline int held_same_in(const rp_op *held, const rp_vals *v, rp_seq *s, size_t k)
+ * record), its function, geometry and parameter bytes decide: the two
+ * are the same version (the occurrence's found by rp__exec_prepare). */
+static inline int held_same_in(rp_op *held, const rp_vals *v, rp_seq *s, size_t k)
 {
-    const rp_op *h = &held[k];
-    if (h->kind != RP_OP_KERNEL)
-        return rp__op_same_content(h, &v->def[k]); /* never the fast path's */
-    const rp_op *f;
-    const unsigned int *g;
-    const uint8_t *p;
-    kernel_values(v, s, k, &f, &g, &p);
-    if (rp__op_other_func(h, f) || !rp__geometry_same(h->grid, g))
-        return 0;
-    if (!(s->vmask[k] & (RP_VOL_FUNC | RP_VW_PARAMS)))
-        return 1; /* its parameters are the sequence's */
-    const rp_vw_op *o = rp__vw_plan(s, k);
-    return o ? rp__vw_same(s, k, o, h->params, p) : rp__bytes_same(h->params, p, h->param_bytes);
+    if (held[k].kind != RP_OP_KERNEL)
+        return rp__op_same_content(&held[k], &v->def[k]); /* never the fast path's */
+    uint64_t id = s->ex.occ_ver[k];
+    return id && id == held_ver(s, held, k);
 }
 
 static inline int held_same(const rp_vals *v, rp_seq *s, size_t k)
@@ -210,54 +208,18 @@ static inline int held_same(const rp_vals *v, rp_seq *s, size_t k)
     return held_same_in(s->ex.held, v, s, k);
 }
 
-/* The hash of an op's values (a kernel's function, geometry and parameter
- * bytes, those of its volatile parameters by words.c's hash where the
- * block is not read whole; a copy's or memset's addresses, size and
- * value): only ever a proposal, checked value by value (held_same). */
-static inline uint64_t kernel_values_hash(uint64_t h, rp_seq *s, size_t k, const rp_op *f,
-                                          const unsigned int *g, const uint8_t *p)
+/* The hash of an op's values: a kernel's by the number of its values'
+ * version (0, none: a value no other content has); a copy's or memset's
+ * addresses, size and value. Only ever a proposal, checked value by value
+ * (held_same). */
+static inline uint64_t ver_hash(uint64_t h, uint64_t id)
 {
-    h = rp__acc(h, (uint64_t)(uintptr_t)f->func);
-    h = rp__acc_bytes(h, g, 7 * sizeof(unsigned int));
-    if (!(s->vmask[k] & (RP_VOL_FUNC | RP_VW_PARAMS)))
-        return h; /* its parameters are the sequence's */
-    const rp_vw_op *o = rp__vw_plan(s, k);
-    return o ? rp__acc(h, rp__vw_hash(s, k, o, p)) : rp__acc_bytes(h, p, f->param_bytes);
+    static _Thread_local uint64_t none;
+    return rp__acc(h, id ? id : (1ull << 63) | ++none);
 }
 
-/* Where the fast path put op k's values in the arena (match.c), NULL if
- * they are a record's own: those it deferred unwritten, and those written
- * down since (write_down: the record borrows the arena's bytes). */
-static inline const uint8_t *taken_place(const rp_vals *v, const rp_seq *s, size_t k)
+static inline uint64_t op_values_hash(uint64_t h, const rp_op *op)
 {
-    if (v->borrowed && k >= v->from)
-        return v->arena + s->match.poff[k];
-    const rp_op *d = &v->def[k];
-    if (d->borrowed && v->arena && s->match.poff && d->params == v->arena + s->match.poff[k] + RP_ARENA_GEOMETRY)
-        return v->arena + s->match.poff[k];
-    return NULL;
-}
-
-/* The same for an op the fast path deferred (its arena place `a`), whose
- * volatile parameters it hashed as it took them (match.c), under the mask
- * it had then (a mask widened since covers more: hashed again). */
-static inline uint64_t taken_values_hash(uint64_t h, rp_seq *s, size_t k, const rp_op *f,
-                                         const uint8_t *a, const unsigned int *g,
-                                         const uint8_t *p)
-{
-    uint64_t taken[2];
-    memcpy(taken, a + RP_ARENA_HASH, sizeof taken);
-    if (taken[1] != s->vmask[k] || !rp__vw_plan(s, k))
-        return kernel_values_hash(h, s, k, f, g, p);
-    h = rp__acc(h, (uint64_t)(uintptr_t)f->func);
-    h = rp__acc_bytes(h, g, 7 * sizeof(unsigned int));
-    return rp__acc(h, taken[0]);
-}
-
-static inline uint64_t op_values_hash(uint64_t h, rp_seq *s, size_t k, const rp_op *op)
-{
-    if (op->kind == RP_OP_KERNEL)
-        return kernel_values_hash(h, s, k, op, op->grid, op->params);
     h = rp__acc(h, op->dst);
     h = rp__acc(h, op->src);
     h = rp__acc(h, (uint64_t)(uintptr_t)op->host);
@@ -267,24 +229,16 @@ static inline uint64_t op_values_hash(uint64_t h, rp_seq *s, size_t k, const rp_
 
 /* The hash of the values of `s`'s volatile ops: those deferred on `st`
  * (held NULL), or those `held` records (never 0). */
-static uint64_t content_hash(const rp_vals *v, rp_seq *s, const rp_op *held)
+static uint64_t content_hash(const rp_vals *v, rp_seq *s, rp_op *held)
 {
     uint64_t h = RP_HASH_SEED;
     for (size_t k = 0; k < s->det->n; k++) {
         if (!s->vmask[k])
             continue;
-        if (held) {
-            h = op_values_hash(h, s, k, &held[k]);
-        } else if (s->det->ops[k].kind == RP_OP_KERNEL) {
-            const rp_op *f;
-            const unsigned int *g;
-            const uint8_t *p;
-            kernel_values(v, s, k, &f, &g, &p);
-            const uint8_t *a = taken_place(v, s, k);
-            h = a ? taken_values_hash(h, s, k, f, a, g, p) : kernel_values_hash(h, s, k, f, g, p);
-        } else {
-            h = op_values_hash(h, s, k, &v->def[k]);
-        }
+        if (s->det->ops[k].kind == RP_OP_KERNEL)
+            h = ver_hash(h, held ? held_ver(s, held, k) : s->ex.occ_ver[k]);
+        else
+            h = op_values_hash(h, held ? &held[k] : &v->def[k]);
     }
     h = rp__fin(h);
     return h ? h : 1;
@@ -461,6 +415,7 @@ static CUresult apply_updates(const rp_vals *v, rp_seq *s, size_t lo, size_t hi)
                 h->func = f->func;
                 h->fid = f->fid;
                 h->param_bytes = f->param_bytes;
+                h->ver = s->ex.occ_ver[k];
                 memcpy(h->grid, g, 7 * sizeof(unsigned int));
                 if (h->param_bytes)
                     memcpy(h->params, p, h->param_bytes);
@@ -495,26 +450,32 @@ static CUresult apply_updates(const rp_vals *v, rp_seq *s, size_t lo, size_t hi)
     return CUDA_SUCCESS;
 }
 
-/* The kernels of ops [0, hi) deferred as records (not by the fast path,
- * whose launches were compared so) are made to equal the sequence outside
- * their W chunks (words.c) before anything compares or hashes them by
- * those chunks. */
-static void note_records(const rp_vals *v, rp_seq *s, size_t hi)
+/* The versions of the occurrence's volatile kernels of ops [0, hi), found
+ * once for this replay (or part), for what follows to compare and hash by
+ * their numbers. */
+static void occurrence_versions(const rp_vals *v, rp_seq *s, size_t hi)
 {
-    size_t upto = v->borrowed && v->from < hi ? v->from : hi;
-    for (size_t k = 0; k < upto; k++) {
-        const rp_op *d = &v->def[k];
-        if ((s->vmask[k] & RP_VW_PARAMS) && d->kind == RP_OP_KERNEL &&
-            !rp__op_other_func(d, &s->det->ops[k]) && !taken_place(v, s, k))
-            rp__vw_note_block(s, k, d->params);
+    for (size_t k = 0; k < hi; k++) {
+        if (!s->vmask[k] || s->det->ops[k].kind != RP_OP_KERNEL)
+            continue;
+        const rp_op *f;
+        const unsigned int *g;
+        const uint8_t *p;
+        kernel_values(v, s, k, &f, &g, &p);
+        s->ex.occ_ver[k] = rp__ver_of(s, k, f, g, p, s->ex.vclock);
     }
 }
 
 CUresult rp__exec_prepare(rp_seq *s, const rp_vals *v, size_t lo, size_t hi)
 {
     size_t n = s->det->n;
-    if (s->vmask)
-        note_records(v, s, hi);
+    if (s->vmask) {
+        if (!s->ex.occ_ver && rp__ver_init(s) != 0)
+            return CUDA_ERROR_OUT_OF_MEMORY;
+        if (hi == n)
+            s->ex.vclock++; /* an occurrence replayed in full: the versions' clock */
+        occurrence_versions(v, s, hi);
+    }
     int choosing = s->vmask && rp__eng.cfg.max_variants > 1 && !s->origin && !s->fj.multi &&
                    !s->sealed.nstaging;
     /* Only an occurrence's last part knows every value its content hash

@@ -86,59 +86,20 @@ rp_op *rp__exec_held_values(const rp_det_entry *e);
 /* Free such values (n ops; those never filled own nothing). */
 void rp__exec_held_free(rp_op *held, size_t n);
 
-/* ---- words.c: the words of volatile parameters that change ----------------- */
+/* ---- versions.c: the values an op has taken ------------------------------- */
 
-#define RP_VW_PARAMS ((1ull << RP_VOL_MAX_PARAMS) - 1) /* a mask's parameter bits */
-/* A stretch of a kernel op's parameter block: at `pos` of the packed block,
- * `at` in parameter `param`, `len` bytes. */
-typedef struct rp_vw_chunk {
-    uint32_t pos, at;
-    uint16_t param, len;
-} rp_vw_chunk;
-/* Per kernel op of a sequence with updates (rp_seq.vw), for its mask `vm`:
- * the chunks of its volatile parameters seen to differ from the
- * sequence's values (`w`, 16 bytes or a parameter's last few, by
- * position), and the stretches between them (`runs`); `base`: the hash
- * terms of the sequence's values on the runs. `whole`: the volatile
- * parameters are read whole (W grew past a quarter of them, or memory ran
- * out). */
-typedef struct rp_vw_op {
-    uint64_t vm, base;
-    int whole;
-    uint32_t nw, nruns;
-    rp_vw_chunk *w, *runs;
-    const rp_param_layout *L; /* the op's layout */
-} rp_vw_op;
-/* Op k's plan for its current mask; NULL when the op's parameter block
- * is read whole and hashed as before (not a kernel, its function volatile,
- * no volatile parameter, no layout). rp__vw_plan first looks for the one
- * made already. */
-const rp_vw_op *rp__vw_get(rp_seq *s, size_t k);
-static inline const rp_vw_op *rp__vw_plan(rp_seq *s, size_t k)
-{
-    if (RP_LIKELY(s->vw && s->vw[k].vm == s->vmask[k] && s->vw[k].vm))
-        return &s->vw[k];
-    return rp__vw_get(s, k);
-}
-/* A launch (its kernelParams) stands for op k: compared with the sequence
- * on the runs, W taking what differs there. Returns the plan to use next
- * (rp__vw_get's). */
-const rp_vw_op *rp__vw_check_launch(rp_seq *s, size_t k, void **kp);
-/* Then: its volatile values (W, or all of them) copied into `params`, a
- * block holding the sequence's values elsewhere; returns their hash. */
-uint64_t rp__vw_take(const rp_seq *s, size_t k, const rp_vw_op *o, void **kp, uint8_t *params);
-/* A record (its packed block) stands for op k: W takes the chunks of its
- * runs that differ from the sequence's, so that it equals the sequence
- * outside W. */
-void rp__vw_note_block(rp_seq *s, size_t k, const uint8_t *params);
-/* The hash of op k's volatile parameters in `params` (a block equal to the
- * sequence's outside W): the same whatever W is. */
-uint64_t rp__vw_hash(const rp_seq *s, size_t k, const rp_vw_op *o, const uint8_t *params);
-/* Whether two such blocks have the same volatile parameters. */
-int rp__vw_same(const rp_seq *s, size_t k, const rp_vw_op *o, const uint8_t *a,
-                const uint8_t *b);
-/* Free the plans (the sequence's destruction). */
-void rp__vw_free(rp_seq *s);
+/* Make the tables (a sequence with updates, before its first replay):
+ * 0, or -1 when memory runs out (nothing made). */
+int rp__ver_init(rp_seq *s);
+/* The number of the version of op k whose values are these: the function
+ * and parameter size of `f`, the geometry `g` (7 unsigned ints), the
+ * parameter block `p`; a new one if none is equal (seen at `clock`, the
+ * sequence's ex.vclock). Never 0, but when memory runs out or every
+ * version must be kept (then the values equal none: updated). */
+uint64_t rp__ver_of(rp_seq *s, size_t k, const rp_op *f, const unsigned int *g,
+                    const uint8_t *p, uint64_t clock);
+/* Free the tables (the sequence's destruction). */
+void rp__ver_free(rp_seq *s);
 
 /* ---- replay.c ------------------------------------------------------------------ */
 
