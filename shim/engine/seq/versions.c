@@ -36,6 +36,8 @@ struct rp_ver {
     uint8_t *params;
 };
 
+#define RP_VER_INDEX 128 /* places of the index by hash (twice RP_VER_MAX) */
+
 struct rp_vtab {
     uint32_t n, cap, hand;  /* slots made, allocated; where the next reuse looks first */
     uint64_t next_id;
@@ -44,7 +46,47 @@ struct rp_vtab {
     struct rp_ver *v;
     uint32_t probe[RP_VER_PROBES]; /* offsets of the words a larger block's hash reads */
     uint32_t nprobe;
+    /* The slots in use by hash: open addressing, each place a slot + 1 (0:
+     * empty), probed linearly from the hash's low bits. */
+    uint8_t index[RP_VER_INDEX];
 };
+
+static uint32_t home_of(uint64_t key)
+{
+    return (uint32_t)(key ^ key >> 29) & (RP_VER_INDEX - 1);
+}
+
+static void index_add(struct rp_vtab *t, uint32_t slot)
+{
+    uint32_t i = home_of(t->key[slot]);
+    while (t->index[i])
+        i = (i + 1) & (RP_VER_INDEX - 1);
+    t->index[i] = (uint8_t)(slot + 1);
+}
+
+/* Slot `slot` (its key still set) leaves the index: the places after it
+ * in its run move back where their probe would reach them. */
+static void index_remove(struct rp_vtab *t, uint32_t slot)
+{
+    uint32_t i = home_of(t->key[slot]);
+    while (t->index[i] != slot + 1) {
+        if (NEVER(!t->index[i]))
+            return;
+        i = (i + 1) & (RP_VER_INDEX - 1);
+    }
+    uint32_t hole = i;
+    for (;;) {
+        i = (i + 1) & (RP_VER_INDEX - 1);
+        if (!t->index[i])
+            break;
+        uint32_t home = home_of(t->key[t->index[i] - 1]);
+        if ((i > hole && (home <= hole || home > i)) || (i < hole && home <= hole && home > i)) {
+            t->index[hole] = t->index[i];
+            hole = i;
+        }
+    }
+    t->index[hole] = 0;
+}
 
 int rp__ver_init(rp_seq *s)
 {
@@ -75,13 +117,13 @@ void rp__ver_free(rp_seq *s)
     s->ex.occ_ver = NULL;
 }
 
-/* The proposal hash of values: the function, the geometry, and the block
- * (a small one whole, a larger one at the probes). */
+/* The proposal hash of values: the function and the block (a small one
+ * whole, a larger one at the probes). Not the geometry, which seldom
+ * changes: versions that differ only there are told apart by comparing. */
 static uint64_t key_of(const struct rp_vtab *t, CUfunction func, uint32_t bytes,
-                       const unsigned int *g, const uint8_t *p)
+                       const uint8_t *p)
 {
     uint64_t h = rp__acc(RP_HASH_SEED, (uint64_t)(uintptr_t)func);
-    h = rp__acc_bytes(h, g, 7 * sizeof(unsigned int));
     if (bytes <= RP_VER_SMALL)
         return rp__acc_bytes(h, p, bytes);
     for (uint32_t i = 0; i < t->nprobe; i++) {
@@ -118,9 +160,13 @@ static void learn_probe(struct rp_vtab *t, uint32_t bytes, const uint8_t *a, con
         if (t->probe[i] == off)
             return;
     t->probe[t->nprobe++] = off;
-    for (uint32_t i = 0; i < t->n; i++)
-        if (t->id[i])
-            t->key[i] = key_of(t, t->v[i].func, t->v[i].bytes, t->v[i].g, t->v[i].params);
+    memset(t->index, 0, sizeof t->index);
+    for (uint32_t i = 0; i < t->n; i++) {
+        if (!t->id[i])
+            continue;
+        t->key[i] = key_of(t, t->v[i].func, t->v[i].bytes, t->v[i].params);
+        index_add(t, i);
+    }
 }
 
 /* Whether version `id` of op k is held by one of the sequence's
@@ -177,10 +223,11 @@ uint64_t rp__ver_of(rp_seq *s, size_t k, const rp_op *f, const unsigned int *g,
         return 0;
     struct rp_vtab *t = &s->vt[k];
     uint32_t bytes = f->param_bytes;
-    uint64_t key = key_of(t, f->func, bytes, g, p);
+    uint64_t key = key_of(t, f->func, bytes, p);
     int met = -1; /* a version whose hash met these values' */
-    for (uint32_t i = 0; i < t->n; i++) {
-        if (t->key[i] != key || !t->id[i])
+    for (uint32_t x = home_of(key); t->index[x]; x = (x + 1) & (RP_VER_INDEX - 1)) {
+        uint32_t i = t->index[x] - 1u;
+        if (t->key[i] != key)
             continue;
         if (same(&t->v[i], f->func, bytes, g, p)) {
             if (t->v[i].seen < clock)
@@ -191,11 +238,15 @@ uint64_t rp__ver_of(rp_seq *s, size_t k, const rp_op *f, const unsigned int *g,
     }
     if (met >= 0 && bytes > RP_VER_SMALL && t->v[met].bytes == bytes) {
         learn_probe(t, bytes, t->v[met].params, p);
-        key = key_of(t, f->func, bytes, g, p);
+        key = key_of(t, f->func, bytes, p);
     }
     int i = slot_for(s, k, clock);
     if (i < 0)
         return 0;
+    if (t->id[i]) { /* a version reused */
+        index_remove(t, (uint32_t)i);
+        t->id[i] = 0;
+    }
     struct rp_ver *v = &t->v[i];
     if (v->cap < bytes) {
         uint8_t *np = rp__realloc(v->params, bytes);
@@ -206,6 +257,7 @@ uint64_t rp__ver_of(rp_seq *s, size_t k, const rp_op *f, const unsigned int *g,
     }
     t->id[i] = ++t->next_id;
     t->key[i] = key;
+    index_add(t, (uint32_t)i);
     v->seen = clock;
     v->func = f->func;
     v->bytes = bytes;
