@@ -188,10 +188,11 @@ static int pinned(const rp_seq *s, size_t k, uint64_t id)
 static int slot_for(rp_seq *s, size_t k, uint64_t clock)
 {
     struct rp_vtab *t = &s->vt[k];
-    for (uint32_t c = 0; c < t->n; c++) {
-        uint32_t i = (t->hand + c) % t->n;
+    if (t->n < t->cap)
+        return (int)t->n++; /* room made already */
+    for (uint32_t c = 0, i = t->hand; c < t->n; c++, i = i + 1 == t->n ? 0 : i + 1) {
         if (!t->id[i] || (t->v[i].seen + RP_SEQ_RECENT + 1 <= clock && !pinned(s, k, t->id[i]))) {
-            t->hand = (i + 1) % t->n;
+            t->hand = i + 1 == t->n ? 0 : i + 1;
             return (int)i;
         }
     }
