@@ -47,9 +47,9 @@ static inline rp_stream *rp__stream_fast(rp_ctxstate *cs, CUstream s, int ptsz)
     rp_stream *st = cs->last_stream;
     /* A created stream or the legacy stream (one per context); not the
      * per-thread stream, one per thread. */
-    CUstream h = s ? s : (ptsz ? CU_STREAM_PER_THREAD : CU_STREAM_LEGACY);
-    if (RP_LIKELY(st && h != CU_STREAM_PER_THREAD && st->handle == h && st->used &&
-                  !st->handoff.must_wait))
+    if (RP_LIKELY(st && st->used && !st->handoff.must_wait &&
+                  (st->handle == s ? s != CU_STREAM_PER_THREAD
+                                   : !s && !ptsz && st->handle == CU_STREAM_LEGACY)))
         return st;
     return rp__stream_of(cs, s, ptsz);
 }

@@ -521,7 +521,7 @@ static int match_masked(rp_stream *st, rp_seq *s, size_t k, const rp_launch *l)
         if (!(m & RP_VOL_SHMEM) && want->shmem != l->shmem)
             return 0;
     }
-    if (!rp__fast_params(fo, l->kp, want->params))
+    if (!rp__fast_params_in(fo, l->kp, want->params))
         return 0;
     uint8_t *a = arena_of(st, s, k);
     memcpy(a, l->grid, 7 * sizeof(unsigned int));

@@ -31,10 +31,17 @@ typedef struct rp_fast {
     uint32_t tag;           /* rp__fast_tag(entry, ptsz) of the call recorded */
     uint32_t nparams;       /* the kernel's parameters */
     unsigned int geometry[7]; /* grid, block, shared memory bytes */
-    uint32_t ncmp;          /* the parameters compared: */
+    uint32_t ncmp;          /* the parameters compared: the 8-byte ones first, */
+    uint32_t n8, n4;        /* ... n8 of them, then n4 4-byte ones, then the rest */
     rp_fast_cmp *cmp;       /* room for all nparams */
     uint64_t vm;            /* the mask they leave out */
+    /* An exact op whose parameters are all 4 or 8 bytes (at most
+     * RP_FAST_PARAMS of them) is compared in one loop instead: */
+    uint32_t words;         /* 1: so, valued in `vals` */
+    uint32_t size4;         /* bit i: parameter i is 4 bytes (else 8) */
+    const uint64_t *vals;   /* the parameters' values, in order */
 } rp_fast;
+#define RP_FAST_PARAMS 32
 
 static inline uint32_t rp__fast_tag(unsigned int entry, int ptsz)
 {
@@ -114,43 +121,62 @@ void rp__fast_remask(rp_seq *s, size_t k, uint64_t vm);
 
 
 /* 1 when the launch's arguments (kernelParams) are those the image
- * compares (the sequence's block `seqp` for larger ones). */
-static inline __attribute__((always_inline)) int rp__fast_params(const rp_fast *fo, void **kp,
-                                                                 const uint8_t *seqp)
+ * compares (the sequence's block `seqp` for larger ones). Inline where a
+ * launch with volatile fields is compared (match.c); out of line for the
+ * exact ops the image's one loop does not compare (fast.c). */
+static inline __attribute__((always_inline)) int rp__fast_params_in(const rp_fast *fo, void **kp,
+                                                                    const uint8_t *seqp)
 {
     if (fo->nparams && !kp)
         return 0;
-    for (const rp_fast_cmp *c = fo->cmp, *e = c + fo->ncmp; c < e; c++) {
-        const void *a = kp[c->idx];
-        if (RP_LIKELY(c->size == 8)) {
-            uint64_t v;
-            memcpy(&v, a, 8);
-            if (v != c->val)
-                return 0;
-        } else if (c->size == 4) {
-            uint32_t v;
-            memcpy(&v, a, 4);
-            if (v != (uint32_t)c->val)
-                return 0;
-        } else if (memcmp(a, seqp + c->off, c->size)) {
+    const rp_fast_cmp *c = fo->cmp, *e8 = c + fo->n8, *e4 = e8 + fo->n4, *e = c + fo->ncmp;
+    for (; c < e8; c++) {
+        uint64_t v;
+        memcpy(&v, kp[c->idx], 8);
+        if (v != c->val)
             return 0;
-        }
     }
+    for (; c < e4; c++) {
+        uint32_t v;
+        memcpy(&v, kp[c->idx], 4);
+        if (v != (uint32_t)c->val)
+            return 0;
+    }
+    for (; c < e; c++)
+        if (memcmp(kp[c->idx], seqp + c->off, c->size))
+            return 0;
     return 1;
 }
+int rp__fast_params(const rp_fast *fo, void **kp, const uint8_t *seqp);
 
 /* 1 when the launch's geometry and arguments are those of the image. The
  * launch is taken by value, and its fields read one by one, so that it
  * need not be made in memory (the caller's inline code keeps it in
  * registers). */
 static inline __attribute__((always_inline)) int rp__fast_same(const rp_fast *fo, rp_launch l,
-                                                               const uint8_t *seqp)
+                                                               const rp_seq *s, size_t k)
 {
     const unsigned int *g = fo->geometry;
     if ((g[0] ^ l.grid[0]) | (g[1] ^ l.grid[1]) | (g[2] ^ l.grid[2]) | (g[3] ^ l.block[0]) |
         (g[4] ^ l.block[1]) | (g[5] ^ l.block[2]) | (g[6] ^ l.shmem))
         return 0;
-    return rp__fast_params(fo, l.kp, seqp);
+    if (RP_UNLIKELY(!fo->words))
+        return rp__fast_params(fo, l.kp, s->det->ops[k].params);
+    if (fo->nparams && !l.kp)
+        return 0;
+    for (uint32_t i = 0; i < fo->nparams; i++) {
+        uint64_t v;
+        if (fo->size4 >> i & 1) {
+            uint32_t u;
+            memcpy(&u, l.kp[i], 4);
+            v = u;
+        } else {
+            memcpy(&v, l.kp[i], 8);
+        }
+        if (v != fo->vals[i])
+            return 0;
+    }
+    return 1;
 }
 
 /* Op k of `s` stands for launch `l` (`s` the stream's only candidate, or,
@@ -172,7 +198,7 @@ rp__match_at(rp_stream *st, rp_seq *s, size_t k, CUstream h, rp_launch l, enum r
         rp_launch copy = l; /* in memory here only */
         if (!rp__match_masked(st, s, k, &copy))
             return RP_OFFER_EAGER;
-    } else if (!rp__fast_same(fo, l, s->det->ops[k].params)) {
+    } else if (!rp__fast_same(fo, l, s, k)) {
         return RP_OFFER_EAGER;
     }
     if (!st->match.borrowed_seq) {
