@@ -191,16 +191,34 @@ static inline uint64_t held_ver(rp_seq *s, rp_op *held, size_t k)
     return h->ver;
 }
 
+/* Whether kernel op k's values are told by their version (versions.c):
+ * a parameter block larger than a few words, or one that may be another
+ * function's. A small one is compared and hashed as it is. */
+static inline int by_version(const rp_seq *s, size_t k)
+{
+    return (s->vmask[k] & RP_VOL_FUNC) || s->det->ops[k].param_bytes > RP_VER_SMALL;
+}
+
 /* Whether the executable holds op k's deferred values already (op k has
  * volatile fields). For a kernel (of the sequence's node, like the held
  * record), its function, geometry and parameter bytes decide: the two
- * are the same version (the occurrence's found by rp__exec_prepare). */
+ * are the same version (the occurrence's found by rp__exec_prepare), or,
+ * for a small block, equal. */
 static inline int held_same_in(rp_op *held, const rp_vals *v, rp_seq *s, size_t k)
 {
-    if (held[k].kind != RP_OP_KERNEL)
-        return rp__op_same_content(&held[k], &v->def[k]); /* never the fast path's */
-    uint64_t id = s->ex.occ_ver[k];
-    return id && id == held_ver(s, held, k);
+    const rp_op *h = &held[k];
+    if (h->kind != RP_OP_KERNEL)
+        return rp__op_same_content(h, &v->def[k]); /* never the fast path's */
+    if (by_version(s, k)) {
+        uint64_t id = s->ex.occ_ver[k];
+        return id && id == held_ver(s, held, k);
+    }
+    const rp_op *f;
+    const unsigned int *g;
+    const uint8_t *p;
+    kernel_values(v, s, k, &f, &g, &p);
+    return !rp__op_other_func(h, f) && rp__geometry_same(h->grid, g) &&
+           rp__bytes_same(h->params, p, h->param_bytes);
 }
 
 static inline int held_same(const rp_vals *v, rp_seq *s, size_t k)
@@ -216,6 +234,14 @@ static inline uint64_t ver_hash(uint64_t h, uint64_t id)
 {
     static _Thread_local uint64_t none;
     return rp__acc(h, id ? id : (1ull << 63) | ++none);
+}
+
+static inline uint64_t kernel_values_hash(uint64_t h, const rp_op *f, const unsigned int *g,
+                                          const uint8_t *p)
+{
+    h = rp__acc(h, (uint64_t)(uintptr_t)f->func);
+    h = rp__acc_bytes(h, g, 7 * sizeof(unsigned int));
+    return rp__acc_bytes(h, p, f->param_bytes);
 }
 
 static inline uint64_t op_values_hash(uint64_t h, const rp_op *op)
@@ -235,10 +261,19 @@ static uint64_t content_hash(const rp_vals *v, rp_seq *s, rp_op *held)
     for (size_t k = 0; k < s->det->n; k++) {
         if (!s->vmask[k])
             continue;
-        if (s->det->ops[k].kind == RP_OP_KERNEL)
-            h = ver_hash(h, held ? held_ver(s, held, k) : s->ex.occ_ver[k]);
-        else
+        if (s->det->ops[k].kind != RP_OP_KERNEL) {
             h = op_values_hash(h, held ? &held[k] : &v->def[k]);
+        } else if (by_version(s, k)) {
+            h = ver_hash(h, held ? held_ver(s, held, k) : s->ex.occ_ver[k]);
+        } else if (held) {
+            h = kernel_values_hash(h, &held[k], held[k].grid, held[k].params);
+        } else {
+            const rp_op *f;
+            const unsigned int *g;
+            const uint8_t *p;
+            kernel_values(v, s, k, &f, &g, &p);
+            h = kernel_values_hash(h, f, g, p);
+        }
     }
     h = rp__fin(h);
     return h ? h : 1;
@@ -456,7 +491,7 @@ static CUresult apply_updates(const rp_vals *v, rp_seq *s, size_t lo, size_t hi)
 static void occurrence_versions(const rp_vals *v, rp_seq *s, size_t hi)
 {
     for (size_t k = 0; k < hi; k++) {
-        if (!s->vmask[k] || s->det->ops[k].kind != RP_OP_KERNEL)
+        if (!s->vmask[k] || s->det->ops[k].kind != RP_OP_KERNEL || !by_version(s, k))
             continue;
         const rp_op *f;
         const unsigned int *g;

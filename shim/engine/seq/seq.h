@@ -88,6 +88,10 @@ void rp__exec_held_free(rp_op *held, size_t n);
 
 /* ---- versions.c: the values an op has taken ------------------------------- */
 
+/* A kernel whose parameter block is at most this many bytes is compared
+ * and hashed as it is, not by version (exec.c). */
+#define RP_VER_SMALL 64
+
 /* Make the tables (a sequence with updates, before its first replay):
  * 0, or -1 when memory runs out (nothing made). */
 int rp__ver_init(rp_seq *s);

@@ -24,7 +24,6 @@
 
 #define RP_VER_MAX 64   /* versions an op keeps at most (at most 2 * RP_SEQ_ALTS + 2 are pinned) */
 #define RP_VER_PROBES 4 /* words of a larger block its proposal hash reads */
-#define RP_VER_SMALL 64 /* bytes of a block hashed whole */
 
 /* A version: the function and parameter size, the geometry, then the
  * parameter block. */
