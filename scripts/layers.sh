@@ -1,9 +1,12 @@
 #!/bin/sh
-# layers.sh - the shim's layering check (issue 27): from the code's own
-# includes and calls, fail when a file of shim/ includes a header of, calls a
-# function of, or uses data of a layer above its own or of a sibling; when
-# files reach each other in a circle of more than 3 files or across layers;
-# and when a file is over 700 lines. The layers are shim/layers.txt's.
+# layers.sh - the layering check of the shim (issue 27) and of the tools
+# (issue 34): from the code's own includes and calls, fail when a file of
+# shim/ or tools/ includes a header of, calls a function of, or uses data of
+# a layer above its own or of a sibling; when files reach each other in a
+# circle of more than 3 files or across layers; and when a file is over 700
+# lines. The layers are shim/layers.txt's (folders) and tools/layers.txt's
+# (file patterns: NAME=GLOB,...; a tools file may include no shim file
+# outside them).
 #
 # usage: layers.sh [BUILD_DIR]                  the check: one line per
 #                                               violation, exit 1 if any
@@ -73,36 +76,16 @@ cd "$root" || exit 2
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/layers.XXXXXX") || exit 2
 trap 'rm -rf "$tmp"' EXIT
 trap 'exit 2' INT TERM
-facts=$tmp/facts
 
-# L LEVEL FOLDER: levels counted from the bottom (core is 1); siblings share one.
-awk '{ sub(/#.*/, "") } NF { n++; line[n] = $0 }
-     END { for (i = 1; i <= n; i++) {
-               k = split(line[i], w, " ")
-               for (j = 1; j <= k; j++) print "L", n - i + 1, w[j]
-           } }' shim/layers.txt >"$facts"
-awk '$3 in seen { print "shim/layers.txt names " $3 " twice"; exit }
-     { seen[$3] = 1 }' "$facts" | grep . >&2 && exit 2
-while read -r _ _ dir; do
-    [ -d "shim/$dir" ] || die "shim/layers.txt names $dir, which is not a folder of shim/"
-done <"$facts"
-[ -s "$facts" ] || die "shim/layers.txt names no layer"
+# The trees checked: the shim (its folders are its layers) and the tools
+# (layers of file patterns, tools/layers.txt); a tree without its
+# layers.txt (a fake one of the self-test) is not checked.
+trees=shim
+[ -f tools/layers.txt ] && trees="shim tools"
 
-# F FILE LINES, I FILE LINE NAME: every shim source file, its length, its includes.
-find shim -type f \( -name '*.c' -o -name '*.h' \) | sort >"$tmp/files"
-[ -s "$tmp/files" ] || die "no .c or .h file under $root/shim"
-# shellcheck disable=SC2046
-awk '{ n[FILENAME] = FNR }
-     /^[ \t]*#[ \t]*include[ \t]*"/ {
-         s = $0; sub(/^[^"]*"/, "", s); sub(/".*/, "", s)
-         print "I", FILENAME, FNR, s
-     }
-     END { for (f in n) print "N", f, n[f] }' $(cat "$tmp/files") >"$tmp/scan"
-awk 'NR == FNR { f[++k] = $1; next } $1 == "N" { n[$2] = $3; next } { print }
-     END { for (i = 1; i <= k; i++) print "F", f[i], n[f[i]] + 0 }' "$tmp/files" "$tmp/scan" >>"$facts"
-
-# S obj FILE TYPE SYMBOL LOCATION: what each object defines and references.
-syms() { # syms ORIGIN FILE OBJECT: one line per global or undefined symbol
+# syms ORIGIN FILE OBJECT: S ORIGIN FILE TYPE SYMBOL LOCATION, one line per
+# global or undefined symbol: what each object defines and references.
+syms() {
     nm -l "$3" 2>/dev/null | awk -F '\t' -v o="$1" -v f="$2" -v root="$root/" '
         { loc = $2; sub(/ \(discriminator.*/, "", loc)
           if (index(loc, root) == 1) loc = substr(loc, length(root) + 1)
@@ -111,53 +94,124 @@ syms() { # syms ORIGIN FILE OBJECT: one line per global or undefined symbol
           if (k == 2) print "S", o, f, "U", w[2], loc          # undefined
           else if (k == 3 && w[2] ~ /^[BCDGRSTVWi]$/) print "S", o, f, w[2], w[3], loc }'
 }
-objs=0
-: >"$tmp/compiled"
-find "$build/shim" -path '*/CMakeFiles/*.dir/*' -name '*.o' | sort >"$tmp/objs"
-while read -r o; do
-    rel=${o#"$build"/}
-    src=$(echo "$rel" | sed 's|CMakeFiles/[^/]*\.dir/||; s|\.o$||')
-    grep -qx "$src" "$tmp/files" || continue
-    grep -qx "$src" "$tmp/compiled" && continue # the same source in two targets
-    # Objects older than a source they were built from say nothing of today's code.
-    deps=$src
-    [ -f "$o.d" ] && deps="$deps $(tr ' \\' '\n\n' <"$o.d" | sed -n "s|^$root/\(shim/.*\)|\1|p" | sort -u | tr '\n' ' ')"
-    # shellcheck disable=SC2086
-    newer=$(find $deps -newer "$o" 2>/dev/null | sed -n 1p)
-    [ -z "$newer" ] || die "$o is older than $newer: build first"
-    syms obj "$src" "$o" >>"$facts"
-    echo "$src" >>"$tmp/compiled"
-    objs=$((objs + 1))
-done <"$tmp/objs"
-[ "$objs" -gt 0 ] || die "no object of a shim source under $build/shim: build first"
-grep '\.c$' "$tmp/files" | while read -r src; do
-    grep -qx "$src" "$tmp/compiled" ||
-        echo "X $src is compiled into no object of $build/shim: its calls are not seen"
-done >>"$facts"
 
-# S hdr HEADER U SYMBOL LOCATION: what each header's inline functions reference.
-iflags=
-oldifs=$IFS
-IFS=';'
-for d in $shim_includes; do iflags="$iflags -I$d"; done
-IFS=$oldifs
-n=0
-for h in $(grep '\.h$' "$tmp/files"); do
-    n=$((n + 1))
-    # always_inline functions are not kept otherwise; the header is not linked.
-    # shellcheck disable=SC2086
-    if "$cc" -std=c11 -D_GNU_SOURCE -Dalways_inline=unused -fkeep-inline-functions \
-        -fkeep-static-functions -O0 -g -w $iflags -c -x c -o "$tmp/h$n.o" "$h" 2>"$tmp/h$n.err"; then
-        syms hdr "$h" "$tmp/h$n.o" | awk '$4 == "U"' >>"$facts"
+# glob_re GLOB: the awk regular expression of a file pattern (* and ?).
+glob_re() {
+    printf '%s\n' "$1" | sed 's/[.+^$(){}|]/\\&/g; s/\*/[^\/]*/g; s/?/[^\/]/g; s/.*/^&$/'
+}
+
+# facts TREE: the facts of one tree into $tmp/facts.TREE.
+facts() {
+    t=$1 f=$tmp/facts.$1
+    echo "R $t" >"$f"
+    if [ "$t" = shim ]; then
+        # L LEVEL FOLDER: levels counted from the bottom (core is 1); siblings share one.
+        awk '{ sub(/#.*/, "") } NF { n++; line[n] = $0 }
+             END { for (i = 1; i <= n; i++) {
+                       k = split(line[i], w, " ")
+                       for (j = 1; j <= k; j++) print "L", n - i + 1, w[j]
+                   } }' shim/layers.txt >>"$f"
+        awk '$1 == "L" && $3 in seen { print "shim/layers.txt names " $3 " twice"; exit }
+             $1 == "L" { seen[$3] = 1 }' "$f" | grep . >&2 && exit 2
+        awk '$1 == "L" { print $3 }' "$f" | while read -r dir; do
+            [ -d "shim/$dir" ] || die "shim/layers.txt names $dir, which is not a folder of shim/"
+        done
+        grep -q '^L ' "$f" || die "shim/layers.txt names no layer"
+        find shim -type f \( -name '*.c' -o -name '*.h' \) | sort >"$tmp/files.$t"
     else
-        echo "X $h does not compile alone ($(sed -n 1p "$tmp/h$n.err")): what its inline functions call counts only where they are inlined"
+        # P LEVEL LAYER REGEX: a layer of file patterns (NAME=GLOB,...; a
+        # glob without a slash names files of tools/).
+        awk '{ sub(/#.*/, "") } NF { n++; line[n] = $0 }
+             END { for (i = 1; i <= n; i++) {
+                       k = split(line[i], w, " ")
+                       for (j = 1; j <= k; j++) print n - i + 1, w[j]
+                   } }' tools/layers.txt >"$tmp/words"
+        while read -r lv word; do
+            name=${word%%=*}
+            [ "$name" != "$word" ] && [ -n "${word#*=}" ] ||
+                die "tools/layers.txt: '$word' is not NAME=GLOB[,GLOB...]"
+            set -f # the globs are patterns, not for the shell to expand
+            for g in $(echo "${word#*=}" | tr ',' ' '); do
+                case $g in */*) ;; *) g=tools/$g ;; esac
+                echo "P $lv $name $(glob_re "$g")"
+            done
+            set +f
+        done <"$tmp/words" >>"$f"
+        grep -q '^P ' "$f" || die "tools/layers.txt names no layer"
+        # The tools' files, and the shim's, which they may name: those of a
+        # layer are checked with them; the others are there so that an
+        # include of one is seen.
+        { find tools -type f \( -name '*.c' -o -name '*.h' \); find shim -type f \( -name '*.c' -o -name '*.h' \); } |
+            sort >"$tmp/all.$t"
+        awk 'NR == FNR { if ($1 == "P") re[++n] = $4; next }
+             /^tools\// { print; next }
+             { for (i = 1; i <= n; i++) if ($0 ~ re[i]) { print; next }; print "O", $0 > "/dev/stderr" }' \
+            "$f" "$tmp/all.$t" >"$tmp/files.$t" 2>>"$f"
     fi
-done >>"$facts"
+    [ -s "$tmp/files.$t" ] || die "no .c or .h file under $root/$t"
+    # F FILE LINES, I FILE LINE NAME: every source file, its length, its includes.
+    # shellcheck disable=SC2046
+    awk '{ n[FILENAME] = FNR }
+         /^[ \t]*#[ \t]*include[ \t]*"/ {
+             s = $0; sub(/^[^"]*"/, "", s); sub(/".*/, "", s)
+             print "I", FILENAME, FNR, s
+         }
+         END { for (f in n) print "N", f, n[f] }' $(cat "$tmp/files.$t") >"$tmp/scan.$t"
+    awk 'NR == FNR { f[++k] = $1; next } $1 == "N" { n[$2] = $3; next } { print }
+         END { for (i = 1; i <= k; i++) print "F", f[i], n[f[i]] + 0 }' "$tmp/files.$t" "$tmp/scan.$t" >>"$f"
 
-analyse() { # analyse MODE: the facts, checked (check, table or report)
+    # S obj: the objects of the tree's build folder (a source of another
+    # folder compiled into it is named CMakeFiles/X.dir/__/PATH).
+    objs=0
+    : >"$tmp/compiled.$t"
+    find "$build/$t" -path '*/CMakeFiles/*.dir/*' -name '*.o' 2>/dev/null | sort >"$tmp/objs.$t"
+    while read -r o; do
+        rel=${o#"$build"/}
+        src=$(echo "$rel" | sed 's|CMakeFiles/[^/]*\.dir/||; s|\.o$||; s|^[^/]*/__/||')
+        grep -qx "$src" "$tmp/files.$t" || continue
+        grep -qx "$src" "$tmp/compiled.$t" && continue # the same source in two targets
+        # Objects older than a source they were built from say nothing of today's code.
+        deps=$src
+        [ -f "$o.d" ] && deps="$deps $(tr ' \\' '\n\n' <"$o.d" | sed -n "s#^$root/\(\(shim\|tools\)/.*\)#\1#p" | sort -u | tr '\n' ' ')"
+        # shellcheck disable=SC2086
+        newer=$(find $deps -newer "$o" 2>/dev/null | sed -n 1p)
+        [ -z "$newer" ] || die "$o is older than $newer: build first"
+        syms obj "$src" "$o" >>"$f"
+        echo "$src" >>"$tmp/compiled.$t"
+        objs=$((objs + 1))
+    done <"$tmp/objs.$t"
+    [ "$objs" -gt 0 ] || die "no object of a $t source under $build/$t: build first"
+    grep "^$t/.*\.c\$" "$tmp/files.$t" | while read -r src; do
+        grep -qx "$src" "$tmp/compiled.$t" ||
+            echo "X $src is compiled into no object of $build/$t: its calls are not seen"
+    done >>"$f"
+
+    # S hdr HEADER U SYMBOL LOCATION: what each header's inline functions reference.
+    iflags="-I$root/$t"
+    oldifs=$IFS
+    IFS=';'
+    for d in $shim_includes; do iflags="$iflags -I$d"; done
+    IFS=$oldifs
+    n=0
+    for h in $(grep '\.h$' "$tmp/files.$t"); do
+        n=$((n + 1))
+        # always_inline functions are not kept otherwise; the header is not linked.
+        # shellcheck disable=SC2086
+        if "$cc" -std=c11 -D_GNU_SOURCE -Dalways_inline=unused -fkeep-inline-functions \
+            -fkeep-static-functions -O0 -g -w $iflags -c -x c -o "$tmp/h$t$n.o" "$h" 2>"$tmp/h$t$n.err"; then
+            syms hdr "$h" "$tmp/h$t$n.o" | awk '$4 == "U"'
+        else
+            echo "X $h does not compile alone ($(sed -n 1p "$tmp/h$t$n.err")): what its inline functions call counts only where they are inlined"
+        fi
+    done >>"$f"
+}
+for t in $trees; do facts "$t"; done
+
+analyse() { # analyse MODE TREE: the tree's facts, checked (check, table or report)
     awk -v mode="$1" -v max_lines="$max_lines" -v max_circle="$max_circle" '
 function base(f) { sub(/.*\//, "", f); return f }
-function folder(f) { sub(/^shim\//, "", f); if (f !~ /\//) return "."; sub(/\/[^\/]*$/, "", f); return f }
+function folder(f) { if (index(f, root "/") == 1) f = substr(f, length(root) + 2); if (f !~ /\//) return "."; sub(/\/[^\/]*$/, "", f); return f }
+function shown(L) { return np ? L : L "/" } # a layer as tables name it
 function rel(s, d) { # how the layer of d stands to the layer of s
     if (layer[s] == "" || layer[d] == "") return ""
     if (lvl[layer[d]] > lvl[layer[s]]) return "above"
@@ -184,7 +238,7 @@ function locate(s, sym, loc,    f, n, k, q, nq, h, j, done) {
     # at times the wrong file (a header inlined into s given as s): the
     # location kept is the line that names the symbol, at most 5 lines on,
     # in that file or else a header s includes; none (a call by a macro) is "-".
-    if (loc !~ /^shim\/.*:[0-9]+$/) return "-"
+    if (loc !~ /^(shim|tools)\/.*:[0-9]+$/) return "-"
     f = loc; sub(/:[0-9]+$/, "", f); n = substr(loc, length(f) + 2) + 0
     if ((f in idx) && (k = names(f, n, sym))) return f ":" k
     nq = 1; q[1] = s; done[s] = 1
@@ -195,7 +249,10 @@ function locate(s, sym, loc,    f, n, k, q, nq, h, j, done) {
     }
     return "-"
 }
+$1 == "R" { root = $2; next }
 $1 == "L" { lvl[$3] = $2; nl++; ldir[nl] = $3; next }
+$1 == "P" { np++; pname[np] = $3; pre[np] = $4; if (!($3 in lvl)) { lvl[$3] = $2; nl++; ldir[nl] = $3 }; next }
+$1 == "O" { no++; ofile[no] = $2; next }
 $1 == "F" { nf++; file[nf] = $2; idx[$2] = nf; lines[$2] = $3; next }
 $1 == "I" { ni++; isrc[ni] = $2; iline[ni] = $3; iname[ni] = $4; next }
 $1 == "S" && $2 == "obj" && $4 != "U" {
@@ -210,20 +267,35 @@ function note(s) { nn++; notes[nn] = s }
 END {
     for (i = 1; i <= nf; i++) {
         f = file[i]; d = folder(f)
-        layer[f] = (d in lvl) ? d : ""
-        if (layer[f] == "")
-            violation(f ": in no layer (shim/" (d == "." ? "" : d "/") " is not in shim/layers.txt)")
-        if (lines[f] > max_lines) violation(f ": over " max_lines " lines (" lines[f] ")")
+        if (np) {
+            layer[f] = ""
+            for (j = 1; j <= np && layer[f] == ""; j++) if (f ~ pre[j]) layer[f] = pname[j]
+            if (layer[f] == "")
+                violation(f ": in no layer (no pattern of " root "/layers.txt names it)")
+        } else {
+            layer[f] = (d in lvl) ? d : ""
+            if (layer[f] == "")
+                violation(f ": in no layer (" root "/" (d == "." ? "" : d "/") " is not in " root "/layers.txt)")
+        }
+        if (lines[f] > max_lines && index(f, root "/") == 1)
+            violation(f ": over " max_lines " lines (" lines[f] ")")
         b = base(f); nb[b]++; byname[b] = f
     }
-    # Includes, resolved to the one shim file of that name.
+    # Files outside the layers of the tree (shim files, for the tools):
+    # named by includes, never to be used.
+    for (i = 1; i <= no; i++) { b = base(ofile[i]); nb[b]++; byname[b] = ofile[i]; outside[ofile[i]] = 1 }
+    # Includes, resolved to the one file of that name.
     for (i = 1; i <= ni; i++) {
         s = isrc[i]; name = iname[i]; d = ""; hits = 0
         if (name !~ /\//) { hits = nb[name] + 0; if (hits == 1) d = byname[name] }
         else for (j = 1; j <= nf; j++)
             if (substr("/" file[j], length(file[j]) + 1 - length(name)) == "/" name) { hits++; d = file[j] }
-        if (hits > 1) violation(s ":" iline[i] ": includes " name ", the name of " hits " shim files")
-        if (hits != 1) continue
+        if (hits > 1) violation(s ":" iline[i] ": includes " name ", the name of " hits " " root " files")
+        if (hits != 1 || ((d in outside) && index(s, root "/") != 1)) continue
+        if ((d in outside) && index(s, root "/") == 1) {
+            violation(s ":" iline[i] ": includes " name " of " d ", which no layer of " root "/layers.txt holds")
+            continue
+        }
         edge(s, d, "includes", name, s ":" iline[i])
         if (d ~ /\.h$/) { ninc[s]++; inc[s, ninc[s]] = d }
     }
@@ -280,12 +352,12 @@ END {
         for (i = 1; i <= nv; i++) print viol[i] | "sort -t: -k1,1 -k2,2n -k3"
         close("sort -t: -k1,1 -k2,2n -k3")
         for (i = 1; i <= nn; i++) print "layers.sh: note: " notes[i] > "/dev/stderr"
-        if (nv) printf "layers.sh: %d violations in %d files, %d edges, %d circles\n", nv, nf, ne, nc > "/dev/stderr"
-        else printf "layers.sh: no violation in %d files (%d includes, calls and uses; %d circles)\n", nf, ne, nc > "/dev/stderr"
+        if (nv) printf "layers.sh: %d violations in %d files of %s/, %d edges, %d circles\n", nv, nf, root, ne, nc > "/dev/stderr"
+        else printf "layers.sh: no violation in %d files of %s/ (%d includes, calls and uses; %d circles)\n", nf, root, ne, nc > "/dev/stderr"
         exit nv ? 1 : 0
     }
     if (mode == "table") {
-        print "| level | folder | files (lines) | uses below | uses above or beside (violations) |"
+        print "| level | " (np ? "layer" : "folder") " | files (lines) | uses below | uses above or beside (violations) |"
         print "|---:|---|---|---|---|"
         total = 0
         for (l = 1; l <= nl; l++) {
@@ -302,11 +374,11 @@ END {
                     if (layer[es[e]] == L && layer[ed[e]] == M && !(ed[e] in got)) got[ed[e]] = 1
                 for (i = 1; i <= nf; i++) if (file[i] in got) used = used (used == "" ? "" : ", ") "`" base(file[i]) "`"
                 if (used == "") continue
-                used = "`" M "/`: " used
+                used = "`" shown(M) "`: " used
                 if (lvl[M] < lvl[L]) below = below (below == "" ? "" : "; ") used
                 else against = against (against == "" ? "" : "; ") used
             }
-            printf "| %d | `%s/` | %s | %s | %s |\n", lvl[L], L, (fl == "" ? "—" : fl), \
+            printf "| %d | `%s` | %s | %s | %s |\n", lvl[L], shown(L), (fl == "" ? "—" : fl), \
                 (below == "" ? "—" : below), (against == "" ? "—" : against)
         }
         print ""
@@ -315,7 +387,7 @@ END {
         else {
             print "Circles of files (through includes, calls and uses):"
             for (c = 1; c <= nc; c++) {
-                m = cmem[c]; gsub(/shim\//, "", m); gsub(/, /, "`, `", m)
+                m = cmem[c]; gsub(root "/", "", m); gsub(/, /, "`, `", m)
                 printf "- %d files (%s): `%s`\n", csize[c], clayers[c], m
             }
         }
@@ -347,13 +419,30 @@ END {
     for (i = 1; i <= nv; i++) print viol[i] | "sort -t: -k1,1 -k2,2n -k3"
     close("sort -t: -k1,1 -k2,2n -k3")
     exit 0
-}' "$facts"
+}' "$tmp/facts.$2"
+}
+
+# The tables of every tree: the shim's, then the tools'.
+tables() {
+    for t in $trees; do
+        if [ "$t" = tools ]; then
+            echo
+            echo "The tools' layers (\`tools/layers.txt\`: layers of file patterns, the shim's \`model/\` and the headers they share below them):"
+            echo
+        fi
+        analyse table "$t" || return 2
+    done
 }
 
 case $mode in
-check | report | table) analyse "$mode" ;;
+check)
+    rc=0
+    for t in $trees; do analyse check "$t" || rc=1; done
+    exit $rc ;;
+report) for t in $trees; do echo "==== $t/"; analyse report "$t"; done ;;
+table) tables ;;
 check-doc | write-doc)
-    analyse table >"$tmp/table" || exit 2
+    tables >"$tmp/table" || exit 2
     grep -q '^<!-- layers:begin -->$' "$doc" && grep -q '^<!-- layers:end -->$' "$doc" ||
         die "$doc has no <!-- layers:begin --> and <!-- layers:end --> lines"
     awk '/^<!-- layers:end -->$/ { f = 0 } f { print } /^<!-- layers:begin -->$/ { f = 1 }' "$doc" >"$tmp/doc"

@@ -50,12 +50,9 @@ static void grow_counts(struct count **c, size_t *n, size_t want)
 
 static void print_ns(const char *label, uint64_t ns)
 {
-    if (ns >= 1000000000ull)
-        printf("%s%.3f s", label, (double)ns / 1e9);
-    else if (ns >= 1000000ull)
-        printf("%s%.3f ms", label, (double)ns / 1e6);
-    else
-        printf("%s%.1f us", label, (double)ns / 1e3);
+    char t[64];
+    rt_format_ns(t, sizeof t, ns);
+    printf("%s%s", label, t);
 }
 
 static void usage(FILE *f)
@@ -100,8 +97,7 @@ int rp_trace_main(int argc, char **argv)
     uint64_t launches = 0, launch_bytes = 0, launch_param_bytes = 0, launch_psize = 0;
     uint64_t copies_by_kind[7] = {0}; /* pageable, pinned, device, unknown, mapped, registered */
     uint64_t total_bytes_defs = 0;
-    uint64_t *tclock = NULL; /* each thread's time since the start (ns) */
-    uint64_t duration = 0, exits = 0;
+    uint64_t exits = 0;
     bool ended = false;
     struct rt_rec rec;
     int rc;
@@ -109,7 +105,6 @@ int rp_trace_main(int argc, char **argv)
         uint64_t size = r.pos - rec.offset;
         if (rec.tag == RP_TR_END) {
             ended = true;
-            duration = rec.ns;
             continue;
         }
         if (rec.tag == RP_TR_THREAD_EXIT) {
@@ -131,14 +126,13 @@ int rp_trace_main(int argc, char **argv)
             size_t nn = ntlast ? ntlast : 16;
             while (nn <= k->tid)
                 nn *= 2;
-            uint64_t *t = realloc(tlast_dur, nn * sizeof *t), *u = t ? realloc(tclock, nn * sizeof *u) : NULL;
-            if (!t || !u) {
+            uint64_t *t = realloc(tlast_dur, nn * sizeof *t);
+            if (!t) {
                 fprintf(stderr, "reprise trace info: out of memory\n");
                 return 1;
             }
             memset(t + ntlast, 0, (nn - ntlast) * sizeof *t);
-            memset(u + ntlast, 0, (nn - ntlast) * sizeof *u);
-            tlast_dur = t, tclock = u, ntlast = nn;
+            tlast_dur = t, ntlast = nn;
         }
         /* The host gap: from the end of the thread's previous call (its
          * start plus its duration, where recorded) to this call's start. */
@@ -156,9 +150,6 @@ int rp_trace_main(int argc, char **argv)
             gaps[ngaps++] = gap;
         }
         tlast_dur[k->tid] = k->dur_ns;
-        tclock[k->tid] += k->dt_ns;
-        if (tclock[k->tid] + k->dur_ns > duration && !ended)
-            duration = tclock[k->tid] + k->dur_ns;
         if (k->stream >= RP_TSTREAM_FIRST || k->family == RP_TRF_LAUNCH ||
             k->family == RP_TRF_LAUNCH_EX || k->family == RP_TRF_LAUNCH_COOP) {
             grow_counts(&streams, &nstr, k->stream);
@@ -212,7 +203,7 @@ int rp_trace_main(int argc, char **argv)
     printf("%s\n", r.ndevices ? "" : " none recorded (no cuInit succeeded)");
     printf("  %" PRIu64 " records, %" PRIu64 " calls, %zu bytes (%" PRIu64 " in definitions)\n",
            r.records, r.calls, r.pos <= r.size ? r.pos : r.size, total_bytes_defs);
-    print_ns("  duration ", duration);
+    print_ns("  duration ", rt_duration(&r));
     printf("%s\n", ended ? "" : " (from the calls: the trace has no END record)");
     if (rc < 0)
         printf("  damaged: what follows is what came before the damage\n");
@@ -306,7 +297,6 @@ int rp_trace_main(int argc, char **argv)
     free(streams);
     free(gaps);
     free(tlast_dur);
-    free(tclock);
     if (rc < 0)
         fprintf(stderr, "reprise trace info: %s\n", r.err);
     rt_close(&r);

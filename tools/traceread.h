@@ -36,7 +36,7 @@ struct rt_func {
     size_t psize;
     /* the state launches are encoded against */
     unsigned grid[3], block[3], shmem;
-    unsigned char *params;     /* psize bytes */
+    unsigned char *params;     /* psize bytes, from its first launch with parameters (zeros) */
     unsigned char *attrs;      /* the last attribute list, as encoded */
     size_t attrs_len;
 };
@@ -45,7 +45,9 @@ struct rt_stream { bool defined; uint32_t ctx; uint64_t flags; int64_t prio; };
 struct rt_ctx { bool defined; uint32_t device; uint64_t flags; };
 /* kind: for HOST memory, RP_TH_* from the call that made it (pinned,
  * mapped, registered, registered and mapped). */
-struct rt_mem { bool defined; unsigned space; uint64_t bytes; uint32_t ctx; unsigned kind; };
+/* base: its address in the recording process (0 when the trace has no
+ * addresses: RP_TF_ADDRS). */
+struct rt_mem { bool defined; unsigned space; uint64_t bytes; uint32_t ctx; unsigned kind; uint64_t base; };
 struct rt_module { bool defined; unsigned kind; };
 struct rt_device { uint32_t ordinal; char name[256]; unsigned major, minor; uint64_t bytes; };
 
@@ -73,6 +75,7 @@ struct rt_call {
     /* copies, memsets, allocations, values */
     struct rt_addr dst, src;
     uint64_t bytes, value, flags, pitch, width, height, elem, device, answer;
+    uint64_t base; /* an allocation's address in the recording process (RP_TF_ADDRS; else 0) */
     const unsigned char *data; /* `bytes` bytes a host-to-device copy read, when recorded */
 };
 
@@ -112,15 +115,27 @@ struct rt_reader {
     struct rt_func *funcs; size_t nfuncs;
     struct rt_mem *mems; size_t nmems;
     size_t nevents;                                /* highest event id seen */
+    size_t ngraphs, nexecs;                        /* highest graph and executable ids made */
     struct rt_device devices[64]; size_t ndevices;
     uint64_t records, calls;
     struct rt_attr attrs[16];
     unsigned last_tid;
     uint64_t last_seq;
+    /* the span of the calls: each thread's time since the start (ns, by
+     * thread id), and the latest a call of any ended (a trace without an
+     * END record lasted at least that long) */
+    uint64_t *tclock; size_t ntclock;
+    uint64_t span_ns;
+    uint64_t end_ns;     /* the END record's time */
+    /* the memory the tables hold, and what the file's size allows them */
+    size_t held, limit;
 };
 
 /* Reads the file and its header. Returns 0, or -1 with r->err set ("PATH:
- * byte N: expected ..."); r is then empty but may be passed to rt_close. */
+ * byte N: expected ..."); r is then empty but may be passed to rt_close.
+ * Whatever a trace says, the reader's tables never hold more than 16 MiB
+ * plus 64 bytes a byte of the file: a trace that asks for more is damaged
+ * or crafted, and reading ends there with an error naming the byte. */
 int rt_open(struct rt_reader *r, const char *path);
 /* The same over bytes in memory (the fuzzer); buf must outlive r. */
 int rt_open_mem(struct rt_reader *r, const unsigned char *buf, size_t size, const char *name);
@@ -132,6 +147,13 @@ int rt_next(struct rt_reader *r, struct rt_rec *out);
 /* Back to the first record, every table emptied. */
 void rt_rewind(struct rt_reader *r);
 void rt_close(struct rt_reader *r);
+
+/* How long the trace lasted: its END record's time, or for a trace without
+ * one, the latest a call read so far ended. */
+uint64_t rt_duration(const struct rt_reader *r);
+
+/* A duration as people read it: "2.019 s", "390.8 us" (s, ms or us). */
+void rt_format_ns(char *buf, size_t size, uint64_t ns);
 
 /* Name of a family ("LAUNCH"), "?" for an unknown number. */
 const char *rt_family_name(unsigned family);

@@ -158,6 +158,8 @@ extern _Atomic(rp__dlsym_fn) rp__dlsym_next;
  * every listed entry (interposed and helper) into `out`.  On failure returns false, prints one line on
  * stderr, and leaves `out` all NULL. */
 bool rp__driver_load(struct rp__driver *out);
+/* What dlopen said when rp__driver_load failed; "" when it did not. */
+const char *rp__driver_load_error(void);
 /* The driver handle we loaded (NULL if none). */
 extern void *rp__driver_handle;
 /* Whether `addr` lies in the driver's mapped segments (computed at load). */
@@ -174,12 +176,6 @@ RP_NO_SANITIZE void *rp__dlsym_route(void *handle, const char *name, const void 
 
 /* ---- options.c ----------------------------------------------------------- */
 
-union rp__option_value {
-    bool b;
-    int level;
-    const char *path; /* "" when unset */
-    unsigned long long count;
-};
 /* Parse the environment once (later calls do nothing).  Invalid values are
  * warned about, one line each, and replaced by the default. */
 void rp__options_parse(void);
@@ -238,7 +234,14 @@ bool rp__stats_write_fd(int fd);
 bool rp__stats_path(const char *pattern, char *out, size_t size);
 /* Write the few-line summary (REPRISE_SUMMARY) to `fd`. */
 void rp__summary_write(int fd);
-/* Write the report to REPRISE_STATS, if set (called at exit). */
-void rp__stats_write_at_exit(void);
+/* Write the report to REPRISE_STATS, if set, atomically (a temporary file
+ * renamed over it: a reader finds the previous report or this one, never a
+ * part).  `final`: at exit or at a signal; nothing is written after it.
+ * Not final (the program runs on), it takes only locks that are free: when
+ * one stayed busy, nothing is written this time (the next period tries
+ * again), never counters read while another thread changes them.
+ * Safe from any thread (writes are serialised).  Returns false, with one
+ * warning (once for the periodic ones), when it could not be written. */
+bool rp__stats_write(bool final);
 
 #endif /* RP_SHIM_H */

@@ -11,6 +11,7 @@
 
 #include <dlfcn.h>
 #include <link.h>
+#include <stdio.h>
 #include <string.h>
 
 static const size_t entry_offset[RP_DRIVER_COUNT] = {
@@ -93,6 +94,14 @@ static int collect_segments(struct dl_phdr_info *info, size_t size, void *data)
     return 1;
 }
 
+/* Why the driver could not be loaded, for the summary at exit. */
+static char load_error[512];
+
+const char *rp__driver_load_error(void)
+{
+    return load_error;
+}
+
 bool rp__driver_load(struct rp__driver *out)
 {
     memset(out, 0, sizeof *out);
@@ -105,6 +114,7 @@ bool rp__driver_load(struct rp__driver *out)
     }
     if (h == NULL) {
         const char *why = dlerror();
+        snprintf(load_error, sizeof load_error, "%s", why ? why : "unknown error");
         rp__error("cannot load the CUDA driver %s (%s): driver calls fail as if there "
                   "were none (cuInit: CUDA_ERROR_NO_DEVICE, others: "
                   "CUDA_ERROR_NOT_INITIALIZED)",

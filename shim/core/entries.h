@@ -25,9 +25,10 @@
  *                   side stream of a fork/join replay whose only pending
  *                   work is its wait for that replay's graph, now done,
  *                   answers idle (as it would have eagerly)
- *   EVENT           an event's creation or destruction (hooks.c): which
- *                   events can be recorded and waited on inside a
- *                   sequence, and what is deferred of one that goes
+ *   EVENT           an event's creation, destruction or query (event.c):
+ *                   which events can be recorded and waited on inside a
+ *                   sequence, what is deferred of one that goes, and what
+ *                   a query of one answers without a boundary
  * RP_HELPERS lists, in the same form (role HELPER), the entry points the
  * engine calls itself without interposing them; N is 1 for one the engine
  * can do without (a driver older than the entry: what needs it is not done).
@@ -200,7 +201,7 @@
     X(cuEventDestroy, (CUevent hEvent), (hEvent), (EVENT, _, 0)) \
     X(cuEventDestroy_v2, (CUevent hEvent), (hEvent), (EVENT, _, 0)) \
     X(cuEventSynchronize, (CUevent hEvent), (hEvent), (GLOBAL, _, 0)) \
-    X(cuEventQuery, (CUevent hEvent), (hEvent), (GLOBAL, _, 0)) \
+    X(cuEventQuery, (CUevent hEvent), (hEvent), (EVENT, _, 0)) \
     X(cuStreamWaitEvent, (CUstream hStream, CUevent hEvent, unsigned int Flags), \
       (hStream, hEvent, Flags), (CAPTURE, _, 0)) \
     X(cuStreamWaitEvent_ptsz, (CUstream hStream, CUevent hEvent, unsigned int Flags), \
@@ -473,4 +474,6 @@
     X(cuGraphExecKernelNodeSetParams_v2, (CUgraphExec hGraphExec, CUgraphNode hNode, const CUDA_KERNEL_NODE_PARAMS *nodeParams), (hGraphExec, hNode, nodeParams), (HELPER, _, 0)) \
     X(cuGraphExecMemcpyNodeSetParams, (CUgraphExec hGraphExec, CUgraphNode hNode, const CUDA_MEMCPY3D *copyParams, CUcontext ctx), (hGraphExec, hNode, copyParams, ctx), (HELPER, _, 0)) \
     X(cuGraphExecMemsetNodeSetParams, (CUgraphExec hGraphExec, CUgraphNode hNode, const CUDA_MEMSET_NODE_PARAMS *memsetParams, CUcontext ctx), (hGraphExec, hNode, memsetParams, ctx), (HELPER, _, 0)) \
-    X(cuGraphNodeSetEnabled, (CUgraphExec hGraphExec, CUgraphNode hNode, unsigned int isEnabled), (hGraphExec, hNode, isEnabled), (HELPER, _, 1))
+    X(cuGraphNodeSetEnabled, (CUgraphExec hGraphExec, CUgraphNode hNode, unsigned int isEnabled), (hGraphExec, hNode, isEnabled), (HELPER, _, 1)) \
+    X(cuGraphExecEventWaitNodeSetEvent, (CUgraphExec hGraphExec, CUgraphNode hNode, CUevent event), (hGraphExec, hNode, event), (HELPER, _, 1)) \
+    X(cuFuncGetAttribute, (int *pi, CUfunction_attribute attrib, CUfunction hfunc), (pi, attrib, hfunc), (HELPER, _, 1))

@@ -6,6 +6,7 @@
 
 #include <dlfcn.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 
 /* NVTX's loader looks up the tool's entry points with dlsym, which inside
@@ -14,13 +15,18 @@
 #define dlsym(h, n) rp__dlsym_real()((h), (n))
 #include <nvtx3/nvToolsExt.h>
 
-static int on = -1;
+/* Read once, by whichever thread comes first; several may, with the same
+ * answer, so relaxed atomics are enough (a plain int was a data race). */
+static _Atomic int on = -1;
 
 static int nvtx_on(void)
 {
-    if (on < 0)
-        on = rp__option(RP_OPTION_NVTX).b;
-    return on;
+    int v = atomic_load_explicit(&on, memory_order_relaxed);
+    if (v < 0) {
+        v = rp__option(RP_OPTION_NVTX).b;
+        atomic_store_explicit(&on, v, memory_order_relaxed);
+    }
+    return v;
 }
 
 void rp__nvtx_push(const char *fmt, ...)

@@ -1,33 +1,23 @@
-/* Options: the environment, parsed once into the table of options.h.
+/* Options: the environment and REPRISE_CONFIG's file, parsed once into the
+ * table of options.h (each value by optparse.c, as the command parses its
+ * flags).
  *
  * Values are copied into static buffers (no allocation, and a later setenv by
  * the program cannot pull a string from under us).  An invalid value gets one
- * warning line naming the variable, the value and the default used. */
+ * warning line naming the variable (or the file and line), the value, what
+ * is accepted and the default used: set by hand, a preload must never stop
+ * a program. */
 #include "core.h"
 
-#include <errno.h>
 #include <fnmatch.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
 #include "reprise.h"
 
-struct option_desc {
-    const char *env;
-    enum rp_option_kind kind;
-    const char *def;
-    const char *desc;
-    unsigned long long lo, hi;
-};
-
-static const struct option_desc descs[RP_OPTION_COUNT] = {
-#define X(id, env, kind, def, cli, metavar, desc, lo, hi) [RP_OPTION_##id] = {env, kind, def, desc, lo, hi},
-    RP_OPTIONS(X)
-#undef X
-};
+#define descs rp__option_descs
 
 static union rp__option_value values[RP_OPTION_COUNT];
 static char paths[RP_OPTION_COUNT][PATH_MAX];
@@ -35,82 +25,32 @@ static bool parsed;
 
 static const char *const level_names[] = {"error", "warn", "info", "debug", "trace"};
 
-static bool parse_bool(const char *s, bool *out)
-{
-    static const char *const yes[] = {"1", "on", "yes", "true"};
-    static const char *const no[] = {"0", "off", "no", "false"};
-    for (size_t i = 0; i < 4; i++) {
-        if (strcasecmp(s, yes[i]) == 0)
-            return *out = true, true;
-        if (strcasecmp(s, no[i]) == 0)
-            return *out = false, true;
-    }
-    return false;
-}
-
-static bool parse_level(const char *s, int *out)
-{
-    for (int i = 0; i < (int)(sizeof level_names / sizeof level_names[0]); i++)
-        if (strcasecmp(s, level_names[i]) == 0)
-            return *out = i, true;
-    return false;
-}
-
-/* A count: decimal digits, then at most one of K, M, G (x1024, any case),
- * within lo..hi. */
-static bool parse_count(const char *s, unsigned long long lo, unsigned long long hi,
-                        unsigned long long *out)
-{
-    if (*s < '0' || *s > '9')
-        return false;
-    char *end;
-    errno = 0;
-    unsigned long long v = strtoull(s, &end, 10);
-    if (errno)
-        return false;
-    unsigned int shift = 0;
-    switch (*end) {
-    case 'k': case 'K': shift = 10; end++; break;
-    case 'm': case 'M': shift = 20; end++; break;
-    case 'g': case 'G': shift = 30; end++; break;
-    default: break;
-    }
-    if (*end != '\0' || (shift && v > (~0ull >> shift)))
-        return false;
-    v <<= shift;
-    if (v < lo || v > hi)
-        return false;
-    *out = v;
-    return true;
-}
-
-/* Parse `s` as option `id` into values[id].  Returns false, leaving
- * values[id] untouched, if `s` is not a valid value. */
+/* Parse `s` as option `id` into values[id] (a path copied into its
+ * buffer).  Returns false, leaving values[id] untouched, if `s` is not a
+ * valid value. */
 static bool parse_one(int id, const char *s)
 {
-    switch (descs[id].kind) {
-    case RP_OPT_BOOL:
-        return parse_bool(s, &values[id].b);
-    case RP_OPT_LEVEL:
-        return parse_level(s, &values[id].level);
-    case RP_OPT_COUNT:
-        return parse_count(s, descs[id].lo, descs[id].hi, &values[id].count);
-    case RP_OPT_PATH: {
-        size_t n = strlen(s);
-        if (n >= PATH_MAX)
-            return false;
-        memcpy(paths[id], s, n + 1);
-        values[id].path = paths[id];
-        return true;
+    union rp__option_value v;
+    memset(&v, 0, sizeof v); /* whole, whatever member the kind fills */
+    if (!rp__option_parse_value(id, s, &v))
+        return false;
+    if (descs[id].kind == RP_OPT_PATH || descs[id].kind == RP_OPT_COSTS) {
+        memmove(paths[id], s, strlen(s) + 1); /* fits: the parse checked */
+        v.path = paths[id];
     }
-    }
-    (void)NEVER(1); /* every kind of option returns above */
-    return false;
+    values[id] = v;
+    return true;
 }
 
 void rp__options_reset(void)
 {
     parsed = false;
+}
+
+/* The default of option `id`, as a message shows it. */
+static const char *default_text(int id)
+{
+    return descs[id].def[0] ? descs[id].def : "(unset)";
 }
 
 /* Read option `id` from the environment; an invalid value is warned about
@@ -125,24 +65,9 @@ static void read_env(int id)
     if (parse_one(id, s))
         return;
     parse_one(id, descs[id].def);
-    if (descs[id].kind == RP_OPT_COUNT)
-        rp__warn("invalid %s=%s (expected a count in %llu..%llu); using the default %s",
-                 descs[id].env, s, descs[id].lo, descs[id].hi, descs[id].def);
-    else
-        rp__warn("invalid %s=%s; using the default %s", descs[id].env, s,
-                 descs[id].def[0] ? descs[id].def : "(unset)");
-}
-
-/* The option a config-file key names: the variable's name without the
- * REPRISE_ prefix, in any case ("warmup", "max_ops"). -1 if none. */
-static int option_by_key(const char *key)
-{
-    for (int id = 0; id < RP_OPTION_COUNT; id++) {
-        const char *env = descs[id].env;
-        if (strncmp(env, "REPRISE_", 8) == 0 && strcasecmp(env + 8, key) == 0)
-            return id;
-    }
-    return -1;
+    char accepts[160];
+    rp__warn("invalid %s=%s (expected %s); using the default %s", descs[id].env, s,
+             rp__option_accepts(id, accepts, sizeof accepts), default_text(id));
 }
 
 static char *trim(char *s)
@@ -150,12 +75,13 @@ static char *trim(char *s)
     while (*s == ' ' || *s == '\t')
         s++;
     size_t n = strlen(s);
-    while (n && (s[n - 1] == ' ' || s[n - 1] == '\t' || s[n - 1] == '\n' || s[n - 1] == '\r'))
+    while (n && (s[n - 1] == ' ' || s[n - 1] == '\t'))
         s[--n] = '\0';
     return s;
 }
 
-/* Append `glob` to the comma-separated list of option `id`. */
+/* Append `glob` to the comma-separated list of option `id`.  Returns false,
+ * the list unchanged, when it would not fit. */
 static bool append_glob(int id, const char *glob)
 {
     size_t n = strlen(paths[id]), g = strlen(glob);
@@ -174,7 +100,8 @@ static bool append_glob(int id, const char *glob)
  * The environment wins over the file: a key whose variable is set is
  * skipped. Every problem is one line naming the file and the line, and the
  * line is ignored (its option keeps its default); an unreadable file leaves
- * every option at its default. */
+ * every option at its default.  (The `reprise` command refuses such a file
+ * before the program starts instead.) */
 static void read_config(const char *path)
 {
     FILE *f = fopen(path, "r");
@@ -182,44 +109,32 @@ static void read_config(const char *path)
         rp__error("cannot read the config file %s: %m; using the defaults", path);
         return;
     }
-    char buf[1024];
+    char buf[1024], why[320];
     int line = 0;
     while (fgets(buf, sizeof buf, f)) {
         line++;
-        char *hash = strchr(buf, '#');
-        if (hash)
-            *hash = '\0';
-        char *s = trim(buf);
-        if (!*s)
+        int id = -1;
+        char *value = NULL;
+        union rp__option_value v;
+        enum rp__conf_line kind = rp__config_line(buf, &id, &value, &v, why, sizeof why);
+        if (kind == RP_CONF_BLANK)
             continue;
-        char *eq = strchr(s, '=');
-        if (!eq) {
-            rp__error("%s:%d: malformed line (expected key = value); ignored", path, line);
-            continue;
-        }
-        *eq = '\0';
-        char *key = trim(s), *value = trim(eq + 1);
-        int id = option_by_key(key);
-        if (id < 0 || id == RP_OPTION_CONFIG) {
-            rp__error("%s:%d: unknown key '%s'; ignored", path, line, key);
+        if (kind == RP_CONF_BAD_LINE) {
+            rp__error("%s:%d: %s; ignored", path, line, why);
             continue;
         }
         const char *env = getenv(descs[id].env);
         if (env && env[0])
             continue; /* the environment wins */
-        if (!*value) {
-            rp__error("%s:%d: no value for '%s'; ignored", path, line, key);
-            continue;
-        }
-        if (id == RP_OPTION_EXCLUDE || id == RP_OPTION_INCLUDE) {
-            if (!append_glob(id, value))
-                rp__error("%s:%d: the %s list is too long; '%s' ignored", path, line, key, value);
-            continue;
-        }
-        if (!parse_one(id, value)) {
+        if (kind == RP_CONF_BAD_VALUE) {
             parse_one(id, descs[id].def);
-            rp__error("%s:%d: invalid value '%s' for %s; using the default %s", path, line,
-                      value, key, descs[id].def[0] ? descs[id].def : "(unset)");
+            rp__error("%s:%d: %s; using the default %s", path, line, why, default_text(id));
+        } else if (id == RP_OPTION_EXCLUDE || id == RP_OPTION_INCLUDE) {
+            if (!append_glob(id, value))
+                rp__error("%s:%d: the %s list is too long; '%s' ignored", path, line,
+                          descs[id].env + 8, value);
+        } else {
+            parse_one(id, value);
         }
     }
     fclose(f);
@@ -295,6 +210,7 @@ void rp__options_log(void)
             rp__debug("option %s=%s", descs[id].env, level_names[values[id].level]);
             break;
         case RP_OPT_PATH:
+        case RP_OPT_COSTS:
             rp__debug("option %s=%s", descs[id].env, values[id].path);
             break;
         case RP_OPT_COUNT:

@@ -1,6 +1,6 @@
 /* counters.c - what the engine counts for the report, at the bottom of the
- * engine so that every layer may count: why ops ran eagerly (the reason
- * names), the bounds it hit (each said once in the log), the cost model's
+ * engine so that every layer may count: why ops ran eagerly (the reasons
+ * are explain.h's), the bounds it hit (each said once in the log), the cost model's
  * samples; and the context lock's slow paths. The report lines of
  * sequences are the sequence table's (seq/seqs.c). */
 #include "engine.h"
@@ -12,21 +12,6 @@
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
-
-const char *const rp__eager_reason_names[RP_EAGER_REASON_COUNT] = {
-    [RP_EAGER_WARMING_UP] = "warming_up",
-    [RP_EAGER_NOT_CAPTURABLE] = "not_capturable",
-    [RP_EAGER_SHORT] = "segment_too_short",
-    [RP_EAGER_DIVERGED] = "diverged",
-    [RP_EAGER_CAPTURE_FAILED] = "capture_failed",
-    [RP_EAGER_BACKING_OFF] = "backing_off",
-    [RP_EAGER_BOUND] = "bound_hit",
-    [RP_EAGER_PROGRAM_CAPTURE] = "program_capturing",
-    [RP_EAGER_NO_LAYOUT] = "no_param_layout",
-    [RP_EAGER_EXCLUDED] = "excluded_by_rule",
-    [RP_EAGER_NO_PERIOD] = "no_period",
-    [RP_EAGER_RESTING] = "resting",
-};
 
 void rp__bound_hit(rp_ctxstate *cs, enum rp__bound b)
 {
@@ -68,26 +53,58 @@ void rp__cost_note(rp_ctxstate *cs, enum rp_cost_kind kind, uint64_t ns, uint64_
     rp__cost_sample(&cs->costs, kind, ns, count);
 }
 
+/* A report written while the program runs (the periodic stats file) must
+ * not read what a lock guards without holding it: in that mode a lock busy
+ * for a few milliseconds is given up and the report marked as missing
+ * something; its writer drops it and tries again at the next period. At
+ * exit (or at a signal that ends the program) a thread may have died
+ * holding a lock, and the report reads what is there after 100 ms. */
+static RP_TLS int report_try_only, report_missed;
+
+void rp__report_try_only(int on)
+{
+    report_try_only = on;
+    report_missed = 0;
+}
+
+int rp__report_missed(void)
+{
+    return report_missed;
+}
+
+static int report_tries(void)
+{
+    return report_try_only ? 5 : 100;
+}
+
+static int report_gave_up(void)
+{
+    if (!report_try_only)
+        return 0;
+    report_missed = 1;
+    return -1;
+}
+
 int rp__lock_for_report(pthread_mutex_t *m)
 {
-    for (int i = 0; i < 100; i++) {
+    for (int i = 0, n = report_tries(); i < n; i++) {
         if (pthread_mutex_trylock(m) == 0)
             return 1;
         struct timespec ts = {0, 1000000};
         nanosleep(&ts, NULL);
     }
-    return 0;
+    return report_gave_up();
 }
 
 int rp__ctx_lock_for_report(rp_ctxstate *cs)
 {
-    for (int i = 0; i < 100; i++) {
+    for (int i = 0, n = report_tries(); i < n; i++) {
         if (rp__trylock(&cs->lock))
             return 1;
         struct timespec ts = {0, 1000000};
         nanosleep(&ts, NULL);
     }
-    return 0;
+    return report_gave_up();
 }
 
 /* The program's errno is left as it was (a futex call sets it to EAGAIN or
@@ -113,9 +130,11 @@ size_t rp__retired_snapshot(struct rp__seq_info *out, size_t max)
 {
     int locked = rp__lock_for_report(&rp__eng.retired_lock);
     size_t n = 0;
+    if (locked < 0)
+        return 0;
     for (size_t i = 0; i < rp__eng.nretired && n < max; i++)
         out[n++] = rp__eng.retired[i];
-    if (locked)
+    if (locked > 0)
         pthread_mutex_unlock(&rp__eng.retired_lock);
     return n;
 }

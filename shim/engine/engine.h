@@ -21,6 +21,7 @@
 #include <pthread.h>
 
 #include "cost.h"
+#include "counters.h"
 #include "detector.h"
 #include "explain.h"
 #include "lifecycle.h"
@@ -52,26 +53,8 @@ void rp__bound_hit(struct rp_ctxstate *cs, enum rp__bound b);
 /* Bounds hit with no context to count them in (the context table was full). */
 uint64_t rp__bound_hits_without_context(enum rp__bound b);
 
-/* Why an op ran eagerly (stats). */
-enum rp__eager_reason {
-    RP_EAGER_WARMING_UP,     /* its segment had not been seen warmup times yet */
-    RP_EAGER_NOT_CAPTURABLE, /* a call the engine does not capture */
-    RP_EAGER_SHORT,          /* its segment was shorter than REPRISE_MIN_OPS */
-    RP_EAGER_DIVERGED,       /* deferred, then the sequence diverged: flushed */
-    RP_EAGER_CAPTURE_FAILED, /* its segment's last capture failed (backing off) */
-    RP_EAGER_BACKING_OFF,    /* waiting before a capture, no capture having failed: its
-                                stream's graphs were replaced before they paid off, or its
-                                segment's last capture was stopped by a bound or its graph
-                                given up */
-    RP_EAGER_BOUND,          /* a bound was hit (ops, graphs, table, memory) */
-    RP_EAGER_PROGRAM_CAPTURE,/* the program was capturing itself */
-    RP_EAGER_NO_LAYOUT,      /* the kernel's parameter layout cannot be read */
-    RP_EAGER_EXCLUDED,       /* the kernel is kept out by REPRISE_EXCLUDE/INCLUDE */
-    RP_EAGER_NO_PERIOD,      /* no boundary and no period: its segment outgrew REPRISE_MAX_OPS */
-    RP_EAGER_RESTING,        /* its stream was resting from learning (nothing it learnt paid) */
-    RP_EAGER_REASON_COUNT
-};
-extern const char *const rp__eager_reason_names[RP_EAGER_REASON_COUNT];
+/* Why an op ran eagerly (enum rp__eager_reason) is explain.h's, with the
+ * reasons' names and what each means (rp__reasons). */
 
 #define RP_FJ_STREAMS 8  /* streams besides its home a sequence may run ops on */
 #define RP_FJ_EVENTS 16  /* program events a sequence may record */
@@ -104,6 +87,22 @@ typedef struct rp_seq {
     int by_period;          /* its segment was delimited by the stream's period, not a boundary */
     size_t div_op;          /* the last divergence: index of the op that differed */
     const char *div_why;    /* ... and why (NULL: none yet) */
+    /* Its last divergences for the report, written only when one happens
+     * (match.c, diverged): where, the field and its two values, and the
+     * occurrence's kernel name for a kernel that switched (the recorder's,
+     * which lives as long as the context). The newest is at
+     * (ndivs - 1) % RP_SEQ_DIVS. */
+#define RP_SEQ_DIVS 4
+    struct rp_seq_div {
+        uint32_t op;
+        uint8_t why;        /* enum rp__div_why */
+        uint8_t ended;      /* the held ops then ran eagerly: no candidate was left */
+        rp_op_delta d;
+        const char *got_name;
+    } divs[RP_SEQ_DIVS];
+    uint64_t ndivs;
+    uint64_t flushes;       /* divergences after which the held ops ran eagerly */
+    uint64_t flushed_ops;   /* ... the ops held then */
     uint64_t captured_at;   /* the occurrence at which it was captured */
     uint64_t skey;          /* the key of its structure (rp__det_key by structure), set
                                by learning when it is captured */
@@ -136,6 +135,9 @@ typedef struct rp_seq {
         unsigned int recent_at;
         uint64_t updates;   /* node updates applied */
         uint64_t widened;   /* fields found volatile after the capture */
+        uint64_t frees_at;  /* rp__frees() when sealed.graph was captured: its
+                               memset and copy nodes name that occurrence's
+                               memory, which a later free may have freed */
         /* The nodes each executable has enabled, `exec`'s and each
          * alternate's: ops [head, n - tail). All of them (0, 0) but after a
          * part of an occurrence was launched (seq/exec.c, rp__exec_range). */
@@ -161,8 +163,22 @@ typedef struct rp_seq {
                                its values in a stream's arena (rp_stream.match.arena_gen) */
     } match;
     int first_unique;       /* no other sequence of its home begins with its first
-                               op's kernel: the fast path may begin a match
-                               (reckoned by the sequence table, seq/) */
+                               op's kernel (nor has it among its forms at op 0):
+                               the fast path may begin a match (reckoned by the
+                               sequence table, seq/) */
+    /* The other functions its kernels were seen with where their function
+     * is volatile (RP_VOL_FUNC): the forms a kernel switches between (an
+     * elementwise kernel vectorized or unrolled by its pointers' alignment,
+     * a softmax per length bucket). An op matches with its own function or
+     * one of these: at op 0 only so (a sequence whose first kernel matched
+     * any function would begin a match at every launch); past it a new one
+     * is taken while matching (match.c, widen) or by the learner. */
+#define RP_SEQ_FORMS 16
+    struct rp_form {
+        uint32_t k;
+        CUfunction f;
+    } forms[RP_SEQ_FORMS];
+    unsigned int nforms;
     unsigned int pins;      /* streams whose candidates or complete match it is
                                (the matcher's count): while any, it stays */
     /* Fork/join (a sequence with event ops or ops of other streams; seq/forkjoin.c). */
@@ -173,9 +189,25 @@ typedef struct rp_seq {
                                all its work comes after the home stream's earlier work */
         unsigned int nside; /* the other streams it runs ops on ... */
         CUstream side[RP_FJ_STREAMS]; /* ...: idle before a replay, waiting after */
-        CUevent side_first[RP_FJ_STREAMS]; /* the event each one's first op waits on (or NULL) */
-        size_t nexts;       /* the events it waits on recorded outside it: */
-        CUevent *exts;      /* complete (or known to be) before a replay */
+        /* Events are named by the op that names them (an index into its
+         * ops): each occurrence brings its own handles (rp_op.erole), and
+         * a replay reads them from the occurrence's records. */
+        size_t side_first[RP_FJ_STREAMS]; /* the op each one's first op is, when it
+                               waits on an event (else SIZE_MAX) */
+        size_t nexts;       /* the events it waits on recorded outside it (the
+                               first wait on each): */
+        size_t *exts;       /* complete (or known to be) before a replay */
+        /* Its home stream's waits on events recorded outside it (PyTorch's
+         * main.wait_stream(side) each step, a fresh event each time): an
+         * event wait node each, in its place in the graph, set to the
+         * occurrence's event before a replay (cuGraphExecEventWaitNodeSetEvent):
+         * the graph waits where the home stream waited eagerly, for what it
+         * waited for, and nothing needs to be complete before the launch.
+         * (Waits of other streams stay among `exts`: their ops' wait in a
+         * graph would hold the home stream's later work too.) */
+        size_t nhwait;
+        size_t *hwait;      /* their ops */
+        CUevent *hwait_ev;  /* the event each node waits on now */
         /* After a replay, its event ops again, in its order, without its
          * work (fj_after): every record, and every wait on an event recorded
          * earlier in it by another stream. The program's streams and events
@@ -184,7 +216,7 @@ typedef struct rp_seq {
          * before it there, each stream's last op its last event op. */
         struct rp_fj_shadow {
             CUstream stream;
-            CUevent ev;
+            size_t at;      /* the op: its event is the occurrence's */
             int record;     /* 1: a record, 0: a wait */
         } *shadow;
         size_t nshadow;
@@ -244,6 +276,12 @@ typedef struct rp_stream {
         uint64_t nocut_until; /* no period cut before this op (rp__learn_cuts_next's
                                hint; 0: none), until what it depends on changes
                                (a boundary, the period fed, a cut: learn.c clears it) */
+        /* For the report: the by-structure entry of its last segment (valid
+         * while that slot still has `prev_shape_id`), and whether the
+         * segment being ended had a structure not seen before. */
+        const rp_det_entry *prev_shape;
+        unsigned int prev_shape_id;
+        int shape_new;
     } learn;
     /* The matcher (match/): ops deferred while they match candidate sequences. */
     struct rp_stream_match {
@@ -286,11 +324,19 @@ typedef struct rp_stream {
          * sequence when it is launched (a part, or the whole), dropped
          * with the candidate or when the occurrence is resolved otherwise,
          * so that a step that goes another way widens nothing. */
+        /* Events the program destroyed while an op it holds names them
+         * (match.c, rp__match_defer_destroy): destroyed once that op is
+         * issued (a replay's shadow or a flush), with the stream's next
+         * resolution. A destroy is asynchronous ("resources will be
+         * released asynchronously"): the program sees no difference. */
+        CUevent dtor[RP_FJ_EVENTS];
+        unsigned int ndtor;
 #define RP_MAX_WIDEN 16
         struct rp_widen {
             rp_seq *s;
             uint32_t k;
             uint64_t bits;
+            CUfunction form; /* a function op k takes that `s` did not know (or NULL) */
         } wid[RP_MAX_WIDEN];
         unsigned int nwid;
     } match;
@@ -325,73 +371,6 @@ typedef struct rp_stream {
     } fj;
 } rp_stream;
 
-#define RP_ATTR_IDS 17 /* launch attribute ids counted in the stats (CUDA 13: 0-16) */
-
-/* Only uint64_t members: the report sums contexts member by member. */
-struct rp__engine_stats {
-    uint64_t ops_seen[RP_OP_KINDS]; /* by rp_op_kind (index 0: not capturable) */
-    uint64_t ops_replayed;
-    uint64_t ops_eager[RP_EAGER_REASON_COUNT];
-    uint64_t segments;
-    uint64_t replays;
-    uint64_t replay_failures;
-    uint64_t divergences;
-    uint64_t graphs_captured;
-    uint64_t capture_failures;
-    uint64_t graphs_dropped;
-    uint64_t bound_hits;
-    uint64_t bound_hits_by[RP_BOUND_COUNT]; /* the same, per bound (explain.h) */
-    uint64_t capture_ns, instantiate_ns;
-    uint64_t staging_bytes;
-    uint64_t volatile_captures;  /* sequences captured with volatile fields */
-    uint64_t updates;            /* node updates applied before replays */
-    uint64_t update_failures;    /* updates the driver refused (then eager) */
-    uint64_t too_many_updates;   /* replays skipped: more than REPRISE_MAX_UPDATES */
-    uint64_t widenings;          /* fields found volatile after a capture */
-    uint64_t instantiates;       /* executables instantiated */
-    uint64_t exec_updates;       /* executables updated to a new graph instead */
-    uint64_t exec_update_refused;/* updates refused by the driver (then instantiated) */
-    uint64_t backoffs;           /* times a stream's warmup was lengthened (churn) */
-    uint64_t evictions;          /* graphs dropped to stay within REPRISE_MAX_GRAPHS */
-    uint64_t staging_live_bytes; /* staging held by live graphs now */
-    uint64_t nodes_kernel, nodes_memcpy, nodes_memset, nodes_other; /* in captured graphs */
-    uint64_t idle_flushes;       /* held work issued because its stream went quiet */
-    uint64_t idle_parts;         /* ... of those, launched as a part of its graph,
-                                    the occurrence's match going on */
-    uint64_t part_launches;      /* graph launches of a part of a sequence's ops
-                                    (the others' nodes disabled) */
-    uint64_t node_toggles;       /* nodes enabled or disabled for those */
-    uint64_t periods_found;      /* periods accepted on streams without boundaries */
-    uint64_t period_cuts;        /* segments ended by a period cut (a step or chunk start) */
-    uint64_t rests;              /* times a stream stopped learning for a while (no replay paid) */
-    uint64_t cost_samples[RP_COST_KINDS]; /* calls timed for the cost model, by kind */
-    uint64_t cost_ns[RP_COST_KINDS];      /* ... and their total time */
-    uint64_t beyond_max_updates; /* replays with more than REPRISE_MAX_UPDATES updates (costs allowed) */
-    uint64_t landmarks_found;    /* streams with no period cut after a run of ops that comes back */
-    uint64_t variant_execs;      /* executables added to a sequence with updates for a content that came back */
-    uint64_t variant_exec_hits;  /* replays run by such an executable, holding their content already */
-    uint64_t variants_passed_over; /* exact variants dropped: occurrences kept diverging from
-                                      them where a sequence with updates served */
-    uint64_t fork_joins;         /* graphs captured with more than one stream */
-    uint64_t stream_joins;       /* streams that joined another's trace by a wait */
-    uint64_t fork_joins_busy;    /* fork/join replays not made: streams busy (then eager) */
-    uint64_t staging_busy;       /* replays not made: the previous launch still reading
-                                    its staging (then eager) */
-    uint64_t cross_context_waits;/* waits on an event of another context (never one graph) */
-    uint64_t event_settles;      /* traces ended because a call named their event and
-                                    could not join them (another context, a destroy...) */
-    uint64_t attr_boundaries[RP_ATTR_IDS]; /* launches kept eager for an attribute, by id
-                                             (0: more than RP_MAX_ATTRS, or an unknown id) */
-    uint64_t widened_in_match;   /* of `widenings`, fields taken as volatile while an
-                                    occurrence was matched (no eager step for them) */
-    uint64_t func_updates;       /* kernel nodes set to another function (RP_VOL_FUNC) */
-    uint64_t func_updates_refused; /* ... refused by the driver (kernels' functions are
-                                      structure again from then on: rp__func_fixed) */
-    uint64_t programmatic_serialization_dropped; /* launches issued into a capture window
-                                                    (or on the private stream) without the
-                                                    programmatic stream serialization they
-                                                    asked for: fully serialized */
-};
 
 #define RP_MAX_STREAMS 128  /* per context */
 #define RP_FUNC_CACHE 64    /* functions whose layout is cached per context (a power of two) */
@@ -451,6 +430,12 @@ typedef struct rp_ctxstate {
     rp_costs costs;         /* measured (model/cost.h) */
     size_t *upd, capupd;    /* a replay's nodes to update (seq/exec.c) */
     uint64_t trace_clock;      /* the last trace name given (rp_stream.trace.epoch) */
+    /* For the report: the last segments whose structure was new, each
+     * against its stream's segment before (learn/policy.c); the newest at
+     * (nshapes - 1) % RP_CTX_SHAPES. */
+#define RP_CTX_SHAPES 4
+    struct rp__diff shapes[RP_CTX_SHAPES];
+    uint64_t nshapes;
     /* What captures and replays of fork/join sequences use, created at the
      * first capture that needs them: private side streams and events
      * standing for the program's in the capture, and the events that fork
@@ -460,6 +445,9 @@ typedef struct rp_ctxstate {
         CUstream side[RP_FJ_STREAMS];
         CUevent ev[RP_FJ_EVENTS];
         CUevent fork, join[RP_FJ_STREAMS], post;
+        CUevent none;       /* never recorded: what a wait node of a capture waits on
+                               until a replay sets it to the program's event (the
+                               occurrence captured may have destroyed its own) */
     } fj;
 } rp_ctxstate;
 
@@ -492,6 +480,24 @@ struct rp__seq_info {
     unsigned int variants;  /* sequences with its structure (itself included) */
     char volatile_fields[256]; /* "kernel#param op:field ..." ("" if exact) */
     int by_period;          /* found by the stream's period, not delimited by boundaries */
+    /* Its last divergences, newest first (rp_seq.divs with names), and the
+     * runs they sent eagerly. */
+    struct rp__diff divs[RP_SEQ_DIVS];
+    unsigned int ndivs;
+    uint64_t flushes, flushed_ops;
+    /* Its volatile fields, one entry per field (a kernel's geometry as one
+     * of grid, block, shmem); a kernel's name is vol_names[name] (-1: none
+     * kept, more than RP_INFO_NAMES kernels). */
+#define RP_INFO_VOLS 32
+#define RP_INFO_NAMES 8
+    struct rp__info_vol {
+        uint32_t op;
+        uint8_t field, index, kind;
+        int8_t name;
+    } vols[RP_INFO_VOLS];
+    unsigned int nvols;
+    int vols_cut;           /* more fields than RP_INFO_VOLS */
+    char vol_names[RP_INFO_NAMES][RP_NAME_LEN];
 };
 
 /* ---- the engine instance ------------------------------------------------------ */
@@ -506,10 +512,15 @@ struct rp__seq_info {
  * stream has the same trace.epoch; check under that context's lock). */
 typedef struct rp_evinfo {
     unsigned int flags;
+    uint32_t serial;        /* its number among the events created (never 0): a
+                               handle destroyed and given out again is another
+                               event (rp_op.eser) */
     CUcontext ctx;
     struct rp_ctxstate *live_cs;
     rp_stream *live_home;
     uint64_t live_epoch;
+    unsigned int held_polls;/* queries answered "not ready" while a trace held its
+                               record, in a row (coord/event.c) */
     uint64_t after_gen;     /* its last record was a replay's, on after_home, if */
     CUstream after_home;    /* rp__issued is still after_gen (see rp_stream) */
 } rp_evinfo;
@@ -540,6 +551,7 @@ struct rp_engine {
     _Atomic int exit_armed;
     _Atomic int func_fixed;       /* the driver refused a kernel node's function update */
     _Atomic uint64_t hits_without_context[RP_BOUND_COUNT];
+    _Atomic unsigned int seq_ids; /* sequences numbered as captured, from 1 */
     /* Report lines of sequences whose graph was dropped. */
     struct rp__seq_info retired[RP_MAX_RETIRED];
     size_t nretired;
@@ -551,6 +563,7 @@ struct rp_engine {
         rp_evinfo info;
     } ev_slots[RP_EV_SLOTS];
     size_t ev_used;               /* live entries and tombstones */
+    uint32_t ev_serial;           /* the events created so far (rp_evinfo.serial) */
     pthread_mutex_t ev_lock;
     /* CUkernel handles the program obtained (rec/recorder.c): written under
      * kernels_lock, read without (slots only go from empty to a handle). */
@@ -662,10 +675,16 @@ static inline int rp__func_fixed(void)
 /* Count `count` calls of `kind` that took `ns`, for the model and the report. */
 void rp__cost_note(rp_ctxstate *cs, enum rp_cost_kind kind, uint64_t ns, uint64_t count);
 /* Lock `m` if that can be had within a moment (at exit a thread may have
- * died holding it): 1 if locked; 0, and the caller reads as it is. */
+ * died holding it): 1 if locked; 0, and the caller reads as it is; -1 in
+ * try-only mode (rp__report_try_only), and the caller reads nothing. */
 int rp__lock_for_report(pthread_mutex_t *m);
 /* The same for a context's lock. */
 int rp__ctx_lock_for_report(rp_ctxstate *cs);
+/* On this thread, from now on: with `on`, the report's locks are tried for
+ * a few milliseconds and a busy one is skipped (a report written while the
+ * program runs); rp__report_missed says whether one was. */
+void rp__report_try_only(int on);
+int rp__report_missed(void);
 /* Copy up to `max` retired report lines into `out`; returns how many. */
 size_t rp__retired_snapshot(struct rp__seq_info *out, size_t max);
 

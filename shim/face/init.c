@@ -10,16 +10,19 @@
  * which may call dlsym or a cu* symbol), and a recursive pthread_once call
  * deadlocks; a thread-local flag lets that thread through instead. */
 #include "core.h"
+#include "flush.h"
 #include "init.h"
 #include "trace.h"
 
 #include "coord.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "reprise.h"
 
@@ -31,6 +34,7 @@ static bool engine_on, tracing;
 
 static void in_forked_child(void)
 {
+    rp__flush_forked();
     rp__enabled = false;
     if (engine_on)
         rp__engine_forked();
@@ -89,6 +93,8 @@ void rp__init_slow(void)
                 ok && rp__option(RP_OPTION_TRACE).path[0] != '\0');
         if (ok && rp__enabled)
             rp__info("enabled (version %s)", REPRISE_VERSION);
+        if (engine_on)
+            rp__flush_start();
         initialising = false;
     } else {
         /* Another thread initialises.  It does not wait for us, so spinning
@@ -102,15 +108,45 @@ void rp__init_slow(void)
     errno = saved_errno;
 }
 
+/* Under the `reprise` command, the program it runs (which keeps the
+ * command's pid, REPRISE_RUN_PID) says so when it made no driver call at
+ * all, in its stats file and in a line: otherwise its stats file would be
+ * missing with no word why.  Its child processes, and a program whose
+ * report another process wrote (the same file name), say nothing. */
+static void say_no_cuda(void)
+{
+    const char *run = getenv("REPRISE_RUN_PID");
+    if (run == NULL || strtol(run, NULL, 10) != (long)getpid())
+        return;
+    rp__options_parse();
+    if (!rp__option(RP_OPTION_ENABLE).b)
+        return;
+    const char *pattern = rp__option(RP_OPTION_STATS).path;
+    char path[PATH_MAX];
+    if (pattern[0] && rp__stats_path(pattern, path, sizeof path)) {
+        /* A report that says so ("calls": {}, no engine): a line alone may
+         * go nowhere (coreutils close stderr before the destructors run). */
+        if (access(path, F_OK) != 0 && rp__stats_write(true))
+            rp__warn("%s made no CUDA driver call: nothing to capture (%s says so)",
+                     program_invocation_short_name, path);
+    } else if (rp__option(RP_OPTION_SUMMARY).b) {
+        rp__warn("%s made no CUDA driver call: nothing to capture",
+                 program_invocation_short_name);
+    }
+}
+
 /* The report is written by a destructor, which runs at exit() (and never at
- * _exit or on a crash).  It reads only our counters: the driver may already
- * be torn down.  A process that never reached the shim writes nothing, so
- * that the many children of a preloaded shell script do not each leave a
- * file. */
+ * _exit or on a crash; a signal the program has not claimed writes it too,
+ * flush.c).  It reads only our counters: the driver may already be torn
+ * down.  A process that never reached the shim writes nothing, so that the
+ * many children of a preloaded shell script do not each leave a file. */
 __attribute__((destructor)) static void rp__fini(void)
 {
-    if (atomic_load_explicit(&rp__state, memory_order_acquire) != RP_INIT_READY)
+    if (atomic_load_explicit(&rp__state, memory_order_acquire) != RP_INIT_READY) {
+        if (atomic_load_explicit(&rp__state, memory_order_acquire) == RP_INIT_NONE)
+            say_no_cuda();
         return;
+    }
     if (rp__engine_in_forked_child())
         return;
     if (tracing) {
@@ -118,12 +154,5 @@ __attribute__((destructor)) static void rp__fini(void)
             return; /* a forked child: the trace and the report are the parent's */
         rp__trace_close();
     }
-    rp__stats_write_at_exit();
-    /* For the allocation sweep (tests/faults/alloc_sweep.sh): how many
-     * allocations there were, and how many were failed on purpose. */
-    if (getenv("REPRISE_FAULT_ALLOC"))
-        rp__warn("%llu allocations, %llu failed on purpose (REPRISE_FAULT_ALLOC)",
-                 (unsigned long long)rp__alloc_calls(), (unsigned long long)rp__alloc_faults());
-    if (rp__enabled && !rp__trace_alone && rp__option(RP_OPTION_SUMMARY).b)
-        rp__summary_write(2);
+    rp__report_final(true);
 }

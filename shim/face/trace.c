@@ -64,6 +64,7 @@ static void enc_event(struct tr_call *c, const uint64_t *a)
             CUevent e = *(CUevent *)(uintptr_t)a[0];
             ev = ++W.next_event;
             rp__tr_map_put(&W.events, (uint64_t)(uintptr_t)e, ev);
+            rp__tr_own(TR_OWN_EVENT, ev, rp__tr_ctx_current());
         }
         flags = a[1];
         break;
@@ -152,6 +153,7 @@ static void enc_graph(struct tr_call *c, const uint64_t *a)
             CUgraphExec e = *(CUgraphExec *)(uintptr_t)a[0];
             x = ++W.next_exec;
             rp__tr_map_put(&W.execs, (uint64_t)(uintptr_t)e, x);
+            rp__tr_own(TR_OWN_EXEC, x, rp__tr_ctx_current());
         }
         break;
     case RP_TRF_GRAPH_EXEC_UPDATE:
@@ -193,12 +195,16 @@ static void enc_ctx(struct tr_call *c, const uint64_t *a)
             CUcontext n = *(CUcontext *)(uintptr_t)a[0];
             id = ++W.next_ctx;
             rp__tr_map_put(&W.ctxs, (uint64_t)(uintptr_t)n, id);
+            rp__tr_ctx_info(id, (uint32_t)dev, false);
         }
         break;
     case RP_TRF_CTX_DESTROY:
         id = rp__tr_ctx((CUcontext)(uintptr_t)a[0], false);
-        if (c->ok)
+        if (c->ok) {
+            /* Its handles and its own may come back for other objects. */
+            rp__tr_ctx_gone(id);
             rp__tr_map_del(&W.ctxs, a[0]);
+        }
         break;
     case RP_TRF_CTX_SET:
     case RP_TRF_CTX_PUSH:
@@ -219,6 +225,10 @@ static void enc_ctx(struct tr_call *c, const uint64_t *a)
             if (W.primary_state((CUdevice)dev, &fl, &active) == CUDA_SUCCESS)
                 flags = active ? 1 : 0;
         }
+        /* A context released to nothing, or reset, took its objects with
+         * it (the same as a destroy). */
+        if (c->ok && (c->fam == RP_TRF_PRIMARY_RESET || !flags))
+            rp__tr_primary_gone((uint32_t)dev);
         break;
     default:
         break;
@@ -274,11 +284,7 @@ static void enc_module(struct tr_call *c, const uint64_t *a)
         if (c->ok && mid) {
             rp__tr_map_del(&W.modules, a[0]);
             /* Its functions' handles may come back for another module. */
-            for (uint32_t i = 0; i < W.funcs.cap; i++) {
-                uint64_t k = W.funcs.keys[i];
-                if (k != TR_MAP_EMPTY && k != TR_MAP_TOMB && W.fn[W.funcs.vals[i] - 1]->module == mid)
-                    rp__tr_func_forget((const void *)(uintptr_t)k);
-            }
+            rp__tr_module_forget_functions(mid);
         }
         break;
     }

@@ -137,10 +137,12 @@ uint32_t rp__tr_ctx(CUcontext c, bool valid)
         return v - 1;
     uint32_t id = ++W.next_ctx;
     rp__tr_map_put(&W.ctxs, (uint64_t)(uintptr_t)c, id);
+    uint32_t dev = valid ? device_of(c) : 0;
+    rp__tr_ctx_info(id, dev, valid);
     unsigned char *p = rp__tr_rec_begin(24);
     if (p) {
         p = rp_tv_put(p, id);
-        p = rp_tv_put(p, valid ? device_of(c) : 0);
+        p = rp_tv_put(p, dev);
         p = rp_tv_put(p, valid ? RP_TC_PRIMARY : 0);
         rp__tr_rec_end(RP_TR_CTX, p);
     }
@@ -169,6 +171,7 @@ uint32_t rp__tr_stream_new(CUstream s, bool valid)
         if (W.stream_priority)
             W.stream_priority(s, &prio);
     }
+    rp__tr_own(TR_OWN_STREAM, id, cid);
     unsigned char *p = rp__tr_rec_begin(40);
     if (p) {
         p = rp_tv_put(p, id);
@@ -189,6 +192,7 @@ uint32_t rp__tr_event(CUevent e)
         return v - 1;
     uint32_t id = ++W.next_event;
     rp__tr_map_put(&W.events, (uint64_t)(uintptr_t)e, id);
+    rp__tr_own(TR_OWN_EVENT, id, rp__tr_ctx_current());
     unsigned char *p = rp__tr_rec_begin(12);
     if (p) {
         p = rp_tv_put(p, id);
@@ -207,6 +211,9 @@ uint32_t rp__tr_module(const void *m, unsigned kind)
         return v - 1;
     uint32_t id = ++W.next_module;
     rp__tr_map_put(&W.modules, key, id);
+    /* A module is loaded into the current context (which is what a lookup
+     * of one of its functions sees); a library into none. */
+    rp__tr_own(TR_OWN_MODULE, id, kind == 0 ? rp__tr_ctx_current() : 0);
     unsigned char *p = rp__tr_rec_begin(12);
     if (p) {
         p = rp_tv_put(p, id);
@@ -316,6 +323,11 @@ struct tr_func *rp__tr_func_new(const void *h, unsigned kind, uint32_t parent, c
                 f->module = rp__tr_module(m, 0);
         }
     }
+    /* Its context: its module's; a CUkernel has none; the CUfunction of a
+     * CUkernel is the current context's. */
+    f->ctx = kind == 0 ? rp__tr_owner(TR_OWN_MODULE, f->module)
+             : kind == 2 ? rp__tr_ctx_current()
+                         : 0;
     if (f->psize) {
         f->last = rp__calloc(1, f->psize);
         if (!f->last) {
@@ -350,6 +362,15 @@ void rp__tr_func_forget(const void *h)
     rp__tr_map_del(&W.funcs, (uint64_t)(uintptr_t)h);
     if (W.last_fn_key == h)
         W.last_fn_key = NULL;
+}
+
+void rp__tr_module_forget_functions(uint32_t mid)
+{
+    for (uint32_t i = 0; i < W.funcs.cap; i++) {
+        uint64_t k = W.funcs.keys[i];
+        if (k != TR_MAP_EMPTY && k != TR_MAP_TOMB && W.fn[W.funcs.vals[i] - 1]->module == mid)
+            rp__tr_func_forget((const void *)(uintptr_t)k);
+    }
 }
 
 /* ---- memory --------------------------------------------------------------------- */
@@ -388,7 +409,7 @@ void rp__tr_range_del(uintptr_t base)
 
 /* A new memory id for [base, base + size) in `space`; an older range it
  * overlaps (memory freed outside the calls the trace sees) is dropped. */
-uint32_t rp__tr_range_add(uintptr_t base, size_t size, unsigned char space)
+uint32_t rp__tr_range_add(uintptr_t base, size_t size, unsigned char space, uint32_t ctx)
 {
     uint32_t id = ++W.next_mem;
     if (!size)
@@ -411,12 +432,12 @@ uint32_t rp__tr_range_add(uintptr_t base, size_t size, unsigned char space)
     }
     size_t i = range_lower(base);
     memmove(&W.rg[i + 1], &W.rg[i], (W.nrg - i) * sizeof *W.rg);
-    W.rg[i] = (struct tr_range){base, size, id, space};
+    W.rg[i] = (struct tr_range){base, size, id, space, ctx};
     W.nrg++;
     return id;
 }
 
-static void mem_def(uint32_t id, unsigned space, size_t bytes, uint32_t ctx)
+static void mem_def(uint32_t id, unsigned space, size_t bytes, uint32_t ctx, uint64_t base)
 {
     unsigned char *p = rp__tr_rec_begin(40);
     if (p) {
@@ -424,6 +445,7 @@ static void mem_def(uint32_t id, unsigned space, size_t bytes, uint32_t ctx)
         p = rp_tv_put(p, space);
         p = rp_tv_put(p, bytes);
         p = rp_tv_put(p, ctx);
+        p = rp_tv_put(p, base); /* RP_TF_ADDRS */
         rp__tr_rec_end(RP_TR_MEM, p);
     }
 }
@@ -452,8 +474,8 @@ struct tr_addr rp__tr_addr(uint64_t a, enum tr_addr_kind kind, bool valid)
                 W.real->cuPointerGetAttribute(&c, CU_POINTER_ATTRIBUTE_CONTEXT, (CUdeviceptr)a) ==
                     CUDA_SUCCESS)
                 cid = rp__tr_ctx(c, true);
-            uint32_t id = rp__tr_range_add((uintptr_t)base, size, RP_TS_DEVICE);
-            mem_def(id, RP_TS_DEVICE, size, cid);
+            uint32_t id = rp__tr_range_add((uintptr_t)base, size, RP_TS_DEVICE, cid);
+            mem_def(id, RP_TS_DEVICE, size, cid, base);
             return (struct tr_addr){id, RP_TS_DEVICE, a - base};
         }
     }
@@ -464,7 +486,7 @@ struct tr_addr rp__tr_addr(uint64_t a, enum tr_addr_kind kind, bool valid)
         return (struct tr_addr){v - 1, RP_TS_PAGEABLE, 0};
     uint32_t id = ++W.next_mem;
     rp__tr_map_put(&W.pageable, a, id);
-    mem_def(id, RP_TS_PAGEABLE, 0, 0);
+    mem_def(id, RP_TS_PAGEABLE, 0, 0, a);
     return (struct tr_addr){id, RP_TS_PAGEABLE, 0};
 }
 

@@ -80,12 +80,36 @@ static inline struct tr_func *rp__tr_func(const void *h, unsigned kind, uint32_t
 }
 /* Forgets handle h (its module was unloaded: the handle may come back). */
 void rp__tr_func_forget(const void *h);
+/* Forgets every function of module `mid` (unloaded). */
+void rp__tr_module_forget_functions(uint32_t mid);
+
+/* ---- what a context owns (trace_own.c) ----------------------------------------- */
+
+/* The id of the calling thread's current context (defined when new); 0
+ * when there is none. */
+uint32_t rp__tr_ctx_current(void);
+/* Handle `id` of `kind` belongs to context `ctx` (0: to none). On a failed
+ * allocation recording stops (rp__tr_nomem) and nothing else changes. */
+void rp__tr_own(enum tr_own kind, uint32_t id, uint32_t ctx);
+/* The context handle `id` of `kind` belongs to; 0 when none or unknown. */
+uint32_t rp__tr_owner(enum tr_own kind, uint32_t id);
+/* Context `id` is on device `device`, a primary context or not (the same
+ * failure contract as rp__tr_own). */
+void rp__tr_ctx_info(uint32_t id, uint32_t device, bool primary);
+/* Context `ctx` was torn down: every handle it owned (streams, events,
+ * modules, their functions, executables, memory ranges) is forgotten, so
+ * that the driver's handing the same value out again defines a new id. */
+void rp__tr_ctx_gone(uint32_t ctx);
+/* The same for the primary context of `device` (released to nothing, or
+ * reset); the context keeps its id, since its handle stays the same. */
+void rp__tr_primary_gone(uint32_t device);
 
 /* ---- memory -------------------------------------------------------------------- */
 
-/* A new memory id for [base, base + size) in `space`; an older range it
- * overlaps (memory freed outside the calls the trace sees) is dropped. */
-uint32_t rp__tr_range_add(uintptr_t base, size_t size, unsigned char space);
+/* A new memory id for [base, base + size) in `space`, allocated in context
+ * `ctx` (trace id; 0: unknown); an older range it overlaps (memory freed
+ * outside the calls the trace sees) is dropped. */
+uint32_t rp__tr_range_add(uintptr_t base, size_t size, unsigned char space, uint32_t ctx);
 void rp__tr_range_del(uintptr_t base);
 
 /* How an address is written (tracefmt.h, "Addresses"). */

@@ -379,7 +379,8 @@ void rp__tr_enc_alloc(struct tr_call *c, const uint64_t *a)
         sid = rp__tr_stream((CUstream)(uintptr_t)a[2], c->ok);
     if (fam == RP_TRF_ALLOC_POOL_ASYNC)
         sid = rp__tr_stream((CUstream)(uintptr_t)a[3], c->ok);
-    uint32_t id = c->ok && base ? rp__tr_range_add((uintptr_t)base, bytes, space) : 0;
+    uint32_t id =
+        c->ok && base ? rp__tr_range_add((uintptr_t)base, bytes, space, rp__tr_ctx_current()) : 0;
     unsigned char *p = rp__tr_call_begin(c, 80);
     if (!p)
         return;
@@ -404,6 +405,8 @@ void rp__tr_enc_alloc(struct tr_call *c, const uint64_t *a)
     default:
         break;
     }
+    if (id)
+        p = rp_tv_put(p, base); /* RP_TF_ADDRS */
     rp__tr_call_end(p);
 }
 
@@ -425,13 +428,16 @@ void rp__tr_enc_free(struct tr_call *c, const uint64_t *a)
 
 void rp__tr_enc_register(struct tr_call *c, const uint64_t *a)
 {
-    uint32_t id = c->ok && a[0] ? rp__tr_range_add((uintptr_t)a[0], a[1], RP_TS_HOST) : 0;
+    uint32_t id =
+        c->ok && a[0] ? rp__tr_range_add((uintptr_t)a[0], a[1], RP_TS_HOST, rp__tr_ctx_current()) : 0;
     unsigned char *p = rp__tr_call_begin(c, 48);
     if (!p)
         return;
     p = rp_tv_put(p, id);
     p = rp_tv_put(p, a[1]);
     p = rp_tv_put(p, a[2]);
+    if (id)
+        p = rp_tv_put(p, a[0]); /* RP_TF_ADDRS */
     rp__tr_call_end(p);
 }
 

@@ -118,9 +118,13 @@ bool rp__tr_reserve(size_t need)
     return true;
 }
 
-/* The sum of n bytes mod 256, eight at a time: each byte lane of a word
- * added into a 16-bit lane (two accumulators, even and odd bytes), folded
- * once at the end; lanes cannot overflow below 256 words a batch. */
+/* The sum of n bytes mod 256, eight at a time: the even and the odd bytes
+ * of each word added into four 16-bit lanes, so a lane gains at most
+ * 2 x 255 = 510 a word and holds 128 words (65,280) but not 129 (a lane
+ * overflowing would carry into the next and change the sum): the lanes
+ * are folded into the total every 128 words, and at the end.
+ * tests/traces/recording.sh records 64 KiB of 0xff (highbytes) to hold
+ * this to it. */
 static unsigned byte_sum(const unsigned char *p, size_t n)
 {
     uint64_t acc = 0, total = 0;
@@ -231,7 +235,7 @@ static bool write_header(void)
     p = hdr_field(p, RP_TK_HOST, host, strlen(host));
     p = hdr_varint(p, RP_TK_START_NS, (uint64_t)rt.tv_sec * 1000000000ull + (uint64_t)rt.tv_nsec);
     p = hdr_varint(p, RP_TK_DRIVER_VERSION, (uint64_t)(drv > 0 ? drv : 0));
-    p = hdr_varint(p, RP_TK_FLAGS, W.data ? RP_TF_DATA : 0);
+    p = hdr_varint(p, RP_TK_FLAGS, (W.data ? RP_TF_DATA : 0) | RP_TF_ADDRS);
     p = hdr_field(p, RP_TK_DRIVER_PATH, dpath, strlen(dpath));
     uint32_t version = RP_TRACE_VERSION, hlen = (uint32_t)(p + 1 - (h + RP_TRACE_PREAMBLE));
     memcpy(h, RP_TRACE_MAGIC, RP_TRACE_MAGIC_LEN);

@@ -39,6 +39,7 @@ struct tr_func {
     unsigned char *last;   /* psize bytes of the last launch's parameters */
     unsigned char *attrs;  /* the last cuLaunchKernelEx attributes, encoded */
     size_t nattrs_bytes;
+    uint32_t ctx;          /* the context it belongs to (trace id; 0: none, a CUkernel) */
 };
 
 /* A memory range the trace knows: an allocation it saw, or one it looked up. */
@@ -47,6 +48,24 @@ struct tr_range {
     size_t size;
     uint32_t id;
     unsigned char space; /* RP_TS_DEVICE or RP_TS_HOST */
+    uint32_t ctx;        /* the context it was allocated in (trace id; 0: unknown) */
+};
+
+/* Handles a context owns, by kind (trace_own.c): its teardown ends them,
+ * and the driver may hand their values out again for new objects. */
+enum tr_own { TR_OWN_STREAM, TR_OWN_EVENT, TR_OWN_MODULE, TR_OWN_EXEC, TR_OWN_N };
+
+/* The owning context (trace id) of each handle of a kind, by the handle's
+ * trace id. */
+struct tr_owners {
+    uint32_t *ctx;
+    size_t cap;
+};
+
+/* What the recorder knows of a context, by its trace id. */
+struct tr_ctxinfo {
+    uint32_t device;
+    bool primary;
 };
 
 /* The writer: one a process (trace_file.c). */
@@ -70,6 +89,9 @@ struct tr_writer {
     size_t nfn, capfn;
     struct tr_range *rg;
     size_t nrg, caprg;
+    struct tr_owners own[TR_OWN_N];
+    struct tr_ctxinfo *ctxinfo;
+    size_t capctxinfo;
     unsigned char *scratch;
     size_t capscratch;
     bool devices_done;
@@ -96,13 +118,6 @@ struct tr_writer {
 };
 
 extern struct tr_writer rp__tr_W;
-
-/* One writer at a time. A test-and-set lock, not a mutex: held for a few
- * hundred instructions, uncontended it costs two atomic operations (a
- * mutex's lock and unlock cost about a hundred instructions more, a third
- * of what recording a launch costs); contended it yields, so that a holder
- * that was preempted gets the core back (machines with more threads than
- * cores). */
 
 /* One writer at a time. A test-and-set lock, not a mutex: held for a few
  * hundred instructions, uncontended it costs two atomic operations (a

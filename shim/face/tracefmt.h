@@ -32,7 +32,11 @@ enum rp_trace_key {
     RP_TK_FLAGS = 7,           /* varint: RP_TF_* */
     RP_TK_DRIVER_PATH = 8,     /* string: the driver library recorded through */
 };
-enum { RP_TF_DATA = 1 }; /* host-to-device contents recorded (REPRISE_TRACE_DATA) */
+/* Flags: host-to-device contents recorded (REPRISE_TRACE_DATA); every
+ * allocation (an allocating call that made memory, a MEM record) ends with
+ * its address in the recording process, so that a player can translate the
+ * pointers kernel parameters hold (every trace this recorder writes). */
+enum { RP_TF_DATA = 1, RP_TF_ADDRS = 2 };
 
 /* Records: a tag byte, a varint length, that many bytes of body, and a
  * check byte: the sum (mod 256) of the tag, the length's and the body's

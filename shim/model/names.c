@@ -15,6 +15,7 @@
  * tool's is libc's (tools/report.c). */
 typedef void *(*rp__dlsym_fn)(void *, const char *);
 rp__dlsym_fn rp__dlsym_real(void);
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -180,4 +181,61 @@ void rp__name_short(const char *raw, char *out, size_t n, size_t width)
         return;
     }
     copy_cut(out, n, buf, len);
+}
+
+/* The name of `raw` for a pair: demangled, without return type and
+ * parameters. */
+static void pair_name(const char *raw, char *out, size_t n)
+{
+    if (rp__name_demangle(raw, out, n))
+        bare_name(out);
+}
+
+/* `s` (a bare name) as a table shows it: whole when it fits in `width`,
+ * else as rp__name_short makes `raw`. */
+static void pair_side(const char *raw, const char *s, char *out, size_t n, size_t width)
+{
+    if (strlen(s) <= width)
+        copy_cut(out, n, s, strlen(s));
+    else
+        rp__name_short(raw, out, n, width);
+}
+
+void rp__name_pair(const char *a, const char *b, char *out, size_t n, size_t width)
+{
+    char sa[4096], sb[4096], ta[512], tb[512];
+    pair_name(a, sa, sizeof sa);
+    pair_name(b, sb, sizeof sb);
+    size_t p = 0;
+    while (sa[p] && sa[p] == sb[p])
+        p++;
+    /* Where the second name's own part starts: after the last argument
+     * separator (or at the opening bracket) of the template arguments the
+     * two share. */
+    size_t cut = (size_t)-1;
+    int comma = 0;
+    for (size_t i = 0; i < p; i++) {
+        if (sa[i] == '<')
+            cut = i, comma = 0;
+        else if (sa[i] == ',')
+            cut = i, comma = 1;
+    }
+    pair_side(a, sa, ta, sizeof ta, width);
+    if (cut == (size_t)-1) { /* nothing shared but a prefix of a name: both whole */
+        pair_side(b, sb, tb, sizeof tb, width);
+        snprintf(out, n, "%s -> %s", ta, tb);
+        return;
+    }
+    const char *rest = sb + cut + (comma ? 1 : 0);
+    while (comma && *rest == ' ')
+        rest++;
+    if (comma)
+        snprintf(tb, sizeof tb, "<..., %s", rest);
+    else
+        snprintf(tb, sizeof tb, "%s", rest);
+    if (strlen(tb) > width) {
+        tb[width > 3 ? width - 3 : 0] = '\0';
+        strcat(tb, "...");
+    }
+    snprintf(out, n, "%s -> %s", ta, tb);
 }

@@ -22,4 +22,10 @@ int rp__name_demangle(const char *raw, char *out, size_t n);
  * "...". A name that fits is left whole. */
 void rp__name_short(const char *raw, char *out, size_t n, size_t width);
 
+/* Two kernels' names as "A -> B", for a kernel that switched: A as
+ * rp__name_short gives it, B shortened to where it differs from A
+ * ("softmax_warp_forward<float, float, float, 5> -> <..., 6>"); names
+ * with nothing in common but a prefix are both given whole. */
+void rp__name_pair(const char *a, const char *b, char *out, size_t n, size_t width);
+
 #endif

@@ -3,6 +3,7 @@
 
 #include "alloc.h"
 #include "check.h"
+#include "explain.h"
 
 #include <pthread.h>
 #include <stdlib.h>
@@ -78,7 +79,9 @@ void rp__op_keys(rp_op *op)
         break;
     case RP_OP_EVREC:
     case RP_OP_EVWAIT:
-        op->skey = op->ckey = rp__fin(rp__acc(h, (uint64_t)(uintptr_t)op->ev));
+        /* By kind and stream: which event is a role in its list (erole,
+         * compared exactly), not a handle. */
+        op->skey = op->ckey = rp__fin(h);
         break;
     case RP_OP_MEMSET:
         h = rp__acc(h, (uint64_t)op->bytes);
@@ -109,7 +112,7 @@ int rp__op_same_structure(const rp_op *a, const rp_op *b)
         return a->func == b->func && a->param_bytes == b->param_bytes && rp__op_same_attrs(a, b);
     case RP_OP_EVREC:
     case RP_OP_EVWAIT:
-        return a->ev == b->ev;
+        return a->erole == b->erole;
     case RP_OP_MEMSET:
         /* The strict reading of the driver's rule: a 1-D memset node's
          * width may change only "opportunistically" (docs/engine.md). */
@@ -118,6 +121,36 @@ int rp__op_same_structure(const rp_op *a, const rp_op *b)
         return copy_size_is_identity(a) == copy_size_is_identity(b) &&
                (!copy_size_is_identity(a) || a->bytes == b->bytes);
     }
+}
+
+void rp__op_roles(rp_op *ops, size_t n)
+{
+    uint32_t seen[64];
+    uint32_t nseen = 0;
+    for (size_t i = 0; i < n; i++) {
+        rp_op *op = &ops[i];
+        if (!rp__op_is_event(op->kind))
+            continue;
+        uint32_t r = 0;
+        while (r < nseen && seen[r] != op->eser)
+            r++;
+        if (r == nseen && nseen < 64)
+            seen[nseen++] = op->eser;
+        op->erole = r + 1;
+    }
+}
+
+uint32_t rp__op_role_after(const rp_op *ops, size_t n, uint32_t eser)
+{
+    uint32_t roles = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (!rp__op_is_event(ops[i].kind))
+            continue;
+        if (ops[i].eser == eser)
+            return ops[i].erole;
+        roles = ops[i].erole > roles ? ops[i].erole : roles;
+    }
+    return roles < 65 ? roles + 1 : 65;
 }
 
 int rp__op_same_node(const rp_op *a, const rp_op *b)
@@ -357,6 +390,8 @@ int rp__op_match_masked(const rp_op *a, const rp_op *b, uint64_t mask, const rp_
             return 0; /* a kernel with a mask was recorded with its layout */
         if (kernel_geometry_diff(a, b) & ~mask)
             return 0;
+        if (!rp__geometry_same(a->grid, b->grid) && !rp__geometry_valid(b->grid))
+            return 0;
         for (uint32_t i = 0; i < L->n; i++) {
             if (i < RP_VOL_MAX_PARAMS && (mask >> i & 1))
                 continue;
@@ -375,5 +410,110 @@ int rp__op_match_masked(const rp_op *a, const rp_op *b, uint64_t mask, const rp_
                ((mask & RP_VOL_SRC) || a->src == b->src) &&
                ((mask & RP_VOL_BYTES) || a->bytes == b->bytes) &&
                ((mask & RP_VOL_HOST) || !rp__op_host_is_content(a) || a->host == b->host);
+    }
+}
+
+/* Fill *d with one field's two values; returns 1. */
+static int delta(rp_op_delta *d, int field, unsigned int index, int structure, uint64_t had,
+                 uint64_t got)
+{
+    memset(d, 0, sizeof *d);
+    d->field = (uint8_t)field;
+    d->index = (uint8_t)index;
+    d->structure = (uint8_t)structure;
+    d->had = had;
+    d->got = got;
+    return 1;
+}
+
+/* The first geometry value (grid, block, shared memory) that differs. */
+static int geometry_delta(const rp_op *a, const rp_op *b, rp_op_delta *d)
+{
+    for (unsigned int i = 0; i < 3; i++)
+        if (a->grid[i] != b->grid[i])
+            return delta(d, RP_FIELD_GRID, i, 0, a->grid[i], b->grid[i]);
+    for (unsigned int i = 0; i < 3; i++)
+        if (a->block[i] != b->block[i])
+            return delta(d, RP_FIELD_BLOCK, i, 0, a->block[i], b->block[i]);
+    if (a->shmem != b->shmem)
+        return delta(d, RP_FIELD_SHMEM, 0, 0, a->shmem, b->shmem);
+    return 0;
+}
+
+/* Up to 8 bytes at `p`, as a little-endian integer. */
+static uint64_t word_at(const uint8_t *p, size_t n)
+{
+    uint64_t v = 0;
+    memcpy(&v, p, n < 8 ? n : 8);
+    return v;
+}
+
+/* The first parameter of two kernel records (same function) that differs. */
+static int param_delta(const rp_op *a, const rp_op *b, const rp_param_layout *L,
+                       rp_op_delta *d)
+{
+    if (!a->param_bytes || !memcmp(a->params, b->params, a->param_bytes))
+        return 0;
+    int laid = L && L->total == a->param_bytes;
+    uint32_t n = laid ? L->n : 1;
+    for (uint32_t i = 0; i < n; i++) {
+        uint32_t off = laid ? L->off[i] : 0, size = laid ? L->size[i] : a->param_bytes;
+        for (uint32_t at = 0; at < size; at += 8) {
+            size_t w = size - at < 8 ? size - at : 8;
+            if (!memcmp(a->params + off + at, b->params + off + at, w))
+                continue;
+            delta(d, RP_FIELD_PARAM, laid && i < RP_DELTA_NO_LAYOUT ? i : RP_DELTA_NO_LAYOUT,
+                  0, word_at(a->params + off + at, w), word_at(b->params + off + at, w));
+            d->at = (uint16_t)(laid ? at : off + at);
+            return 1;
+        }
+    }
+    return 0; /* only padding differs (the recorder zeroes it: not seen) */
+}
+
+int rp__op_delta(const rp_op *a, const rp_op *b, const rp_param_layout *L, rp_op_delta *d)
+{
+    if (a->kind != b->kind)
+        return delta(d, RP_FIELD_KIND, 0, 1, (uint64_t)a->kind, (uint64_t)b->kind);
+    if (a->ctx != b->ctx)
+        return delta(d, RP_FIELD_CONTEXT, 0, 1, (uintptr_t)a->ctx, (uintptr_t)b->ctx);
+    if (a->stream != b->stream)
+        return delta(d, RP_FIELD_STREAM, 0, 1, (uintptr_t)a->stream, (uintptr_t)b->stream);
+    if (a->flags != b->flags)
+        return delta(d, RP_FIELD_ENTRY, 0, 1, a->flags, b->flags);
+    switch (a->kind) {
+    case RP_OP_KERNEL:
+        if (!rp__op_same_attrs(a, b))
+            return delta(d, RP_FIELD_ATTRS, 0, 1, a->nattrs, b->nattrs);
+        /* Another function on the same node: a node update may set it
+         * (RP_VOL_FUNC), so it is not structure. */
+        if (rp__op_other_func(a, b))
+            return delta(d, RP_FIELD_FUNCTION, 0, rp__op_node_attrs(a) != 0, (uintptr_t)a->func,
+                         (uintptr_t)b->func);
+        return geometry_delta(a, b, d) || param_delta(a, b, L, d);
+    case RP_OP_EVREC:
+    case RP_OP_EVWAIT:
+        /* Which event, by role (rp_op.erole): handles differ every step
+         * where a framework makes a fresh event for each. */
+        return a->erole != b->erole &&
+               delta(d, RP_FIELD_EVENT, 0, 1, (uintptr_t)a->ev, (uintptr_t)b->ev);
+    case RP_OP_MEMSET:
+        if (a->elem != b->elem)
+            return delta(d, RP_FIELD_ELEM, 0, 1, a->elem, b->elem);
+        if (a->bytes != b->bytes)
+            return delta(d, RP_FIELD_WIDTH, 0, 1, a->bytes, b->bytes);
+        if (a->dst != b->dst)
+            return delta(d, RP_FIELD_DST, 0, 0, a->dst, b->dst);
+        return a->value != b->value && delta(d, RP_FIELD_VALUE, 0, 0, a->value, b->value);
+    default:
+        if (a->bytes != b->bytes)
+            return delta(d, RP_FIELD_BYTES, 0, copy_size_is_identity(a) || copy_size_is_identity(b),
+                         a->bytes, b->bytes);
+        if (a->dst != b->dst)
+            return delta(d, RP_FIELD_DST, 0, 0, a->dst, b->dst);
+        if (a->src != b->src)
+            return delta(d, RP_FIELD_SRC, 0, 0, a->src, b->src);
+        return rp__op_host_is_content(a) && a->host != b->host &&
+               delta(d, RP_FIELD_HOST, 0, 0, (uintptr_t)a->host, (uintptr_t)b->host);
     }
 }

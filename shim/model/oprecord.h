@@ -86,6 +86,16 @@ typedef struct rp_op {
                              * number of that value among those its sequence's op
                              * has taken (the engine's seq/versions.c; 0: none yet) */
     uint64_t opno;          /* its position among its stream's capturable ops */
+    /* Event ops: which event, not by handle but by role. A framework makes a
+     * fresh event for each step (PyTorch's wait_stream), so a handle is not
+     * structure; the pattern is: which ops name the same event. `eser`
+     * tells events apart (a handle destroyed and given out again is another
+     * event); `erole` is the order in which the event first appears among
+     * the event ops of the list the op is in (a sequence, an occurrence
+     * being matched, a segment), from 1: two lists whose roles are equal op
+     * by op name their events alike, whatever the handles. */
+    uint32_t eser;          /* the event's serial number (0: not known) */
+    uint32_t erole;         /* its role in its list (rp__op_roles) */
 } rp_op;
 
 #define RP_MAX_ATTRS 8 /* launch attributes kept per kernel record */
@@ -181,6 +191,17 @@ static inline uint64_t rp__fin(uint64_t h)
     return h ^ (h >> 33);
 }
 
+/* Number the roles of the event ops among ops[0..n) (rp_op.erole): the
+ * order in which each event (by serial number) first appears, from 1.
+ * Events past the 64th distinct one share role 64 + 1 (they then compare
+ * equal by role only where their serials' order agrees: never wrongly
+ * merged, as the serial of each occurrence is what a replay uses). */
+void rp__op_roles(rp_op *ops, size_t n);
+/* The role an event op with serial `eser` takes after ops[0..n) (whose
+ * roles are numbered): that of the first op naming the same event, or the
+ * next one. */
+uint32_t rp__op_role_after(const rp_op *ops, size_t n, uint32_t eser);
+
 /* Compute op->skey and op->ckey from the fields, the stream and the
  * function by their numbers (sid, fid), never by handle: the keys, and
  * whatever is chosen from them (a period's cut, a landmark), are the same
@@ -218,6 +239,23 @@ int rp__op_same_content(const rp_op *a, const rp_op *b);
  * geometry; their parameters are not compared (the update sets them all). */
 uint64_t rp__op_diff(const rp_op *a, const rp_op *b, const rp_param_layout *L,
                      const rp_param_layout *Lb, int *ok);
+/* The first field in which record `got` differs from record `want`: what
+ * the report says of a divergence or of a structure seen for the first time
+ * (explain.h). Structure is compared before content, in the order of the
+ * record; `L` is `want`'s layout (a kernel's parameters are then named by
+ * index; without it, field RP_FIELD_PARAM with index RP_DELTA_NO_LAYOUT and
+ * the first 8 differing bytes). Never called on the matching path: only
+ * when a difference is already known. Returns 1 and fills *d when they
+ * differ, 0 when they have the same content. */
+#define RP_DELTA_NO_LAYOUT 255
+typedef struct rp_op_delta {
+    uint8_t field;     /* enum rp__field */
+    uint8_t index;     /* grid/block: the dimension; param: its index */
+    uint8_t structure; /* 1: no node update can follow it */
+    uint16_t at;       /* param: the byte offset of the 8 bytes in had/got */
+    uint64_t had, got; /* handles and addresses as integers; the first 8 bytes of a parameter */
+} rp_op_delta;
+int rp__op_delta(const rp_op *want, const rp_op *got, const rp_param_layout *L, rp_op_delta *d);
 /* 1 when `b` may stand in `a`'s place with the fields in `mask` updated:
  * the same node and every field outside the mask exactly equal; with
  * RP_VOL_FUNC in the mask, a kernel of another function matches whatever
@@ -293,6 +331,33 @@ static inline __attribute__((always_inline)) int rp__geometry_same(const unsigne
     memcpy(a, ga, sizeof a), memcpy(&a3, (const uint8_t *)ga + sizeof a, 4);
     memcpy(b, gb, sizeof b), memcpy(&b3, (const uint8_t *)gb + sizeof b, 4);
     return !((a[0] ^ b[0]) | (a[1] ^ b[1]) | (a[2] ^ b[2]) | (a3 ^ b3));
+}
+
+/* 1 when geometry `g` (7 words, as in a record) is within the limits the
+ * driver checks of every launch at the call (CUDA_ERROR_INVALID_VALUE): a
+ * grid of 1 to 2^31-1 x 65535 x 65535 and a block of 1 to 1024 x 1024 x
+ * 64, at most 1024 threads, on every device the 13.0 driver supports (the
+ * CUDA Programming Guide's technical specifications; the CPU driver checks
+ * the same). A launch outside them is never a sequence's, whatever its
+ * volatile fields: deferred, it would be answered CUDA_SUCCESS and its node
+ * update refused later (issue 34: a grid of 0 in a loop whose grid changes
+ * every step). Each function's own limits (threads its registers allow,
+ * dynamic shared memory) are the engine's to ask (match.c). */
+static inline int rp__geometry_valid(const unsigned int *g)
+{
+    if (!g[0] || !g[1] || !g[2] || g[0] > 2147483647u || g[1] > 65535u || g[2] > 65535u)
+        return 0;
+    if (!g[3] || !g[4] || !g[5] || g[3] > 1024u || g[4] > 1024u || g[5] > 64u)
+        return 0;
+    return (uint64_t)g[3] * g[4] * g[5] <= 1024u;
+}
+
+/* 1 when geometry `g` asks no more threads a block and no more dynamic
+ * shared memory than `want` (both 7 words): what the driver accepted of
+ * `want` it accepts of `g` (its function's own limits hold). */
+static inline int rp__geometry_within(const unsigned int *want, const unsigned int *g)
+{
+    return (uint64_t)g[3] * g[4] * g[5] <= (uint64_t)want[3] * want[4] * want[5] && g[6] <= want[6];
 }
 
 /* 1 when `n` bytes at `a` and `b` are equal: compared as words, the rest

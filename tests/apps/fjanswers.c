@@ -101,10 +101,7 @@ int main(int argc, char **argv)
     CUcontext ctx;
     CUmodule mod;
     app_open(argv[1], &dev, &ctx, &mod);
-    f_axpy = app_function(mod, "axpy");
-    f_scale = app_function(mod, "scale_add_scalar");
-    f_iota = app_function(mod, "iota_f32");
-    grid = app_blocks(N);
+    step_kernels_load(mod);
 
     unsigned int flags = legacy ? CU_STREAM_DEFAULT : CU_STREAM_NON_BLOCKING;
     CUstream s, a;

@@ -27,8 +27,18 @@
  *              step ends by writing the value (cuStreamWriteValue32 on a
  *              third stream), then S is synchronized. The other steps are
  *              synchronized each
+ *   twohomes   a second home stream S2 (its own buffer and events) forks
+ *              to the same side stream A: S's step, then cuStreamQuery(S)
+ *              (it ends the step without waiting), then S2's step (A's
+ *              part reads what S's part wrote into a buffer of S2's),
+ *              cuStreamQuery(S2), and cuCtxSynchronize once a round.
+ *              Eagerly A runs S2's part after S's; with device time S's
+ *              step is still running when S2's comes, so a graph of S2's
+ *              step launched beside it (its side stream taken for known
+ *              because S's replay stamped it) would read A's buffer before
+ *              S's part wrote it (issue 34, class h)
  * Prints a checksum per buffer (and of the pinned reads in joined).
- * Usage: fjshapes MODULE ITERS [blockside|joined|nojoin]   (default blockside) */
+ * Usage: fjshapes MODULE ITERS [blockside|joined|nojoin|twohomes]   (default blockside) */
 #include <string.h>
 #include <time.h>
 
@@ -49,26 +59,30 @@ static void pause_ms(long ms)
 
 int main(int argc, char **argv)
 {
-    app_usage(argc, argv, "[blockside|joined|nojoin]");
+    app_usage(argc, argv, "[blockside|joined|nojoin|twohomes]");
     long iters = app_arg(argc, argv, 2, 0, 1, 100000000);
     const char *mode = argc > 3 ? argv[3] : "blockside";
     int blockside = !strcmp(mode, "blockside"), joined = !strcmp(mode, "joined"),
-        nojoin = !strcmp(mode, "nojoin");
-    if (!blockside && !joined && !nojoin)
-        app_die("the third argument must be blockside, joined or nojoin");
+        nojoin = !strcmp(mode, "nojoin"), twohomes = !strcmp(mode, "twohomes");
+    if (!blockside && !joined && !nojoin && !twohomes)
+        app_die("the third argument must be blockside, joined, nojoin or twohomes");
     CUdevice dev;
     CUcontext ctx;
     CUmodule mod;
     app_open(argv[1], &dev, &ctx, &mod);
-    f_axpy = app_function(mod, "axpy");
-    f_scale = app_function(mod, "scale_add_scalar");
-    f_iota = app_function(mod, "iota_f32");
-    grid = app_blocks(N);
+    step_kernels_load(mod);
 
-    CUstream s, a, w;
-    CUevent F, J;
-    CUdeviceptr main_buf, side_buf, b, flag;
+    CUstream s, a, w, s2;
+    CUevent F, J, F2, J2;
+    CUdeviceptr main_buf, side_buf, b, flag, main2, side2;
     CK(cuStreamCreate, (&s, CU_STREAM_NON_BLOCKING));
+    CK(cuStreamCreate, (&s2, CU_STREAM_NON_BLOCKING));
+    CK(cuEventCreate, (&F2, CU_EVENT_DISABLE_TIMING));
+    CK(cuEventCreate, (&J2, CU_EVENT_DISABLE_TIMING));
+    CK(cuMemAlloc, (&main2, N * sizeof(float)));
+    CK(cuMemAlloc, (&side2, N * sizeof(float)));
+    iota(s2, main2, 3.0f);
+    iota(s2, side2, 0.5f);
     CK(cuStreamCreate, (&a, blockside ? CU_STREAM_DEFAULT : CU_STREAM_NON_BLOCKING));
     CK(cuStreamCreate, (&w, CU_STREAM_NON_BLOCKING));
     CK(cuEventCreate, (&F, CU_EVENT_DISABLE_TIMING));
@@ -122,6 +136,20 @@ int main(int argc, char **argv)
         }
         CK(cuStreamWaitEvent, (s, J, 0));
         axpy(s, main_buf, side_buf, 0.015625f);
+        if (twohomes) { /* S's step ends unwaited; S2 forks to A in turn */
+            (void)cuStreamQuery(s);
+            scale(s2, main2, 5);
+            CK(cuEventRecord, (F2, s2));
+            CK(cuStreamWaitEvent, (a, F2, 0));
+            scale(a, side2, 3);
+            axpy(a, side2, side_buf, 0.0625f); /* after S's part, eagerly */
+            CK(cuEventRecord, (J2, a));
+            CK(cuStreamWaitEvent, (s2, J2, 0));
+            axpy(s2, main2, side2, -0.03125f);
+            (void)cuStreamQuery(s2);
+            CK(cuCtxSynchronize, ());
+            continue;
+        }
         if (blockside || released_later) {
             CK(cuStreamWriteValue32, (w, flag, round, 0));
             released_later = 0;
@@ -144,6 +172,12 @@ int main(int argc, char **argv)
     app_checksum("fjshapes-main", app_hash(0x6d, h, N * sizeof(float)));
     CK(cuMemcpyDtoH, (h, side_buf, N * sizeof(float)));
     app_checksum("fjshapes-side", app_hash(0x73, h, N * sizeof(float)));
+    if (twohomes) {
+        CK(cuMemcpyDtoH, (h, main2, N * sizeof(float)));
+        app_checksum("fjshapes-main2", app_hash(0x32, h, N * sizeof(float)));
+        CK(cuMemcpyDtoH, (h, side2, N * sizeof(float)));
+        app_checksum("fjshapes-side2", app_hash(0x53, h, N * sizeof(float)));
+    }
     if (joined)
         app_checksum("fjshapes-reads", reads);
     free(h);
@@ -157,6 +191,11 @@ int main(int argc, char **argv)
     CK(cuStreamDestroy, (a));
     CK(cuStreamDestroy, (s));
     CK(cuStreamDestroy, (w));
+    CK(cuStreamDestroy, (s2));
+    CK(cuEventDestroy, (F2));
+    CK(cuEventDestroy, (J2));
+    CK(cuMemFree, (main2));
+    CK(cuMemFree, (side2));
     app_close(dev, mod);
     return 0;
 }

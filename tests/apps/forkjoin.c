@@ -39,6 +39,12 @@
  *              a graph that waited for the side stream's earlier work would
  *              hold the main stream up for ever (no join: the side stream's
  *              work is synchronized after the host writes the value)
+ *   laterheld  later, with T first waiting (cuStreamWaitValue32) for a
+ *              value the host writes only once it has issued the next
+ *              step: when that step comes, the event its first side stream
+ *              waits on is certainly not complete, so a graph launched for
+ *              it (which leaves that wait out) would overwrite the side
+ *              buffer before T reads it; eagerly every step waits
  * Prints a checksum per buffer.
  * Usage: forkjoin MODULE ITERS [fork N|nested|previous|query|foreign] */
 #include <string.h>
@@ -55,11 +61,12 @@
 
 int main(int argc, char **argv)
 {
-    app_usage(argc, argv, "[fork N|nested|previous|query|streamquery|sidequery|foreign|later|nosync|held|blocked]");
+    app_usage(argc, argv,
+              "[fork N|nested|previous|query|streamquery|sidequery|foreign|later|laterheld|nosync|held|blocked]");
     long iters = app_arg(argc, argv, 2, 0, 1, 100000000);
     const char *mode = argc > 3 ? argv[3] : "fork";
     int nside = 2, nested = 0, previous = 0, query = 0, foreign = 0, later = 0, blocked = 0,
-        nosync = 0, held = 0, sidequery = 0, streamquery = 0;
+        nosync = 0, held = 0, sidequery = 0, streamquery = 0, laterheld = 0;
     if (!strcmp(mode, "fork"))
         nside = (int)app_arg(argc, argv, 4, 2, 1, MAXSIDE);
     else if (!strcmp(mode, "nested"))
@@ -76,6 +83,8 @@ int main(int argc, char **argv)
         foreign = 1, nside = 1;
     else if (!strcmp(mode, "later"))
         later = 1, nside = 2;
+    else if (!strcmp(mode, "laterheld"))
+        later = 1, laterheld = 1, nside = 2;
     else if (!strcmp(mode, "blocked"))
         blocked = 1, nside = 1;
     else if (!strcmp(mode, "nosync"))
@@ -84,17 +93,14 @@ int main(int argc, char **argv)
         held = 1, nside = 1;
     else {
         printf("error: bad mode %s (want fork N, nested, previous, query, streamquery, "
-               "sidequery, foreign, later, nosync, held or blocked)\n", mode);
+               "sidequery, foreign, later, laterheld, nosync, held or blocked)\n", mode);
         return 2;
     }
     CUdevice dev;
     CUcontext ctx;
     CUmodule mod;
     app_open(argv[1], &dev, &ctx, &mod);
-    f_axpy = app_function(mod, "axpy");
-    f_scale = app_function(mod, "scale_add_scalar");
-    f_iota = app_function(mod, "iota_f32");
-    grid = app_blocks(N);
+    step_kernels_load(mod);
 
     CUstream s, side[MAXSIDE];
     CUevent fork_ev, fork_prev, side_ev[MAXSIDE], inner_ev;
@@ -112,9 +118,7 @@ int main(int argc, char **argv)
     if (foreign) {
         CK(cuCtxCreate, (&other, NULL, 0, dev));
         CK(cuModuleLoad, (&other_mod, argv[1]));
-        f_axpy = app_function(other_mod, "axpy");
-        f_scale = app_function(other_mod, "scale_add_scalar");
-        f_iota = app_function(other_mod, "iota_f32");
+        step_kernels_load(other_mod);
     }
     for (int i = 0; i < nside; i++) {
         CK(cuStreamCreate, (&side[i], CU_STREAM_NON_BLOCKING));
@@ -126,9 +130,7 @@ int main(int argc, char **argv)
     CUfunction side_axpy = f_axpy, side_scale = f_scale;
     if (foreign) {
         CK(cuCtxPopCurrent, (&other));
-        f_axpy = app_function(mod, "axpy");
-        f_scale = app_function(mod, "scale_add_scalar");
-        f_iota = app_function(mod, "iota_f32");
+        step_kernels_load(mod);
     }
     CK(cuStreamSynchronize, (s));
     CUstream t = NULL;
@@ -137,7 +139,7 @@ int main(int argc, char **argv)
     CUstream writer = NULL;
     CUdeviceptr flag = 0;
     CUdeviceptr data = 0;
-    if (blocked || held) {
+    if (blocked || held || laterheld) {
         CK(cuStreamCreate, (&writer, CU_STREAM_NON_BLOCKING));
         CK(cuMemAlloc, (&flag, sizeof(uint32_t)));
         CK(cuMemsetD32, (flag, 0, 1));
@@ -197,6 +199,8 @@ int main(int argc, char **argv)
             for (int i = 0; i < nside; i++)
                 axpy(s, main_buf, side_buf[i], 0.015625f);
         scale(s, main_buf, 3);
+        if (laterheld && it > 0) /* the step is issued: T's last piece may go */
+            CK(cuStreamWriteValue32, (writer, flag, (cuuint32_t)it, 0));
         if (previous)
             CK(cuEventRecord, (fork_prev, s));
         if (held && it == iters / 2 + 1) { /* the side's kernel waits for this */
@@ -222,12 +226,16 @@ int main(int argc, char **argv)
             if (cuStreamQuery(side[i]) != CUDA_SUCCESS)
                 not_done++;
         if (later) {
+            if (laterheld) /* released once the next step is issued */
+                CK(cuStreamWaitValue32, (t, flag, (cuuint32_t)(it + 1), CU_STREAM_WAIT_VALUE_GEQ));
             CK(cuStreamWaitEvent, (t, side_ev[0], 0));
             axpy(t, t_buf, side_buf[0], 0.5f);
             CK(cuEventRecord, (t_ev, t));
         }
     }
     if (later) {
+        if (laterheld)
+            CK(cuStreamWriteValue32, (writer, flag, (cuuint32_t)iters, 0));
         CK(cuStreamSynchronize, (t));
         float *ht = malloc(N * sizeof(float));
         if (!ht)

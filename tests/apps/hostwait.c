@@ -13,6 +13,11 @@
  *             step on stream T has been issued and synchronized three
  *             times: with REPRISE_MAX_GRAPHS=1, its capture evicts the
  *             sequence whose replay is queued behind the wait
+ *   evictreuse  the same, T's step beginning with a staged copy of its own
+ *             (the same size as S's, other bytes): its capture prepares
+ *             staging while the evicted sequence's staging, which the
+ *             queued replay still has to read, waits in the engine's pool
+ *             (issue 34, class f)
  *   takeover  the same steps; then S waits for the flag, one more step is
  *             issued, twenty 2-op steps on twenty other streams follow
  *             (each synchronized), and then three steps of the same length
@@ -38,7 +43,7 @@
  *             idle watch, REPRISE_IDLE_US); with it off (0) this mode
  *             hangs by design (docs/engine.md, "Known limits")
  * Prints a checksum per buffer.
- * Usage: hostwait MODULE ITERS [evict|takeover|capture|spin]   (default evict) */
+ * Usage: hostwait MODULE ITERS [evict|evictreuse|takeover|capture|spin]   (default evict) */
 #define _GNU_SOURCE 1
 #include <pthread.h>
 #include <string.h>
@@ -181,22 +186,20 @@ static void spin_mode(CUstream s, long iters, CUdeviceptr z)
 
 int main(int argc, char **argv)
 {
-    app_usage(argc, argv, "[evict|takeover|capture|spin]");
+    app_usage(argc, argv, "[evict|evictreuse|takeover|capture|spin]");
     long iters = app_arg(argc, argv, 2, 0, 1, 100000000);
     const char *mode = argc > 3 ? argv[3] : "evict";
-    int evict = !strcmp(mode, "evict"), takeover = !strcmp(mode, "takeover"),
-        capture = !strcmp(mode, "capture"), spin = !strcmp(mode, "spin");
+    int reuse = !strcmp(mode, "evictreuse"), evict = reuse || !strcmp(mode, "evict"),
+        takeover = !strcmp(mode, "takeover"), capture = !strcmp(mode, "capture"),
+        spin = !strcmp(mode, "spin");
     if (!evict && !takeover && !capture && !spin)
-        app_die("the third argument must be evict, takeover, capture or spin");
+        app_die("the third argument must be evict, evictreuse, takeover, capture or spin");
     app_watchdog(mode, WATCHDOG_S);
     CUdevice dev;
     CUmodule mod;
     app_open(argv[1], &dev, &g_ctx, &mod);
-    f_axpy = app_function(mod, "axpy");
-    f_scale = app_function(mod, "scale_add_scalar");
-    f_iota = app_function(mod, "iota_f32");
+    step_kernels_load(mod);
     f_noise = app_function(mod, "add_noise");
-    grid = app_blocks(N);
 
     CUstream s, t, w;
     CK(cuStreamCreate, (&s, CU_STREAM_NON_BLOCKING));
@@ -217,9 +220,11 @@ int main(int argc, char **argv)
     iota(CU_STREAM_LEGACY, g_x, 1.0f);
     iota(CU_STREAM_LEGACY, g_y, 0.0f);
     CK(cuCtxSynchronize, ());
-    float *pageable = malloc(N * sizeof(float));
-    if (!pageable)
+    float *pageable = malloc(N * sizeof(float)), *pageable_t = malloc(N * sizeof(float));
+    if (!pageable || !pageable_t)
         app_die("out of host memory");
+    CUdeviceptr ut;
+    CK(cuMemAlloc, (&ut, N * sizeof(float)));
     g_iters = iters;
 
     if (capture) {
@@ -236,6 +241,10 @@ int main(int argc, char **argv)
             axpy(s, z, y, 0.5f);
             if (held) {
                 for (int k = 0; k < 3; k++) { /* learnt, and captured */
+                    if (reuse) {
+                        staged_copy(t, ut, pageable_t, 1000 + 3 * it + k);
+                        axpy(t, u, ut, 0.25f);
+                    }
                     scale(t, u, 2);
                     axpy(t, u, u, -0.125f);
                     CK(cuStreamSynchronize, (t));
@@ -292,9 +301,11 @@ int main(int argc, char **argv)
     }
 
     free(pageable);
+    free(pageable_t);
     CK(cuMemFree, (y));
     CK(cuMemFree, (z));
     CK(cuMemFree, (u));
+    CK(cuMemFree, (ut));
     CK(cuMemFree, (g_x));
     CK(cuMemFree, (g_y));
     CK(cuMemFree, (g_flag));

@@ -273,6 +273,29 @@ int main(int argc, char **argv)
             down(got, dy, fb);
             expect(gemvs[k], got, ref, fb, &all);
         }
+
+        /* add_i64_vec4, add_i64_vec2, add_i64_unrolled: int64 sums, from x's
+         * and y's bits read as integers */
+        static const char *const adds[] = { "add_i64_vec4", "add_i64_vec2", "add_i64_unrolled" };
+        int32_t nn = N / 2;
+        for (int k = 0; k < 3; k++) {
+            up(dx, x, fb);
+            up(du, y, fb);
+            up(dy, y, fb);
+            tk_strides3 st = { { 1, 1, 1 } };
+            void *a_v[] = { &dy, &dx, &du, &nn };
+            void *a_u[] = { &nn, &dy, &dx, &du, &st };
+            launch(fn(adds[k]), GRID, 1, TK_BLOCK, 1, 0, k == 2 ? a_u : a_v);
+            int64_t xi[N / 2], yi[N / 2], ri[N / 2];
+            memcpy(xi, x, sizeof xi);
+            memcpy(yi, y, sizeof yi);
+            for (int32_t i = 0; i < nn; i++)
+                ri[i] = (int64_t)((uint64_t)xi[i] + (uint64_t)yi[i]);
+            memcpy(ref, y, fb);
+            memcpy(ref, ri, sizeof ri);
+            down(got, dy, fb);
+            expect(adds[k], got, ref, fb, &all);
+        }
     }
     app_checksum("kernelcheck-all", all);
 

@@ -1,8 +1,8 @@
-/* stepkernels.h - the three launches the fork/join and host-wait programs
- * build their steps from (forkjoin, fjanswers, fjshapes, hostwait): y += a x,
+/* stepkernels.h - the three launches the fork/join, host-wait and parts programs
+ * build their steps from (forkjoin, fjanswers, fjshapes, hostwait, parts): y += a x,
  * x scaled, x filled with a ramp, each over N floats on stream s. Included
- * once per program, after appcommon.h and its N; the program loads f_axpy,
- * f_scale and f_iota and sets grid. */
+ * once per program, after appcommon.h and its N; the program loads the
+ * functions (step_kernels_load). */
 #ifndef STEPKERNELS_H
 #define STEPKERNELS_H
 
@@ -13,6 +13,15 @@
 static CUfunction f_axpy, f_scale, f_iota;
 static int32_t n = N;
 static unsigned int grid;
+
+/* The three functions from `mod`, and the grid for N floats. */
+static void step_kernels_load(CUmodule mod)
+{
+    f_axpy = app_function(mod, "axpy");
+    f_scale = app_function(mod, "scale_add_scalar");
+    f_iota = app_function(mod, "iota_f32");
+    grid = app_blocks(N);
+}
 
 static void axpy(CUstream s, CUdeviceptr y, CUdeviceptr x, float a)
 {

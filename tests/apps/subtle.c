@@ -43,8 +43,15 @@
  *             with, so one swapped in must bring its own record of what its
  *             nodes hold, or a node equal in the last step and this one
  *             goes un-updated
+ *   tail      a reduction (reduce_sum_u64, then reduce_finalize_u64, read
+ *             back every step) whose parameter block is two pointers and a
+ *             32-bit count (20 bytes: not a multiple of 8), the count alone
+ *             changing every step, and whose dynamic shared memory changes
+ *             between two sizes every other step (1 KiB, 1 KiB, 2 KiB,
+ *             2 KiB, ...): what a trace's launch records carry against the
+ *             function's last launch (issue 34, class b)
  * Usage: subtle MODULE ITERS
- *        [lastbyte|lastrare|gridy|memset|event|staging|held|stagedlast|stagingorder|pairs]
+ *        [lastbyte|lastrare|gridy|memset|event|staging|held|stagedlast|stagingorder|pairs|tail]
  * (default lastbyte) */
 #include <string.h>
 #include <time.h>
@@ -60,7 +67,7 @@
 int main(int argc, char **argv)
 {
     app_usage(argc, argv, "[lastbyte|lastrare|gridy|memset|event|staging|held|stagedlast|"
-                          "stagingorder|pairs]");
+                          "stagingorder|pairs|tail]");
     long iters = app_arg(argc, argv, 2, 0, 0, 100000000);
     const char *mode = argc > 3 ? argv[3] : "lastbyte";
     int lastbyte = !strcmp(mode, "lastbyte"), lastrare = !strcmp(mode, "lastrare"),
@@ -68,17 +75,19 @@ int main(int argc, char **argv)
         memset_ = !strcmp(mode, "memset"), event = !strcmp(mode, "event"),
         staging = !strcmp(mode, "staging"), held = !strcmp(mode, "held"),
         stagedlast = !strcmp(mode, "stagedlast"), stagingorder = !strcmp(mode, "stagingorder"),
-        pairs = !strcmp(mode, "pairs");
+        pairs = !strcmp(mode, "pairs"), tail = !strcmp(mode, "tail");
     if (!lastbyte && !lastrare && !gridy && !memset_ && !event && !staging && !held &&
-        !stagedlast && !stagingorder && !pairs)
+        !stagedlast && !stagingorder && !pairs && !tail)
         app_die("the third argument must be lastbyte, lastrare, gridy, memset, event, staging, "
-                "held, stagedlast, stagingorder or pairs");
+                "held, stagedlast, stagingorder, pairs or tail");
 
     CUdevice dev;
     CUcontext ctx;
     CUmodule mod;
-    CUfunction f_scale, f_axpy, f_iota, f_jacobi;
+    CUfunction f_scale, f_axpy, f_iota, f_jacobi, f_reduce, f_finalize;
     app_open(argv[1], &dev, &ctx, &mod);
+    f_reduce = app_function(mod, "reduce_sum_u64");
+    f_finalize = app_function(mod, "reduce_finalize_u64");
     f_scale = app_function(mod, "scale_add_scalar");
     f_axpy = app_function(mod, "axpy");
     f_iota = app_function(mod, "iota_f32");
@@ -149,8 +158,20 @@ int main(int argc, char **argv)
         CK(cuCtxSynchronize, ());
     }
     uint64_t draw = 0x7061697273ull;
+    int32_t rn = N, nparts = (int32_t)grid;
+    void *reduce_args[] = { &m, &x, &rn };           /* partials in m, x as 32-bit words */
+    void *finalize_args[] = { &y, &m, &nparts };     /* the sum in y */
     for (long it = 0; it < iters; it++) {
-        if (pairs) {
+        if (tail) {
+            rn = N - (int32_t)(it % 5) * 7;
+            unsigned int shmem = TK_BLOCK * (unsigned int)sizeof(uint64_t) * (1u + (unsigned)(it / 2 % 2));
+            CK(cuLaunchKernel, (f_reduce, grid, 1, 1, TK_BLOCK, 1, 1, shmem, s, reduce_args, NULL));
+            CK(cuLaunchKernel, (f_finalize, 1, 1, 1, 1, 1, 1, 0, s, finalize_args, NULL));
+            CK(cuMemcpyDtoHAsync, (pinned, y, sizeof(uint64_t), s));
+            CK(cuLaunchKernel, (f_scale, grid, 1, 1, TK_BLOCK, 1, 1, 0, s, scale_x, NULL));
+            CK(cuStreamSynchronize, (s));
+            reads = app_hash(reads, pinned, sizeof(uint64_t));
+        } else if (pairs) {
             static const float decays[3] = { 0.75f, 0.5f, 0.875f };
             decay = decays[app_rand_in(&draw, 0, 2)];
             decay2 = decays[app_rand_in(&draw, 0, 2)];

@@ -2,10 +2,17 @@
  * own loop on its own CU_STREAM_NON_BLOCKING stream and buffers, while one
  * more thread issues work on the legacy stream. Per-thread checksums are
  * printed and combined in thread-index order, so the output is deterministic.
- * Usage: threads MODULE ITERS [NTHREADS [steady]]   (2..8 workers, default 4)
+ * Usage: threads MODULE ITERS [NTHREADS [steady|ctx]]   (2..8 workers, default 4)
  * With `steady`, the workers' per-iteration scalars (RNG offset, step
  * counter) stay fixed, so every iteration repeats the same launches with the
- * same arguments (the buffers still evolve). Every thread allocates before
+ * same arguments (the buffers still evolve). With `ctx`, each worker runs
+ * rounds (worker i: i + 1 of them, each after the first on a thread of its
+ * own that ends with it) of: create a context of its own
+ * (cuCtxCreate), load the module in it, work there, destroy the context
+ * (its stream, memory and module with it) while the others still work: the
+ * handles a destroyed context held come back for the contexts, streams,
+ * modules and memory of the workers still running (issue 34, finding 1).
+ * Every thread allocates before
  * any loop starts and frees after every loop ended (a barrier each side),
  * as a program that sets up, runs and tears down does: an allocation is a
  * global boundary, and one thread's late set-up would otherwise cut into
@@ -23,20 +30,42 @@
 typedef struct worker {
     int index;
     int steady;
+    int own_ctx;
     long iters;
     uint64_t result;
 } worker;
 
 static CUcontext g_ctx;
+static CUdevice g_dev;
+static const char *g_module;
 static pthread_barrier_t g_setup, g_teardown;
 static CUfunction f_rng, f_noise, f_stencil, f_scale, f_checksum, f_axpy, f_iota;
 
 /* A worker's loop: random noise, a stencil pair, a scalar step, and a
- * device-side checksum read back into pinned memory each iteration. */
-static void *worker_main(void *arg)
+ * device-side checksum read back into pinned memory each iteration. In
+ * `ctx` mode a round of it runs in a context of the worker's own, made and
+ * destroyed around it; worker i runs i + 1 rounds. */
+static void worker_round(worker *w, int round, uint64_t *acc)
 {
-    worker *w = arg;
-    CK(cuCtxSetCurrent, (g_ctx));
+    /* The functions this worker launches: the shared module's, or those of
+     * its own module in its own context (a module's functions launch only
+     * in their context). */
+    CUfunction rng = f_rng, noise_f = f_noise, stencil = f_stencil, scale_f = f_scale,
+               checksum = f_checksum, iota = f_iota;
+    CUcontext own = NULL;
+    if (w->own_ctx) {
+        CUmodule mod;
+        CK(cuCtxCreate, (&own, NULL, 0, g_dev));
+        CK(cuModuleLoad, (&mod, g_module));
+        rng = app_function(mod, "rng_fill");
+        noise_f = app_function(mod, "add_noise");
+        stencil = app_function(mod, "stencil3");
+        scale_f = app_function(mod, "scale_add_scalar");
+        checksum = app_function(mod, "checksum_u64");
+        iota = app_function(mod, "iota_f32");
+    } else {
+        CK(cuCtxSetCurrent, (g_ctx));
+    }
     CUstream s;
     CK(cuStreamCreate, (&s, CU_STREAM_NON_BLOCKING));
     CUdeviceptr x, y, noise, sum;
@@ -51,13 +80,13 @@ static void *worker_main(void *arg)
     unsigned int grid = app_blocks(N);
     float scale = 0.01f * (float)(w->index + 1), base = (float)w->index;
     void *iota_args[] = { &x, &n, &scale, &base };
-    CK(cuLaunchKernel, (f_iota, grid, 1, 1, TK_BLOCK, 1, 1, 0, s, iota_args, NULL));
+    CK(cuLaunchKernel, (iota, grid, 1, 1, TK_BLOCK, 1, 1, 0, s, iota_args, NULL));
 
-    pthread_barrier_wait(&g_setup);
+    if (round == 0)
+        pthread_barrier_wait(&g_setup);
 
     uint64_t seed = 0x7468726561640000ull + (uint64_t)w->index;
     float nscale = 0.5f, wl = 0.25f, wc = 0.5f, wr = 0.25f, decay = 0.875f, dt = 0.0625f;
-    uint64_t acc = seed;
     for (long it = 0; it < w->iters; it++) {
         uint64_t offset = w->steady ? 0 : (uint64_t)it * N;
         uint32_t iter = w->steady ? 0 : (uint32_t)it;
@@ -67,19 +96,24 @@ static void *worker_main(void *arg)
         void *yx_args[] = { &x, &y, &n, &wl, &wc, &wr };
         void *scale_args[] = { &x, &n, &decay, &dt, &iter };
         void *ck_args[] = { &sum, &x, &n, &seed };
-        CK(cuLaunchKernel, (f_rng, grid, 1, 1, TK_BLOCK, 1, 1, 0, s, rng_args, NULL));
-        CK(cuLaunchKernel, (f_noise, grid, 1, 1, TK_BLOCK, 1, 1, 0, s, noise_args, NULL));
-        CK(cuLaunchKernel, (f_stencil, grid, 1, 1, TK_BLOCK, 1, 1, 0, s, xy_args, NULL));
-        CK(cuLaunchKernel, (f_stencil, grid, 1, 1, TK_BLOCK, 1, 1, 0, s, yx_args, NULL));
-        CK(cuLaunchKernel, (f_scale, grid, 1, 1, TK_BLOCK, 1, 1, 0, s, scale_args, NULL));
+        CK(cuLaunchKernel, (rng, grid, 1, 1, TK_BLOCK, 1, 1, 0, s, rng_args, NULL));
+        CK(cuLaunchKernel, (noise_f, grid, 1, 1, TK_BLOCK, 1, 1, 0, s, noise_args, NULL));
+        CK(cuLaunchKernel, (stencil, grid, 1, 1, TK_BLOCK, 1, 1, 0, s, xy_args, NULL));
+        CK(cuLaunchKernel, (stencil, grid, 1, 1, TK_BLOCK, 1, 1, 0, s, yx_args, NULL));
+        CK(cuLaunchKernel, (scale_f, grid, 1, 1, TK_BLOCK, 1, 1, 0, s, scale_args, NULL));
         CK(cuMemsetD8Async, (sum, 0, sizeof(uint64_t), s));
-        CK(cuLaunchKernel, (f_checksum, grid, 1, 1, TK_BLOCK, 1, 1, 0, s, ck_args, NULL));
+        CK(cuLaunchKernel, (checksum, grid, 1, 1, TK_BLOCK, 1, 1, 0, s, ck_args, NULL));
         CK(cuMemcpyDtoHAsync, (hsum, sum, sizeof(uint64_t), s));
         CK(cuStreamSynchronize, (s));
-        acc = app_hash_u64(acc, *hsum);
+        *acc = app_hash_u64(*acc, *hsum);
     }
-    w->result = acc;
 
+    if (w->own_ctx) {
+        /* Everything of the context goes with it, while the other workers
+         * still work: its stream, memory, pinned memory and module. */
+        CK(cuCtxDestroy, (own));
+        return;
+    }
     pthread_barrier_wait(&g_teardown);
     CK(cuMemFreeHost, (hsum));
     CK(cuMemFree, (x));
@@ -87,6 +121,43 @@ static void *worker_main(void *arg)
     CK(cuMemFree, (noise));
     CK(cuMemFree, (sum));
     CK(cuStreamDestroy, (s));
+}
+
+struct round_arg {
+    worker *w;
+    int round;
+    uint64_t *acc;
+};
+
+static void *round_main(void *arg)
+{
+    struct round_arg *a = arg;
+    worker_round(a->w, a->round, a->acc);
+    return NULL;
+}
+
+static void *worker_main(void *arg)
+{
+    worker *w = arg;
+    uint64_t acc = 0x7468726561640000ull + (uint64_t)w->index;
+    if (!w->own_ctx) {
+        worker_round(w, 0, &acc);
+    } else {
+        /* Each round on a thread of its own, which exits when its context
+         * is gone: threads come and go while the others work. */
+        for (int r = 0; r <= w->index; r++) {
+            struct round_arg a = {w, r, &acc};
+            pthread_t t;
+            if (r == 0) {
+                round_main(&a);
+                continue;
+            }
+            if (pthread_create(&t, NULL, round_main, &a) != 0)
+                app_die("pthread_create failed");
+            pthread_join(t, NULL);
+        }
+    }
+    w->result = acc;
     return NULL;
 }
 
@@ -128,16 +199,19 @@ static void *legacy_main(void *arg)
 
 int main(int argc, char **argv)
 {
-    app_usage(argc, argv, "[NTHREADS [steady]]");
+    app_usage(argc, argv, "[NTHREADS [steady|ctx]]");
     long iters = app_arg(argc, argv, 2, 0, 0, 100000000);
     int nt = (int)app_arg(argc, argv, 3, 4, 2, MAXT);
     int steady = argc > 4 && strcmp(argv[4], "steady") == 0;
-    if (argc > 4 && !steady)
-        app_die("the fourth argument must be `steady`");
+    int own_ctx = argc > 4 && strcmp(argv[4], "ctx") == 0;
+    if (argc > 4 && !steady && !own_ctx)
+        app_die("the fourth argument must be `steady` or `ctx`");
 
     CUdevice dev;
     CUmodule mod;
+    g_module = argv[1];
     app_open(argv[1], &dev, &g_ctx, &mod);
+    g_dev = dev;
     f_rng = app_function(mod, "rng_fill");
     f_noise = app_function(mod, "add_noise");
     f_stencil = app_function(mod, "stencil3");
@@ -149,11 +223,12 @@ int main(int argc, char **argv)
     worker ws[MAXT + 1];
     pthread_t tids[MAXT + 1];
     if (pthread_barrier_init(&g_setup, NULL, (unsigned int)nt + 1) != 0 ||
-        pthread_barrier_init(&g_teardown, NULL, (unsigned int)nt + 1) != 0)
+        pthread_barrier_init(&g_teardown, NULL, own_ctx ? 1u : (unsigned int)nt + 1) != 0)
         app_die("pthread_barrier_init failed");
     for (int t = 0; t <= nt; t++) {
         ws[t].index = t;
         ws[t].steady = steady;
+        ws[t].own_ctx = own_ctx && t < nt;
         ws[t].iters = iters;
         ws[t].result = 0;
         if (pthread_create(&tids[t], NULL, t < nt ? worker_main : legacy_main, &ws[t]) != 0)

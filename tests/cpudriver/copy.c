@@ -98,7 +98,9 @@ static CUresult copy_rows(void *dst, bool dst_dev, size_t dpitch, const void *sr
 static CUresult copy(void *dst, bool dst_dev, const void *src, bool src_dev, size_t n, CUstream hs, bool pt,
                      enum sync_kind sk)
 {
-    return copy_rows(dst, dst_dev, n, src, src_dev, n, n, 1, hs, pt, sk);
+    CUresult r = copy_rows(dst, dst_dev, n, src, src_dev, n, n, 1, hs, pt, sk);
+    if (!r) cc__fid_copy((uintptr_t)dst, (uintptr_t)src, n, dst_dev && !src_dev);
+    return r;
 }
 
 #define DEV(p) ((void *)(uintptr_t)(p))
@@ -337,6 +339,7 @@ static CUresult memset_rows(CUdeviceptr dst, size_t pitch, unsigned value, unsig
         wk.u.m.pitch = pitch;
         r = cc__stream_op(s, &wk, NULL, NULL);
     }
+    if (!r) cc__fid_memset(dst, pitch, value, esz, w, h);
     cc__unlock();
     return r;
 }

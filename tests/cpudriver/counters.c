@@ -90,6 +90,7 @@ void cc__count(enum cc_counter c)
 
 int cc__enter(enum cc_entry e)
 {
+    cc__tl_entry = e;
     atomic_fetch_add_explicit(&calls[e], 1, memory_order_relaxed);
     unsigned long long r = atomic_load_explicit(&rules[e], memory_order_relaxed);
     if (!r) return -1;
@@ -376,6 +377,8 @@ static void write_stats(void)
     cc__unlock();
     fprintf(f, "},\"graph_order\":\"%s\",\"graph_workers\":%u,", spec, workers);
     cc__digest_json(f);
+    fputc(',', f);
+    cc__fid_json(f);
     fprintf(f, "}\n");
     fclose(f);
 }
@@ -422,6 +425,8 @@ __attribute__((constructor)) static void cc_load(void)
         else
             cc__g.delay_us = (unsigned)v;
     }
+    const char *nf = getenv("CPUCUDA_NO_FUNC_UPDATE");
+    cc__g.no_func_update = nf && *nf && strcmp(nf, "0") != 0;
     const char *fs = getenv("CPUCUDA_FAULTS");
     if (fs && *fs) cpucuda_faults_set(fs);
     order_load();

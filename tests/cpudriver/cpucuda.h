@@ -32,6 +32,20 @@ void cpucuda_digest(unsigned long long value[2], unsigned long long *ops);
 /* Starts the digest afresh (value 0, no ops). */
 void cpucuda_digest_reset(void);
 
+/* Calls the calling thread makes from cpucuda_fidelity_own(1) to (0) are
+ * its own, not the program's: they are left out of the fidelity digest
+ * (README.md, "The fidelity digest"), and memory they allocate gets no
+ * number in it. A player's own streams, modules and memory. */
+void cpucuda_fidelity_own(int on);
+
+/* A player's: memory the recording process had at [live, live + size) is
+ * at `base` here. Kernel parameters hold the recording process's pointers
+ * verbatim; once any such range is given, the fidelity digest finds the
+ * allocation a parameter points into through these ranges only. A range
+ * replaces older ones it overlaps. */
+void cpucuda_fidelity_alias(unsigned long long live, unsigned long long size,
+                            unsigned long long base);
+
 /* Sets the order later graph launches run their ready nodes in, as
  * CPUCUDA_GRAPH_ORDER does: "creation", "reverse", "random" (the process's
  * seed) or "random:SEED"; NULL or "" is the default, "random". Restarts the

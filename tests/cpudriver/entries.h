@@ -228,6 +228,8 @@ CC_ENTRY(cuGraphExecKernelNodeSetParams, cuGraphExecKernelNodeSetParams, 10010, 
 CC_ENTRY(cuGraphExecKernelNodeSetParams_v2, cuGraphExecKernelNodeSetParams, 12000, 0)
 CC_ENTRY(cuGraphExecMemcpyNodeSetParams, cuGraphExecMemcpyNodeSetParams, 10020, 0)
 CC_ENTRY(cuGraphExecMemsetNodeSetParams, cuGraphExecMemsetNodeSetParams, 10020, 0)
+CC_ENTRY(cuGraphExecEventWaitNodeSetEvent, cuGraphExecEventWaitNodeSetEvent, 11010, 0)
+CC_ENTRY(cuGraphExecEventRecordNodeSetEvent, cuGraphExecEventRecordNodeSetEvent, 11010, 0)
 CC_ENTRY(cuGraphExecUpdate, cuGraphExecUpdate, 10020, 0)
 CC_ENTRY(cuGraphNodeSetEnabled, cuGraphNodeSetEnabled, 11060, 0)
 CC_ENTRY(cuGraphNodeGetEnabled, cuGraphNodeGetEnabled, 11060, 0)

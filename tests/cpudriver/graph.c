@@ -914,9 +914,30 @@ static CUresult graph_launch(CUgraphExec h, CUstream hs, bool pt)
                 r = CUDA_ERROR_INVALID_VALUE;
             }
         }
+    /* External event waits wait for the record their event has now: the
+     * launch runs a copy of the plan holding each (the reading where a
+     * later record of the event, once the graph is queued, is not waited
+     * for, as a stream's wait is fixed when it is issued; unverified on a
+     * GPU, tests/gpu/run.sh). */
+    cc_plan *run = x ? x->plan : NULL;
+    int waits = 0;
+    for (size_t i = 0; !r && i < x->n; i++)
+        waits |= xw[i].kind == CC_W_WAIT_EVENT;
+    if (!r && waits) {
+        run = plan_new(x->plan->n, NULL, x->plan);
+        if (!run) r = CUDA_ERROR_OUT_OF_MEMORY;
+        for (size_t i = 0; !r && i < run->n; i++) {
+            cc_work *ww = &run->w[i];
+            if (ww->kind != CC_W_WAIT_EVENT || !ww->u.e.ev->rs) continue;
+            if (ww->u.e.rs) cc__stream_unref(ww->u.e.rs);
+            ww->u.e.rs = ww->u.e.ev->rs;
+            ww->u.e.rseq = ww->u.e.ev->rseq;
+            cc__stream_ref(ww->u.e.rs);
+        }
+    }
     if (!r) {
         cc_work w = {.kind = CC_W_GRAPH, .ctx = s->ctx};
-        w.u.g.p = x->plan;
+        w.u.g.p = run;
         /* The order this launch runs in, fixed now: launches numbered from
          * the order's setting give a random order's per-launch seeds, so
          * the same program with the same seed runs the same orders. */
@@ -924,12 +945,12 @@ static CUresult graph_launch(CUgraphExec h, CUstream hs, bool pt)
         w.u.g.workers = cc__g.workers;
         unsigned long long no = ++cc__g.launches;
         w.u.g.seed = cc__g.order_seed ^ rng_next(&no);
-        x->plan->refs++;
+        if (run == x->plan) run->refs++; /* a copy is the launch's own already */
         cc_fence f = {x->last, x->last_seq};
         unsigned long long seq;
         r = cc__submit(s, &w, x->last ? &f : NULL, x->last ? 1 : 0, &seq);
         if (r) {
-            x->plan->refs--;
+            cc__plan_unref(run);
         } else {
             cc__stream_ref(s);
             if (x->last) cc__stream_unref(x->last);
@@ -1013,7 +1034,10 @@ static long exec_index(cc_exec *x, CUgraphNode h)
  * function of the node's context: a module's function belongs to the
  * module's context; a CUkernel (func NULL) runs in `ctx`, or the current
  * context when that is NULL. Anything else: INVALID_VALUE (INVALID_CONTEXT
- * for a destroyed ctx), the executable unchanged. */
+ * for a destroyed ctx), the executable unchanged. With
+ * CPUCUDA_NO_FUNC_UPDATE set, a driver of the older reading (CUDA 10's
+ * reference: the function may not change) is played: another function
+ * than the node's gets INVALID_VALUE, the executable unchanged. */
 static CUresult exec_kernel_set(CUgraphExec h, CUgraphNode hn, const CUDA_KERNEL_NODE_PARAMS_v2 *p)
 {
     if (!p) return CUDA_ERROR_INVALID_VALUE;
@@ -1030,6 +1054,10 @@ static CUresult exec_kernel_set(CUgraphExec h, CUgraphNode hn, const CUDA_KERNEL
         r = cc__kernel_work(f, (cpuk_dim3){p->gridDimX, p->gridDimY, p->gridDimZ},
                             (cpuk_dim3){p->blockDimX, p->blockDimY, p->blockDimZ}, p->sharedMemBytes,
                             p->kernelParams, p->extra, &w);
+        if (!r && cc__g.no_func_update && w.u.k.f != x->plan->w[i].u.k.f) {
+            cc__work_free(&w);
+            r = CUDA_ERROR_INVALID_VALUE;
+        }
         if (!r) {
             cc_ctx *c = NULL;
             if (w.u.k.f->mod) {
@@ -1073,6 +1101,49 @@ CC_EXPORT CUresult cuGraphExecKernelNodeSetParams_v2(CUgraphExec hGraphExec, CUg
 {
     CC_ENTER(cuGraphExecKernelNodeSetParams_v2);
     return exec_kernel_set(hGraphExec, hNode, nodeParams);
+}
+
+/* cuGraphExecEventWaitNodeSetEvent / cuGraphExecEventRecordNodeSetEvent:
+ * "Sets the event of an event wait [record] node in the given graphExec";
+ * cuGraphExecNodeSetParams' table allows it: event wait "unrestricted",
+ * event record "event only, context changes are not allowed". A node of
+ * another kind or graph, or an event that is not live: INVALID_VALUE, the
+ * executable unchanged. Takes effect from the next launch. */
+static CUresult exec_event_set(CUgraphExec hGraphExec, CUgraphNode hNode, CUevent event,
+                               enum cc_work_kind kind)
+{
+    LOCKED_INIT();
+    cc_exec *x = exec_get(hGraphExec);
+    long i = x ? exec_index(x, hNode) : -1;
+    cc_event *e = (cc_event *)event;
+    cc_plan *pl = NULL;
+    if (i < 0 || x->plan->w[i].kind != kind || !cc__handle_is(e, CC_K_EVENT) || e->dead)
+        r = CUDA_ERROR_INVALID_VALUE;
+    else if (!(pl = plan_own(x)))
+        r = CUDA_ERROR_OUT_OF_MEMORY;
+    if (!r) {
+        cc_work *w = &pl->w[i];
+        cc__event_ref(e);
+        cc__event_unref(w->u.e.ev);
+        w->u.e.ev = e;
+        cc__count(CC_C_GRAPH_EXEC_UPDATES);
+    }
+    cc__unlock();
+    return r;
+}
+
+CC_EXPORT CUresult cuGraphExecEventWaitNodeSetEvent(CUgraphExec hGraphExec, CUgraphNode hNode,
+                                                    CUevent event)
+{
+    CC_ENTER(cuGraphExecEventWaitNodeSetEvent);
+    return exec_event_set(hGraphExec, hNode, event, CC_W_WAIT_EVENT);
+}
+
+CC_EXPORT CUresult cuGraphExecEventRecordNodeSetEvent(CUgraphExec hGraphExec, CUgraphNode hNode,
+                                                      CUevent event)
+{
+    CC_ENTER(cuGraphExecEventRecordNodeSetEvent);
+    return exec_event_set(hGraphExec, hNode, event, CC_W_EVENT_RECORD);
 }
 
 /* 1-D copies whose operands lie where the instantiated node's did

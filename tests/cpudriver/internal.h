@@ -99,6 +99,7 @@ struct cc_global {
     bool initialized;
     int ndev;               /* devices: CPUCUDA_DEVICES (1 or 2, default 1), read at cuInit */
     unsigned delay_us;
+    bool no_func_update;    /* CPUCUDA_NO_FUNC_UPDATE: kernel node updates keep the function */
     unsigned long long next_id;
     cc_ctx *ctxs;           /* every live context, primary included */
     cc_ctx *retired;        /* destroyed contexts, kept (never reused: see ctx_destroy) */
@@ -182,7 +183,10 @@ typedef struct cc_work {
         } c;
         struct { CUdeviceptr dst; size_t pitch; unsigned value, esz; size_t w, h; } m;
         struct { CUhostFn fn; void *data; } h;
-        struct { cc_event *ev; unsigned long long gen; } e;
+        /* an event's record or wait; a graph's external wait node holds,
+         * in a launch's own copy of the plan, the record it waits for,
+         * fixed at the launch (rs NULL: none, or not yet launched) */
+        struct { cc_event *ev; unsigned long long gen; cc_stream *rs; unsigned long long rseq; } e;
         struct { CUdeviceptr p; size_t n; } a;
         /* a launch holds the node work it was launched with, and the order
          * its nodes run in: the policy, its own seed (RANDOM: from the
@@ -204,6 +208,25 @@ CUresult cc__work_copy(cc_work *dst, const cc_work *src);
 void cc__digest_work(const cc_work *w);
 #include <stdio.h>
 void cc__digest_json(FILE *f);
+/* The fidelity digest (digest.c): the calls of the families a trace
+ * records in full, as they reached the driver, on the calling thread's
+ * chain; the "fidelity" member of CPUCUDA_STATS. cc__tl_entry is the entry
+ * the calling thread is in (cc__enter). A launch is hashed before it is
+ * queued (cc__fid_launch, lock held) and added once it was
+ * (cc__fid_add); the others add themselves when they succeeded
+ * (cc__fid_copy takes the lock, the others run under it). Calls a thread
+ * makes between cpucuda_fidelity_own(1) and (0) (a player's own) are not
+ * in it, and its allocations then get no number. */
+extern __thread enum cc_entry cc__tl_entry;
+typedef struct cc_fid { uint64_t h[2]; bool set; } cc_fid;
+typedef struct cc_alloc cc_alloc;
+void cc__fid_launch(const cc_work *w, cc_fid *f);
+void cc__fid_add(const cc_fid *f);
+void cc__fid_copy(uintptr_t dst, uintptr_t src, size_t n, bool h2d);
+void cc__fid_memset(uintptr_t dst, size_t pitch, unsigned value, unsigned esz, size_t w, size_t h);
+void cc__fid_alloc(cc_alloc *a);
+void cc__fid_free(uintptr_t p);
+void cc__fid_json(FILE *f);
 
 /* ---- streams and the queue (stream.c) ------------------------------------ */
 enum cc_stream_kind { CC_S_LEGACY, CC_S_PER_THREAD, CC_S_USER };
@@ -293,6 +316,7 @@ typedef struct cc_alloc {
     bool mapped32;   /* from cuMemAlloc (v1): mmap'ed below 4 GiB */
     bool registered; /* HOST: the program's memory, cuMemHostRegister'ed (never freed here) */
     unsigned flags;
+    uint64_t fid;    /* its number in the fidelity digest (0: none) */
 } cc_alloc;
 /* The allocation containing p, or NULL (lock held). */
 cc_alloc *cc__mem_find(uintptr_t p);

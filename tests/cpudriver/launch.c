@@ -99,8 +99,14 @@ static CUresult launch(CUfunction f, cpuk_dim3 g, cpuk_dim3 b, unsigned shmem, C
         if (!r && cooperative && (unsigned long long)g.x * g.y * g.z > 132ULL * per_sm)
             r = CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE;
         w.u.k.attrs = attrs | (cooperative ? 1u << CU_LAUNCH_ATTRIBUTE_COOPERATIVE : 0u);
-        if (r) cc__work_free(&w);
-        else r = cc__stream_op(s, &w, NULL, NULL);
+        if (r) {
+            cc__work_free(&w);
+        } else {
+            cc_fid fid;
+            cc__fid_launch(&w, &fid); /* before the op owns the work */
+            r = cc__stream_op(s, &w, NULL, NULL);
+            if (!r) cc__fid_add(&fid);
+        }
     }
     cc__unlock();
     return r;

@@ -56,6 +56,7 @@ CUresult cc__mem_add_sized(uintptr_t base, size_t size, size_t mapped, enum cc_m
                         .live = k != CC_M_GRAPH, .mapped32 = mapped32};
     ntab++;
     in_use += mapped;
+    cc__fid_alloc(&tab[i]); /* its number, when the calling entry allocates for the program */
     if (out) *out = &tab[i];
     return CUDA_SUCCESS;
 }
@@ -187,8 +188,9 @@ static CUresult mem_free(uintptr_t p)
         cc__device_drain();
         a = cc__mem_find(p); /* the table may have moved while we waited */
         if (!a) r = CUDA_ERROR_INVALID_VALUE;
-        else if (a->kind == CC_M_GRAPH) a->live = false;
-        else cc__mem_release(p);
+        else cc__fid_free(p);
+        if (a && a->kind == CC_M_GRAPH) a->live = false;
+        else if (a) cc__mem_release(p);
     }
     cc__unlock();
     return r;
@@ -289,6 +291,7 @@ static CUresult free_async(CUdeviceptr p, CUstream hs, bool pt)
             r = cc__submit(s, &w, NULL, 0, NULL);
         }
     }
+    if (!r) cc__fid_free((uintptr_t)p);
     cc__unlock();
     return r;
 }
@@ -398,6 +401,7 @@ CC_EXPORT CUresult cuMemFreeHost(void *p)
     if (!r) {
         /* Pending async copies may still read or write it. */
         cc__device_drain();
+        cc__fid_free((uintptr_t)p);
         cc__mem_release((uintptr_t)p);
     }
     cc__unlock();
@@ -476,6 +480,7 @@ CC_EXPORT CUresult cuMemHostUnregister(void *p)
     if (!r && (!a || !a->registered || a->base != (uintptr_t)p)) r = CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED;
     if (!r) {
         cc__device_drain();
+        cc__fid_free((uintptr_t)p);
         cc__mem_release((uintptr_t)p);
     }
     cc__unlock();

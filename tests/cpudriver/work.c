@@ -126,10 +126,12 @@ void cc__work_run(cc_work *w, bool in_graph)
     }
     case CC_W_WAIT_EVENT:
         if (in_graph) {
-            /* A graph's external wait: wait for the event's last record. */
+            /* A graph's external wait: for the record the event had when
+             * the graph was launched (graph.c, graph_launch), as a stream
+             * wait waits for the one it had when it was issued; a later
+             * record of the event is not waited for. */
             cc__lock();
-            cc_event *e = w->u.e.ev;
-            if (e->rs) cc__wait(e->rs, e->rseq);
+            if (w->u.e.rs) cc__wait(w->u.e.rs, w->u.e.rseq);
             cc__unlock();
             cc__count(CC_C_NODE_WAIT_EVENT);
         }
@@ -180,6 +182,7 @@ void cc__work_free(cc_work *w)
     case CC_W_EVENT_RECORD:
     case CC_W_WAIT_EVENT:
         if (w->u.e.ev) cc__event_unref(w->u.e.ev);
+        if (w->u.e.rs) cc__stream_unref(w->u.e.rs);
         break;
     case CC_W_GRAPH:
         if (w->u.g.p) cc__plan_unref(w->u.g.p);
@@ -222,6 +225,7 @@ CUresult cc__work_copy(cc_work *dst, const cc_work *src)
     case CC_W_EVENT_RECORD:
     case CC_W_WAIT_EVENT:
         if (src->u.e.ev) cc__event_ref(src->u.e.ev);
+        if (src->u.e.rs) cc__stream_ref(src->u.e.rs);
         break;
     case CC_W_GRAPH:
         break; /* graphs never hold graph-launch work */

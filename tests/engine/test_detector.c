@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "detector.h"
+#include "explain.h"
 
 static uint8_t pbytes[4][16];
 
@@ -114,11 +115,97 @@ static void a_kernel_geometry_change_is_content_and_a_volatile_field(void **stat
     assert_true(ok);
     assert_true(rp__op_match_masked(&a, &b, RP_VOL_GRID | RP_VOL_SHMEM, &L));
     assert_false(rp__op_match_masked(&a, &b, RP_VOL_GRID, &L)); /* shmem not volatile */
+    /* Issue 34: a volatile grid still takes only what the driver accepts
+     * at the call; a launch it refuses is never a sequence's. */
+    for (int d = 0; d < 3; d++) {
+        unsigned int keep = b.grid[d];
+        b.grid[d] = 0;
+        assert_false(rp__op_match_masked(&a, &b, RP_VOL_GRID | RP_VOL_SHMEM, &L));
+        b.grid[d] = d ? 65536u : 2147483648u;
+        assert_false(rp__op_match_masked(&a, &b, RP_VOL_GRID | RP_VOL_SHMEM, &L));
+        b.grid[d] = keep;
+    }
+    assert_true(rp__op_match_masked(&a, &b, RP_VOL_GRID | RP_VOL_SHMEM, &L));
     b.block[0] = 64;
     assert_false(rp__op_match_masked(&a, &b, RP_VOL_GRID | RP_VOL_SHMEM, &L));
+    b.block[0] = 2048;
+    assert_false(rp__op_match_masked(&a, &b, RP_VOL_GRID | RP_VOL_BLOCK | RP_VOL_SHMEM, &L));
+    b.block[0] = 1024, b.block[1] = 2;
+    assert_false(rp__op_match_masked(&a, &b, RP_VOL_GRID | RP_VOL_BLOCK | RP_VOL_SHMEM, &L));
+    b.block[0] = 64, b.block[1] = 1;
+    assert_true(rp__op_match_masked(&a, &b, RP_VOL_GRID | RP_VOL_BLOCK | RP_VOL_SHMEM, &L));
     /* Without the kernel's layout its node cannot be set at all. */
     rp__op_diff(&a, &b, NULL, NULL, &ok);
     assert_false(ok);
+}
+
+/* What the report says of a divergence or a new structure comes from the
+ * first field that differs: structure before content, the parameter named
+ * by index through the layout, both values kept; a report that named the
+ * wrong field or value would send a user after the wrong cause. */
+static void the_first_difference_names_the_field_and_both_values(void **state)
+{
+    (void)state;
+    rp_param_layout L = {.n = 2, .total = 16, .off = {0, 8}, .size = {8, 4}};
+    rp_op a = kernel_op(0, 1), b = kernel_op(0, 1);
+    rp_op_delta d;
+    assert_int_equal(rp__op_delta(&a, &b, &L, &d), 0); /* the same content */
+    b.grid[0] = 4;
+    a.grid[0] = 3;
+    b.params = pbytes[1];
+    memcpy(b.params, a.params, 16);
+    assert_int_equal(rp__op_delta(&a, &b, &L, &d), 1);
+    assert_int_equal(d.field, RP_FIELD_GRID);
+    assert_int_equal(d.index, 0);
+    assert_int_equal(d.had, 3);
+    assert_int_equal(d.got, 4);
+    assert_false(d.structure);
+    b.grid[0] = 3;
+    uint32_t v = 9;
+    memcpy(b.params + 8, &v, 4);
+    assert_int_equal(rp__op_delta(&a, &b, &L, &d), 1);
+    assert_int_equal(d.field, RP_FIELD_PARAM);
+    assert_int_equal(d.index, 1);
+    assert_int_equal(d.had, 1);
+    assert_int_equal(d.got, 9);
+    /* Without the layout: the bytes' offset instead of the index. */
+    assert_int_equal(rp__op_delta(&a, &b, NULL, &d), 1);
+    assert_int_equal(d.index, RP_DELTA_NO_LAYOUT);
+    assert_int_equal(d.at, 8);
+    /* Another function comes before any value, and is no structure: a
+     * node update sets it (RP_VOL_FUNC). */
+    b.func = (CUfunction)(uintptr_t)0x177;
+    assert_int_equal(rp__op_delta(&a, &b, &L, &d), 1);
+    assert_int_equal(d.field, RP_FIELD_FUNCTION);
+    assert_false(d.structure);
+    assert_int_equal(d.had, 0x100);
+    assert_int_equal(d.got, 0x177);
+    /* A memset's width is structure, its value content; a copy's size is
+     * structure only when it is staged. */
+    rp_op m = {.kind = RP_OP_MEMSET, .dst = 0x1000, .bytes = 2048, .elem = 4, .value = 1};
+    rp_op m2 = m;
+    m2.bytes = 2176;
+    assert_int_equal(rp__op_delta(&m, &m2, NULL, &d), 1);
+    assert_int_equal(d.field, RP_FIELD_WIDTH);
+    assert_true(d.structure);
+    assert_int_equal(d.had, 2048);
+    assert_int_equal(d.got, 2176);
+    m2.bytes = 2048, m2.value = 2;
+    assert_int_equal(rp__op_delta(&m, &m2, NULL, &d), 1);
+    assert_int_equal(d.field, RP_FIELD_VALUE);
+    assert_false(d.structure);
+    rp_op c = {.kind = RP_OP_DTOD, .dst = 0x1000, .src = 0x2000, .bytes = 64};
+    rp_op c2 = c;
+    c2.bytes = 128;
+    assert_int_equal(rp__op_delta(&c, &c2, NULL, &d), 1);
+    assert_int_equal(d.field, RP_FIELD_BYTES);
+    assert_false(d.structure);
+    c.kind = c2.kind = RP_OP_HTOD; /* pageable: staged at its size */
+    assert_int_equal(rp__op_delta(&c, &c2, NULL, &d), 1);
+    assert_true(d.structure);
+    c2.kind = RP_OP_MEMSET;
+    assert_int_equal(rp__op_delta(&c, &c2, NULL, &d), 1);
+    assert_int_equal(d.field, RP_FIELD_KIND);
 }
 
 /* `op` with one launch attribute, `id` valued `v` (attr: its storage). */
@@ -561,6 +648,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(a_parameter_change_changes_content_not_structure),
+        cmocka_unit_test(the_first_difference_names_the_field_and_both_values),
         cmocka_unit_test(host_to_device_bytes_are_payload_and_the_destination_is_content),
         cmocka_unit_test(equal_keys_with_different_bytes_are_not_the_same_content),
         cmocka_unit_test(a_copied_record_owns_its_bytes),

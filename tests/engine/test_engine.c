@@ -318,6 +318,35 @@ static void a_step_that_begins_with_programmatic_serialization_is_matched_only_w
     assert_string_equal(log_, "graph2@B");
 }
 
+/* A report written while the program runs (the periodic stats file) reads
+ * no context whose lock another thread holds: it gives that context up and
+ * says so, and its writer drops the report; at exit, after a moment, it
+ * reads what is there (a thread may have died holding the lock). If not, a
+ * periodic report copies counters while another thread changes them. */
+static void a_report_written_while_the_program_runs_skips_a_busy_context(void **state)
+{
+    (void)state;
+    learn_step(S_BLOCKING);
+    rp_ctxstate *cs = rp__ctx_at(0);
+    assert_non_null(cs);
+    struct rp__engine_stats st;
+    uint64_t ev;
+    rp__report_try_only(1);
+    assert_int_equal(rp__engine_stats_snapshot(0, &st, &ev), 1);
+    assert_false(rp__report_missed());
+    assert_true(st.segments > 0);
+    rp__lock(&cs->lock); /* another thread, in the middle of an operation */
+    rp__report_try_only(1);
+    assert_int_equal(rp__engine_stats_snapshot(0, &st, &ev), 1);
+    assert_true(rp__report_missed());
+    assert_int_equal(st.segments, 0); /* nothing read */
+    rp__report_try_only(0);
+    assert_int_equal(rp__engine_stats_snapshot(0, &st, &ev), 1);
+    assert_false(rp__report_missed());
+    assert_true(st.segments > 0); /* read as it is, after the moment */
+    rp__unlock(&cs->lock);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -333,6 +362,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(a_launch_with_programmatic_serialization_never_stands_for_one_without_it, setup, teardown),
         cmocka_unit_test_setup_teardown(a_launch_without_programmatic_serialization_never_stands_for_one_with_it, setup, teardown),
         cmocka_unit_test_setup_teardown(a_step_that_begins_with_programmatic_serialization_is_matched_only_with_it, setup, teardown),
+        cmocka_unit_test_setup_teardown(a_report_written_while_the_program_runs_skips_a_busy_context, setup, teardown),
     };
     int failed = 0;
     for (int round = 0; round < 3; round++)

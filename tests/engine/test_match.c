@@ -232,6 +232,44 @@ static void a_divergence_flushes_the_held_ops_in_their_order(void **state)
     assert_string_equal(log_, "k1@N k2@N");
     assert_int_equal(s->divergences, 1);
     assert_string_equal(s->div_why, "another operation");
+    /* For the report: where, what field, both values (both kernels), and
+     * that the held ops then ran eagerly. */
+    assert_int_equal(s->ndivs, 1);
+    assert_int_equal(s->divs[0].op, 2);
+    assert_int_equal(s->divs[0].why, RP_DIV_OTHER_OP);
+    assert_int_equal(s->divs[0].d.field, RP_FIELD_FUNCTION);
+    assert_int_equal(s->divs[0].d.had, (uintptr_t)K(3));
+    assert_int_equal(s->divs[0].d.got, (uintptr_t)K(4));
+    assert_non_null(s->divs[0].got_name);
+    assert_true(s->divs[0].ended);
+    assert_int_equal(s->flushes, 1);
+    assert_int_equal(s->flushed_ops, 2);
+    struct rp__seq_info info;
+    rp__seq_info(s, &info);
+    assert_int_equal(info.ndivs, 1);
+    assert_int_equal(info.divs[0].field, RP_FIELD_FUNCTION);
+    assert_string_equal(info.divs[0].kind, "kernel");
+    assert_string_equal(info.divs[0].got_kernel, s->divs[0].got_name);
+}
+
+/* A run that another sequence goes on to take diverged from the ones it
+ * left, but ran no op eagerly for them: the report must not blame them
+ * (issue 37: "diverged 276 against occurrences 23"). */
+static void a_divergence_another_sequence_takes_sends_nothing_eager(void **state)
+{
+    (void)state;
+    rp_seq *a = make_seq((const int[]){1, 2, 3, 0}, S_NONBLOCK);
+    rp_seq *b = make_seq((const int[]){1, 2, 4, 0}, S_NONBLOCK);
+    assert_int_equal(offer(1), RP_OFFER_DEFERRED);
+    assert_int_equal(offer(2), RP_OFFER_DEFERRED);
+    assert_int_equal(offer(4), RP_OFFER_COMPLETE); /* a left, b goes on to its end */
+    assert_int_equal(a->divergences, 1);
+    assert_int_equal(a->flushes, 0);
+    assert_false(a->divs[0].ended);
+    resolve();
+    assert_int_equal(b->replays, 1);
+    assert_int_equal(a->flushes, 0);
+    assert_int_equal(b->divergences, 0);
 }
 
 /* A shorter sequence that matched in full must still be replayed when a
@@ -539,6 +577,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         T(a_run_equal_to_a_sequence_is_replayed_in_its_place),
         T(a_divergence_flushes_the_held_ops_in_their_order),
+        T(a_divergence_another_sequence_takes_sends_nothing_eager),
         T(the_longest_complete_candidate_is_replayed),
         T(a_sequence_is_pinned_while_a_stream_matches_against_it),
         T(the_fast_path_follows_the_one_candidate_and_its_hint_dies_with_any_sequence),

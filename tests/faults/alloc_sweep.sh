@@ -7,7 +7,11 @@
 # failing (N+). Every run must exit 0 within a timeout, print exactly what the
 # program prints without the shim (no lost work, identical results), and say
 # so in one line on stderr ("out of memory ... runs eagerly") when a fault
-# fired. Prints a summary line.
+# fired; and the faults must be the ones asked for, counted from the shim's
+# last line ("A allocations, F failed"): with N, F is 1 if A >= N (else 0);
+# with N+, every allocation from the Nth on failed, F = A - N + 1 (no
+# output can show a seam that fails fewer: issue 34, class g). Prints a
+# summary line.
 # usage: alloc_sweep.sh BUILD_DIR STRIDE APP ARGS...   (STRIDE: sweep every
 #        STRIDE-th N only, 1 = every allocation; the last N is always swept)
 set -u
@@ -39,11 +43,22 @@ while [ "$n" -le "$total" ]; do
         rc=$?
         runs=$((runs + 1))
         f=$(sed -n 's/^reprise: [0-9]* allocations, \([0-9]*\) failed.*/\1/p' "$work/f.err" | tail -n 1)
+        a=$(sed -n 's/^reprise: \([0-9]*\) allocations, [0-9]* failed.*/\1/p' "$work/f.err" | tail -n 1)
         f=${f:-0}
         fired=$((fired + f))
         why=
         [ $rc -ne 0 ] && why="exit $rc"
         cmp -s "$work/plain.out" "$work/f.out" || why="$why, other output"
+        if [ -z "$a" ]; then
+            why="$why, no count of allocations"
+        else
+            want=0
+            if [ "$a" -ge "$n" ]; then
+                want=1
+                [ "$form" = "+" ] && want=$((a - n + 1))
+            fi
+            [ "$f" -eq "$want" ] || why="$why, $f of $a allocations failed, $want expected"
+        fi
         if [ "$f" -gt 0 ] && ! grep -q '^reprise: out of memory' "$work/f.err"; then
             why="$why, no message"
         fi

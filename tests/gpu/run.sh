@@ -7,6 +7,9 @@
 #      (the kernels are written to give the same bits on both); a `reprise:`
 #      line (a warning: at the default level the shim prints nothing else)
 #      fails the program, and the table shows the line;
+#   2a. asks the driver the graph rules the engine relies on (graphrules:
+#      a function update, an event wait node set per launch) and compares
+#      the answers with the CPU driver's;
 #   2b. records traces of a few of them (REPRISE_TRACE) and replays each
 #      without and with the shim (`reprise replay`);
 #   3. runs the runtime-API program (<<<>>>, static and shared cudart) under
@@ -107,7 +110,16 @@ runs=("kernelcheck 2" "heat 200" "pingpong 96" "pingpong 60 2 3" "stepper 200 1"
       # thread on the legacy stream, CuPy-like groups, kernels that switch
       # with the cache length, host time between launches
       "train 200 sgd" "train 200 adam" "groups 300" "groups 300 one 8" "decode2 100"
-      "decode2 100 8 1 static" "infer 200")
+      "decode2 100 8 1 static" "infer 200"
+      # issue 35: kernels chosen by their pointers' alignment (function
+      # updates), a read-back that shifts the step, PyTorch's two-stream and
+      # prefetch idioms on the legacy stream (fork/join graphs homed there,
+      # fresh events, the home stream's outside wait as an event wait node),
+      # the allocator's event queries
+      "alignswitch 200 sync" "alignswitch 200 readback 16 switch" "torchstreams 100 twostream"
+      "torchstreams 100 prefetch" "torchstreams 100 queries"
+      # issue 34: temporaries freed since the capture, steps cut into parts
+      "realloc 60 alternate" "realloc 60 repool")
 # Long kernels: 2^25 floats a buffer on a GPU (~100 us a kernel, to be
 # confirmed there); far smaller on the CPU driver.
 if [ "$mode" = gpu ]; then
@@ -141,6 +153,25 @@ for run in "${runs[@]}"; do
   fi
   row "$name" "same, replayed ${share:-0}$extra"
 done
+
+# ---- 2a. the driver's graph rules the engine relies on (issue 35) ------------
+# graphrules asks the driver (a kernel node set to another function of its
+# context; an event wait node set to another event, waiting for the record
+# the event had at the launch): on a GPU its lines must be the CPU driver's,
+# which implements the stricter reading; a line that differs is a rule the
+# CPU driver (and the engine) must change for.
+say "== graph rules"
+ga=$(env "${run_env[@]}" timeout 60 "$B/apps/graphrules" "$mod" 8 2>&1); rga=$?
+gc=$(env "${cpu_env[@]}" timeout 60 "$B/apps/graphrules" "$cpu_mod" 8 2>&1); rgc=$?
+echo "graphrules: $ga" >>"$out/log.txt"
+echo "graphrules (CPU driver): $gc" >>"$out/log.txt"
+if [ $rga -ne 0 ] || [ $rgc -ne 0 ]; then
+  fail "graphrules" "(exit $rga/$rgc: $ga)"
+elif [ "$ga" != "$gc" ]; then
+  fail "graphrules: the driver answers as the CPU driver" "($ga)"
+else
+  row "graphrules: function update, event wait node" "as the CPU driver: $(printf '%s\n' "$ga" | grep -o ': yes' | wc -l) of 4 yes"
+fi
 
 # ---- 2b. traces (issue 29): recorded, replayed without and with the shim ----
 # Each program recorded with the engine off (REPRISE_TRACE), then replayed by

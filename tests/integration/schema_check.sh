@@ -20,6 +20,13 @@ env LD_LIBRARY_PATH="$drv" LD_PRELOAD="$build/lib/libreprise.so" REPRISE=1 \
     "$build/apps/threads" "$mod" 30 >/dev/null || { echo "FAIL: threads"; exit 1; }
 "$build/bin/reprise" report "$work/s.json" >/dev/null || { echo "FAIL: the report does not read back"; exit 1; }
 grep -q '"version": 1,' "$work/s.json" || { echo "FAIL: schema version"; exit 1; }
+# And a run whose driver cannot be loaded, for the keys only it has
+# (driver.error).
+# shellcheck disable=SC2086
+env LD_LIBRARY_PATH="$drv" LD_PRELOAD="$build/lib/libreprise.so" REPRISE=1 \
+    REPRISE_DRIVER=/nonexistent/libcuda.so.1 REPRISE_STATS="$work/nodriver.json" $asan \
+    "$build/apps/heat" "$mod" 3 >/dev/null 2>&1
+"$build/bin/reprise" report "$work/nodriver.json" >/dev/null || { echo "FAIL: the no-driver report does not read back"; exit 1; }
 # Keys from the tables: "| `key` |" rows (a dotted key names its last part).
 keys=$(sed -n 's/^| `\([a-z_.]*\)`.*/\1/p' "$src/docs/stats.md" | sed 's/.*\.//' | sort -u)
 # Per-sequence keys, named in backticks in the `sequences` row.
@@ -27,7 +34,7 @@ seqkeys=$(sed -n 's/^| `sequences` |\(.*\)/\1/p' "$src/docs/stats.md" | grep -o 
 missing=0 n=0
 for k in $keys $seqkeys; do
     n=$((n + 1))
-    grep -q "\"$k\"" "$work/s.json" || { echo "FAIL: documented key '$k' is not in the report"; missing=$((missing + 1)); }
+    cat "$work/s.json" "$work/nodriver.json" | grep -q "\"$k\"" || { echo "FAIL: documented key '$k' is not in the report"; missing=$((missing + 1)); }
 done
 [ "$n" -ge 60 ] || { echo "FAIL: only $n keys found in docs/stats.md: the table format changed?"; exit 1; }
 echo "schema: $n documented keys checked, $missing missing"

@@ -293,6 +293,30 @@ static void k_gemv_t(const cpuk_block *b, void *const *p)
     }
 }
 
+static void add_i64(const cpuk_block *b, int64_t *out, const int64_t *x, const int64_t *y,
+                    int32_t n, const uint32_t *st)
+{
+    CPUK_FOR_THREADS(b, tx, ty, tz) {
+        (void)ty; (void)tz;
+        for (uint64_t i = GID(b, tx); i < (uint64_t)(n > 0 ? n : 0); i += GSTRIDE(b))
+            out[i * st[0]] = (int64_t)((uint64_t)x[i * st[1]] + (uint64_t)y[i * st[2]]);
+    }
+}
+
+static void k_add_i64_vec(const cpuk_block *b, void *const *p)
+{
+    static const uint32_t unit[3] = {1, 1, 1};
+    add_i64(b, CPUK_ARG(p, 0, int64_t *), CPUK_ARG(p, 1, const int64_t *),
+            CPUK_ARG(p, 2, const int64_t *), CPUK_ARG(p, 3, int32_t), unit);
+}
+
+static void k_add_i64_unrolled(const cpuk_block *b, void *const *p)
+{
+    tk_strides3 st = CPUK_ARG(p, 4, tk_strides3);
+    add_i64(b, CPUK_ARG(p, 1, int64_t *), CPUK_ARG(p, 2, const int64_t *),
+            CPUK_ARG(p, 3, const int64_t *), CPUK_ARG(p, 0, int32_t), st.s);
+}
+
 /* One parameter's {offset, size} from its layout structure's member. */
 #define P(T, m) { offsetof(T, m), sizeof(((T *)0)->m) }
 
@@ -346,5 +370,14 @@ const cpuk_kernel cpuk_module_kernels[] = {
     GEMV("gemv_n_small", k_gemv_n),
     GEMV("gemv_n_large", k_gemv_n),
     GEMV("gemv_t", k_gemv_t),
+#define ADD_I64(name) \
+    { name, k_add_i64_vec, 4, { P(tk_add_i64_args, out), P(tk_add_i64_args, a), \
+                                P(tk_add_i64_args, b), P(tk_add_i64_args, n) } }
+    ADD_I64("add_i64_vec4"),
+    ADD_I64("add_i64_vec2"),
+    { "add_i64_unrolled", k_add_i64_unrolled, 5,
+      { P(tk_add_i64_unrolled_args, n), P(tk_add_i64_unrolled_args, out),
+        P(tk_add_i64_unrolled_args, a), P(tk_add_i64_unrolled_args, b),
+        P(tk_add_i64_unrolled_args, st) } },
     { NULL, NULL, 0, { { 0, 0 } } },
 };

@@ -194,3 +194,30 @@ extern "C" __global__ void gemv_t(float *y, const float *a, const float *x, int3
         y[c] = __fmul_rn(alpha, acc);
     }
 }
+
+/* add_i64_vec4, add_i64_vec2, add_i64_unrolled (testkernels.h): the same
+ * integer addition under three functions, two parameter layouts. */
+__device__ __forceinline__ void add_i64_body(int64_t *out, const int64_t *a, const int64_t *b,
+                                             int32_t n, uint32_t so, uint32_t sa, uint32_t sb)
+{
+    for (uint64_t i = GID(); i < (uint64_t)(n > 0 ? n : 0); i += GSTRIDE())
+        out[i * so] = (int64_t)((uint64_t)a[i * sa] + (uint64_t)b[i * sb]);
+}
+
+extern "C" __global__ void add_i64_vec4(int64_t *out, const int64_t *a, const int64_t *b,
+                                        int32_t n)
+{
+    add_i64_body(out, a, b, n, 1, 1, 1);
+}
+
+extern "C" __global__ void add_i64_vec2(int64_t *out, const int64_t *a, const int64_t *b,
+                                        int32_t n)
+{
+    add_i64_body(out, a, b, n, 1, 1, 1);
+}
+
+extern "C" __global__ void add_i64_unrolled(int32_t n, int64_t *out, const int64_t *a,
+                                            const int64_t *b, tk_strides3 st)
+{
+    add_i64_body(out, a, b, n, st.s[0], st.s[1], st.s[2]);
+}

@@ -86,6 +86,23 @@ typedef struct tk_gemv_args {
     uint64_t y, a, x; int32_t rows, cols; float alpha;
 } tk_gemv_args;
 
+/* add_i64_vec4, add_i64_vec2, add_i64_unrolled: out[i] = a[i] + b[i] over n
+ * int64 elements, three functions a framework would choose between by the
+ * alignment of its pointers (PyTorch's vectorized_elementwise_kernel<4|2>
+ * and unrolled_elementwise_kernel: the same result, another function and,
+ * for the unrolled one, another parameter layout). The unrolled one takes
+ * its element count first and the strides (in elements, all 1 here) in a
+ * 12-byte struct last: a parameter block of 44 bytes, not a multiple of 8. */
+typedef struct tk_add_i64_args {
+    uint64_t out, a, b; int32_t n;
+} tk_add_i64_args;
+typedef struct tk_strides3 {
+    uint32_t s[3];
+} tk_strides3;
+typedef struct tk_add_i64_unrolled_args {
+    int32_t n; uint64_t out, a, b; tk_strides3 st;
+} tk_add_i64_unrolled_args;
+
 /* splitmix64's finaliser: a bijective 64-bit mix. */
 TK_HD uint64_t tk_mix64(uint64_t z)
 {

@@ -1,8 +1,10 @@
 #!/bin/sh
 # selftest.sh - tests of scripts/layers.sh on fake trees: a source tree with
-# a shim/ of three levels (top; mid/a and mid/b, siblings; low) and a build
-# tree laid out as CMake lays out an object library (objects, dependency
-# files and a CMakeCache.txt), compiled here.
+# a shim/ of three levels (top; mid/a and mid/b, siblings; low) and a
+# tools/ of three layers of file patterns (cmd; lib; and below them the
+# shim's low/), and a build tree laid out as CMake lays out an object
+# library and an executable (objects, dependency files and a
+# CMakeCache.txt), compiled here.
 #   selftest.sh CC violations   every kind of violation is reported, exactly
 #                               those, and the check exits 1
 #   selftest.sh CC clean        a clean tree passes; its table goes into a doc
@@ -84,6 +86,27 @@ int c3(int n) { return n ? c1(n - 1) : 0; }
 EOF
 awk 'BEGIN { print "int long_fn(void);"; print "int long_fn(void) { return 0; }"
              for (i = 3; i <= 700; i++) print "/* line */" }' | put shim/low/long.c
+# The tools: layers of file patterns, the shim's low/ at the bottom.
+put tools/layers.txt <<'EOF'
+# fake tools layers
+cmd=cmd.c
+lib=lib.c,lib.h,lib_*.c
+base=shim/low/low.c,shim/low/low.h
+EOF
+put tools/cmd.c <<'EOF'
+#include "lib.h"
+int main(void);
+int main(void) { return lib_fn(); }
+EOF
+put tools/lib.h <<'EOF'
+#pragma once
+#include "low.h"
+int lib_fn(void);
+EOF
+put tools/lib.c <<'EOF'
+#include "lib.h"
+int lib_fn(void) { return low_fn(); }
+EOF
 
 if [ "$case" = violations ]; then
     put shim/low/bad_inc.c <<'EOF'
@@ -138,6 +161,18 @@ EOF
 int dupuser(void);
 int dupuser(void) { return 0; }
 EOF
+    put tools/lib_up.c <<'EOF'
+/* calls the command above it, and includes a shim header of no tools layer */
+#include "mid_a.h"
+int cmd_helper(void);
+int lib_up(void);
+int lib_up(void) { return cmd_helper() + mid_a_fn(); }
+EOF
+    printf 'int cmd_helper(void);\nint cmd_helper(void) { return 0; }\n' >>"$src/tools/cmd.c"
+    put tools/stray_tool.c <<'EOF'
+int stray_tool(void);
+int stray_tool(void) { return 0; }
+EOF
 fi
 
 # The build tree, as CMake lays it out.
@@ -153,6 +188,17 @@ for c in $(cd "$src/shim" && find . -name '*.c' | sed 's|^\./||'); do
     # shellcheck disable=SC2086
     "$cc" -std=c11 -g -O0 -Wall $iflags -MD -MF "$obj/$c.o.d" -c -o "$obj/$c.o" "$src/shim/$c" ||
         fail "the fake tree does not compile ($c)"
+done
+# The tools' executable: its own files, and the shim's low.c compiled in
+# (CMake names an object of another folder CMakeFiles/X.dir/__/PATH).
+tobj=$build/tools/CMakeFiles/faketool.dir
+mkdir -p "$tobj/__/shim/low"
+for c in $(cd "$src/tools" && find . -name '*.c' | sed 's|^\./||') __/shim/low/low.c; do
+    in=$src/tools/$c
+    [ "$c" = __/shim/low/low.c ] && in=$src/shim/low/low.c
+    # shellcheck disable=SC2086
+    "$cc" -std=c11 -g -O0 -Wall -I"$src/tools" $iflags -MD -MF "$tobj/$c.o.d" -c -o "$tobj/$c.o" "$in" ||
+        fail "the fake tools do not compile ($c)"
 done
 
 out=$tmp/out err=$tmp/err
@@ -171,11 +217,16 @@ shim/mid/a/dupuser.c:1: includes dup.h, the name of 2 shim files
 shim/mid/b/sibling.c:4: calls mid_a_fn of shim/mid/a/mid_a.c, layer mid/a beside layer mid/b
 shim/stray/stray.c: in no layer (shim/stray/ is not in shim/layers.txt)
 shim/top/long2.c: over 700 lines (701)
+tools/lib_up.c:2: includes mid_a.h of shim/mid/a/mid_a.h, which no layer of tools/layers.txt holds
+tools/lib_up.c:$(lineof tools/lib_up.c 'cmd_helper() +'): calls cmd_helper of tools/cmd.c, layer cmd above layer lib
+tools/stray_tool.c: in no layer (no pattern of tools/layers.txt names it)
 EOF
     diff -u "$tmp/want" "$out" >&2 || fail "not exactly the violations of the fake tree (- wanted, + reported)"
-    grep -q "^layers.sh: 10 violations" "$err" || { cat "$err" >&2; fail "no summary of 10 violations"; }
+    grep -q "^layers.sh: 10 violations in [0-9]* files of shim/" "$err" || { cat "$err" >&2; fail "no summary of 10 violations in shim/"; }
+    grep -q "^layers.sh: 3 violations in [0-9]* files of tools/" "$err" || { cat "$err" >&2; fail "no summary of 3 violations in tools/"; }
     $layers --report "$build" >"$out" 2>"$err" || fail "--report exited $?, not 0"
-    grep -q '^== violations (10)$' "$out" || fail "--report does not count 10 violations"
+    grep -q '^== violations (10)$' "$out" || fail "--report does not count 10 violations in shim/"
+    grep -q '^== violations (3)$' "$out" || fail "--report does not count 3 violations in tools/"
     grep -q "^shim/mid/a/mid_a.h: calls mid_a_helper of shim/mid/a/mid_a.c  \\[shim/mid/a/mid_a.h:$(lineof shim/mid/a/mid_a.h 'mid_a_helper()')\\]\$" "$out" ||
         fail "--report does not show the header's inline call"
     exit 0
@@ -194,6 +245,10 @@ $layers --table "$build" >"$tmp/table" || fail "--table exited $?"
 grep -q '^| 2 | `mid/a/` | `mid_a.c` 3, `mid_a.h` 5 | `low/`: `low.c`, `low.h` | — |$' "$tmp/table" ||
     { cat "$tmp/table" >&2; fail "the table's row of mid/a is not its files and what they use"; }
 grep -q '^| 1 | `low/` | .*`long.c` 700' "$tmp/table" || fail "the table does not count long.c's 700 lines"
+grep -q '^| 2 | `lib` | `lib.c` 2, `lib.h` 3 | `base`: `low.c`, `low.h` | — |$' "$tmp/table" ||
+    { cat "$tmp/table" >&2; fail "the tools table's row of lib is not its files and what they use"; }
+grep -q '^| 3 | `cmd` | `cmd.c` 3 | `lib`: `lib.c`, `lib.h` | — |$' "$tmp/table" ||
+    { cat "$tmp/table" >&2; fail "the tools table's row of cmd is not its files and what they use"; }
 # The doc: written between its markers, then checked; a changed table fails.
 printf '# Doc\nbefore\n<!-- layers:begin -->\nold\n<!-- layers:end -->\nafter\n' >"$tmp/doc.md"
 $layers --check-doc "$tmp/doc.md" "$build" >/dev/null 2>&1 && fail "--check-doc passes a stale doc"

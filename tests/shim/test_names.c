@@ -83,13 +83,13 @@ static void advice_comes_from_the_counters_at_most_three_biggest_first(void **st
 {
     (void)state;
     char out[RP_ADVICE_MAX][RP_ADVICE_LEN];
-    struct rp__advice_in in;
+    struct rp__run_fact in;
     memset(&in, 0, sizeof in);
     in.ops = 1000, in.replayed = 900;
     assert_int_equal(rp__advice(&in, out), 0);
 
     in.replayed = 0;
-    in.eager_bound = 990;
+    in.eager[RP_EAGER_BOUND] = 990;
     in.hits[RP_BOUND_OPS] = 3;
     in.limits[RP_BOUND_OPS] = 4096;
     assert_int_equal(rp__advice(&in, out), 1);
@@ -99,7 +99,7 @@ static void advice_comes_from_the_counters_at_most_three_biggest_first(void **st
     in.hits[RP_BOUND_GRAPHS] = 1;      /* two bounds: the ops are not split by bound */
     in.hits[RP_BOUND_STAGING] = 2;
     in.hits[RP_BOUND_MEMORY] = 5;
-    in.program_captures = 2, in.eager_program = 1;
+    in.program_captures = 2, in.eager[RP_EAGER_PROGRAM_CAPTURE] = 1;
     assert_int_equal(rp__advice(&in, out), 3);
     assert_non_null(strstr(out[0], "a fixed bound was hit 5 times"));
     assert_non_null(strstr(out[1], "REPRISE_MAX_OPS was hit 3 times"));

@@ -12,6 +12,8 @@
 #include <unistd.h>
 
 #include "core.h"
+#include "engine.h"
+#include "explain.h"
 
 /* Run fn with stderr captured; returns what it wrote. */
 static const char *capture_stderr(void (*fn)(void))
@@ -99,12 +101,14 @@ static void an_invalid_value_warns_once_naming_the_variable_value_and_default(vo
     (void)state;
     setenv("REPRISE", "maybe", 1);
     const char *err = capture_stderr(parse);
-    assert_string_equal(err, "reprise: invalid REPRISE=maybe; using the default 0\n");
+    assert_string_equal(err, "reprise: invalid REPRISE=maybe (expected 0 or 1, or off/on, "
+                             "no/yes, false/true); using the default 0\n");
     assert_false(rp__option(RP_OPTION_ENABLE).b);
     setenv("REPRISE", "1", 1);
     setenv("REPRISE_LOG", "loud", 1);
     err = capture_stderr(parse);
-    assert_string_equal(err, "reprise: invalid REPRISE_LOG=loud; using the default warn\n");
+    assert_string_equal(err, "reprise: invalid REPRISE_LOG=loud (expected error, warn, info, "
+                             "debug or trace); using the default warn\n");
     assert_int_equal(rp__option(RP_OPTION_LOG).level, RP_LOG_WARN);
     assert_true(rp__option(RP_OPTION_ENABLE).b);
 }
@@ -126,8 +130,8 @@ static void counts_accept_a_suffix_and_refuse_values_outside_their_range(void **
         setenv("REPRISE_WARMUP", bad[i], 1);
         char want[160];
         snprintf(want, sizeof want,
-                 "reprise: invalid REPRISE_WARMUP=%s (expected a count in 1..1000000); "
-                 "using the default 2\n", bad[i]);
+                 "reprise: invalid REPRISE_WARMUP=%s (expected a count in 1..1000000; K, M "
+                 "and G multiply by 1024); using the default 2\n", bad[i]);
         assert_string_equal(capture_stderr(parse), want);
         assert_int_equal(rp__option(RP_OPTION_WARMUP).count, 2);
     }
@@ -155,10 +159,12 @@ static void config_errors_name_the_file_and_line_and_keep_the_defaults(void **st
     const char *path = getenv("REPRISE_CONFIG");
     char want[1024];
     snprintf(want, sizeof want,
-             "reprise: %s:2: unknown key 'bogus'; ignored\n"
+             "reprise: %s:2: unknown key 'bogus' (reprise help config lists the keys); ignored\n"
              "reprise: %s:3: malformed line (expected key = value); ignored\n"
-             "reprise: %s:4: invalid value 'lots' for max_graphs; using the default 256\n"
-             "reprise: %s:5: no value for 'table'; ignored\n",
+             "reprise: %s:4: invalid value 'lots' for max_graphs (expected a count in 1..64K; "
+             "K, M and G multiply by 1024); using the default 256\n"
+             "reprise: %s:5: no value for 'table' (expected a count in 16..1M; K, M and G "
+             "multiply by 1024); using the default 1024\n",
              path, path, path, path);
     assert_string_equal(capture_stderr(parse), want);
     assert_int_equal(rp__option(RP_OPTION_WARMUP).count, 3);
@@ -286,6 +292,53 @@ static void a_log_line_is_prefixed_one_line_and_cut_to_the_buffer(void **state)
     assert_null(strchr(err, '\n') + 1 == err + n ? NULL : "more than one line");
 }
 
+
+/* The example is called "an example with every key": a key added to the
+ * options table without a line there (set, or commented out) breaks that. */
+static void the_example_config_has_a_line_for_every_key_of_the_options_table(void **state)
+{
+    (void)state;
+    FILE *f = fopen(REPRISE_EXAMPLE_CONFIG, "r");
+    assert_non_null(f);
+    static char text[16384];
+    size_t n = fread(text, 1, sizeof text - 1, f);
+    text[n] = '\0';
+    fclose(f);
+    for (int id = 0; id < RP_OPTION_COUNT; id++) {
+        const char *env = rp__option_descs[id].env;
+        if (id == RP_OPTION_CONFIG || strncmp(env, "REPRISE_", 8) != 0)
+            continue; /* a config file names no other; REPRISE itself is no key */
+        char name[48], key[64];
+        snprintf(key, sizeof key, "\n%s = ", rp__option_key(id, name, sizeof name));
+        char commented[72];
+        snprintf(commented, sizeof commented, "\n# %s", key + 1);
+        if (!strstr(text, key) && !strstr(text, commented))
+            fail_msg("config/reprise.conf has no line for the key %s", key + 1);
+    }
+}
+
+/* REPRISE_COSTS is checked with the others: a typo is warned about with
+ * what is accepted, never left for the engine to guess at. */
+static void a_costs_setting_is_measure_off_or_three_counts(void **state)
+{
+    (void)state;
+    unsigned long long ns[3] = {0, 0, 0};
+    assert_int_equal(rp__option_costs("measure", ns), 0);
+    assert_int_equal(rp__option_costs("off", ns), 1);
+    assert_int_equal(rp__option_costs("3500,600,7000", ns), 2);
+    assert_true(ns[0] == 3500 && ns[1] == 600 && ns[2] == 7000);
+    static const char *const bad[] = {"cheap", "1,2", "1,2,3,4", "0,1,1", "1,2,3x", ",1,2", ""};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+        assert_int_equal(rp__option_costs(bad[i], ns), -1);
+    setenv("REPRISE_COSTS", "cheap", 1);
+    const char *err = capture_stderr(parse);
+    assert_non_null(strstr(err, "reprise: invalid REPRISE_COSTS=cheap (expected measure, off, or "
+                                "E,U,L"));
+    assert_non_null(strstr(err, "using the default measure"));
+    assert_string_equal(rp__option(RP_OPTION_COSTS).path, "measure");
+    unsetenv("REPRISE_COSTS");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -306,6 +359,8 @@ int main(void)
         cmocka_unit_test_setup(stats_paths_expand_host_and_rank, clean_env),
         cmocka_unit_test_setup(debug_prints_the_version_and_every_effective_option, clean_env),
         cmocka_unit_test(a_log_line_is_prefixed_one_line_and_cut_to_the_buffer),
+        cmocka_unit_test(the_example_config_has_a_line_for_every_key_of_the_options_table),
+        cmocka_unit_test_setup(a_costs_setting_is_measure_off_or_three_counts, clean_env),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -7,11 +7,25 @@
 # (the last column). A trace with no such row fails. The replays run as fast
 # as the calls go (--timing none) with the engine's idle watch off and its
 # costs pinned, as the round trips of tests/integration do.
-# usage: corpus.sh BUILD_DIR DIR [--optional]
+# With --jitter SEED,SEED,... (timing as a test, issue 35 item 5) each trace
+# is instead replayed under the shim once per seed with its recorded timing
+# perturbed from that seed (`reprise replay --jitter SEED`, gaps over 20 ms
+# shortened to 20 ms: --max-gap) and the engine's defaults (its idle watch
+# on), costs pinned: each digest must equal the one of the replay without
+# the shim, and each share be at least the README's.
+# usage: corpus.sh BUILD_DIR DIR [--optional] [--jitter SEEDS]
 #   --optional: a missing or empty DIR skips (exit 77, saying so)
 set -u
 build=$1 dir=$2
-optional=${3:-}
+shift 2
+optional= seeds=
+while [ $# -gt 0 ]; do
+    case $1 in
+        --optional) optional=--optional; shift ;;
+        --jitter) seeds=$(echo "$2" | tr ',' ' '); shift 2 ;;
+        *) echo "usage: corpus.sh BUILD_DIR DIR [--optional] [--jitter SEEDS]" >&2; exit 2 ;;
+    esac
+done
 cmd=$build/bin/reprise
 drv=$build/cpudriver
 here=$(cd "$(dirname "$0")" && pwd)
@@ -46,6 +60,7 @@ for t in "$@"; do
     for mode in no-shim shim; do
         stats=
         [ $mode = shim ] && stats="--stats $work/$name.json"
+        [ $mode = shim ] && [ -n "$seeds" ] && continue
         # shellcheck disable=SC2086
         env LD_LIBRARY_PATH="$drv" CPUCUDA_STATS="$work/$name.$mode.drv.json" REPRISE_IDLE_US=0 \
             REPRISE_COSTS=3000,500,10000 $asan "$cmd" replay "$t" --$mode --driver "$drv/libcuda.so.1" \
@@ -53,6 +68,34 @@ for t in "$@"; do
             { echo "FAIL: $name does not replay --$mode:"; tail -5 "$work/$name.$mode.out"; ok=0; }
     done
     [ $ok -eq 1 ] || { fails=$((fails + 1)); continue; }
+    if [ -n "$seeds" ]; then
+        a=$(value "$work/$name.no-shim.drv.json" digest.value)
+        shares=
+        for seed in $seeds; do
+            # shellcheck disable=SC2086
+            env LD_LIBRARY_PATH="$drv" CPUCUDA_STATS="$work/$name.$seed.drv.json" \
+                REPRISE_COSTS=3000,500,10000 $asan "$cmd" replay "$t" --shim --driver "$drv/libcuda.so.1" \
+                --jitter "$seed" --max-gap 20 --strict --stats "$work/$name.$seed.json" \
+                >"$work/$name.$seed.out" 2>&1 ||
+                { echo "FAIL: $name does not replay with --jitter $seed:"; tail -5 "$work/$name.$seed.out"; ok=0; continue; }
+            b=$(value "$work/$name.$seed.drv.json" digest.value)
+            share=$(value "$work/$name.$seed.json" replayed_share)
+            shares="${shares:+$shares, }$share"
+            if [ -z "$a" ] || [ "$a" != "$b" ]; then
+                echo "FAIL: $name: digests $a without the shim, $b with it and --jitter $seed"
+                ok=0
+            elif awk -v s="${share:-0}" -v w="$want" 'BEGIN { exit !(s + 1e-9 < w) }'; then
+                echo "FAIL: $name: replayed share $share under the shim with --jitter $seed, expected at least $want"
+                ok=0
+            fi
+        done
+        if [ $ok -eq 1 ]; then
+            echo "ok: $name: digest $a without the shim and with it at each seed, replayed shares $shares with --jitter $(echo $seeds | tr ' ' ','), at least $want"
+        else
+            fails=$((fails + 1))
+        fi
+        continue
+    fi
     a=$(value "$work/$name.no-shim.drv.json" digest.value)
     b=$(value "$work/$name.shim.drv.json" digest.value)
     share=$(value "$work/$name.json" replayed_share)

@@ -3,7 +3,8 @@
 # trace readable up to its last complete record: `reprise trace info` reads
 # it (exit 0) and says it was not closed, naming the byte where it ends, and
 # it holds every call the program made before it died; `reprise replay`
-# replays it and says so too.
+# replays it and says so too, with the same recorded duration as `trace
+# info` gives (issue 37: it said "recorded 0.000 s" where info said 2.019 s).
 # usage: crash.sh BUILD_DIR
 set -u
 build=$1
@@ -37,4 +38,12 @@ env LD_LIBRARY_PATH="$drv" $asan "$build/bin/reprise" replay "$work/t.trace" --d
     { echo "FAIL: the trace of a killed process does not replay"; cat "$work/replay.out"; exit 1; }
 grep -q "without its END record\|an unfinished record" "$work/replay.out" ||
     { echo "FAIL: the replay does not say the trace was not closed"; cat "$work/replay.out"; exit 1; }
-echo "ok: killed after $iters launches; the trace holds all $launches and replays"
+# The duration, as both print it ("390.8 us").
+info_d=$(awk '$1 == "duration" { print $2, $3; exit }' "$work/info.out")
+replay_d=$(sed -n 's/.*(recorded \([0-9.]* [mu]*s\), not closed).*/\1/p' "$work/replay.out")
+if [ -z "$info_d" ] || [ "$info_d" != "$replay_d" ]; then
+    echo "FAIL: trace info says the killed process ran $info_d, the replay says recorded ${replay_d:-?}"
+    cat "$work/info.out" "$work/replay.out"
+    exit 1
+fi
+echo "ok: killed after $iters launches; the trace holds all $launches and replays; recorded $info_d both ways"

@@ -8,7 +8,14 @@
 #   - a trace holds no program data by default; with REPRISE_TRACE_DATA=1
 #     it holds the bytes of every host-to-device copy, says so in its
 #     header, and still replays with one digest without and with the shim;
-#   - %p in REPRISE_TRACE becomes the process id.
+#   - %p in REPRISE_TRACE becomes the process id;
+#   - `reprise replay --shim` ends with the shim's summary, as a run under
+#     `reprise` does;
+#   - a record over 1 KiB of high bytes (a 64 KiB host-to-device copy of
+#     0xff, with its contents) has a right check byte: the trace reads, and
+#     its replay reaches the driver with the program's calls and bytes (the
+#     fidelity digests, CPUCUDA_FIDELITY_DATA=1), which a check byte folded
+#     every 256 words instead of 128 would not (issue 34, class c).
 # usage: recording.sh BUILD_DIR
 set -u
 build=$1
@@ -63,6 +70,10 @@ for t in "$off" "$work/data.trace"; do
             --driver "$drv/libcuda.so.1" --strict >"$t.$mode.out" 2>&1 ||
             { echo "FAIL: $t does not replay --$mode"; cat "$t.$mode.out"; exit 1; }
     done
+    # Under the shim the replay ends with the summary a run under `reprise`
+    # prints (issue 37: it printed none).
+    grep -q "^reprise: [0-9][0-9]* capturable ops, " "$t.shim.out" ||
+        { echo "FAIL: reprise replay --shim printed no summary:"; cat "$t.shim.out"; fails=$((fails + 1)); }
     a=$(awk -f "$flat" "$t.no-shim.json" | awk -F '\t' '$1 == "digest.value" { print $2 }')
     b=$(awk -f "$flat" "$t.shim.json" | awk -F '\t' '$1 == "digest.value" { print $2 }')
     [ -n "$a" ] && [ "$a" = "$b" ] ||
@@ -81,5 +92,27 @@ cmp -s "$work/plain.out" "$work/cmd.out" ||
     { echo "FAIL: the program prints otherwise under reprise --trace"; fails=$((fails + 1)); }
 "$cmd" trace info "$work/cmd.trace" | grep -q "host-to-device contents recorded" ||
     { echo "FAIL: reprise --trace-data did not record contents"; fails=$((fails + 1)); }
+# High bytes: one record of 64 KiB of 0xff.
+hb="$build/traces/highbytes $build/kernels/libtestkernels.so 65536"
+# shellcheck disable=SC2086
+env LD_LIBRARY_PATH="$drv" LD_PRELOAD="$build/lib/libreprise.so" REPRISE_DRIVER="$drv/libcuda.so.1" \
+    REPRISE_TRACE="$work/high.trace" REPRISE_TRACE_DATA=1 CPUCUDA_FIDELITY_DATA=1 \
+    CPUCUDA_STATS="$work/high.rec.json" $asan $hb >"$work/high.out" 2>&1 ||
+    { echo "FAIL: highbytes exited $? while recording"; cat "$work/high.out"; exit 1; }
+if ! "$cmd" trace info "$work/high.trace" >"$work/high.info" 2>&1; then
+    echo "FAIL: the trace of a 64 KiB copy of 0xff cannot be read (its check byte):"
+    tail -1 "$work/high.info"
+    fails=$((fails + 1))
+else
+    # shellcheck disable=SC2086
+    env LD_LIBRARY_PATH="$drv" CPUCUDA_FIDELITY_DATA=1 CPUCUDA_STATS="$work/high.rep.json" $asan \
+        "$cmd" replay "$work/high.trace" --no-shim --driver "$drv/libcuda.so.1" --strict \
+        >"$work/high.rep.out" 2>&1 ||
+        { echo "FAIL: the trace of a 64 KiB copy of 0xff does not replay"; cat "$work/high.rep.out"; fails=$((fails + 1)); }
+    f0=$(awk -f "$flat" "$work/high.rec.json" | awk -F '\t' '$1 == "fidelity.value" { print $2 }')
+    f1=$(awk -f "$flat" "$work/high.rep.json" | awk -F '\t' '$1 == "fidelity.value" { print $2 }')
+    [ -n "$f0" ] && [ "$f0" = "$f1" ] ||
+        { echo "FAIL: the 64 KiB copy of 0xff reached the driver otherwise replayed: fidelity $f0, replayed $f1"; fails=$((fails + 1)); }
+fi
 [ $fails -eq 0 ] || exit 1
-echo "ok: same output recording with the engine off and on, the same calls in both traces; contents only with REPRISE_TRACE_DATA ($((s_data - s_off)) bytes more), both replay with one digest"
+echo "ok: same output recording with the engine off and on, the same calls in both traces; contents only with REPRISE_TRACE_DATA ($((s_data - s_off)) bytes more), both replay with one digest; a record of 64 KiB of 0xff reads and replays faithfully"

@@ -8,18 +8,29 @@
 # (tests/cpudriver/README.md, "The digest"), and the shares the replays
 # under the shim replay must come within one point (0.01) of the live runs'
 # (their ranges overlap, widened by the point).
+# Fidelity (issue 34): the program also runs once with the engine off
+# (REPRISE unset), recording a second trace, and that trace's replay
+# without the shim must reach the driver with the recording run's calls:
+# the CPU driver's fidelity digest (tests/cpudriver/README.md, "The
+# fidelity digest"), which the replays compared with each other would not
+# see if the recorder or the reader decoded wrongly but consistently. (The
+# live run's trace is not used for this: with the engine on, what reaches
+# the driver is the engine's work, not the program's calls; and the shares
+# are compared on it, since the engine changes how threads interleave.)
 #
 # usage: roundtrip.sh [--sanitized] [--asan-runtime LIB] [--env NAME=VALUE]...
-#            [--tolerance T] [--keep DIR] BUILD_DIR -- APP ARGS...
+#            [--tolerance T] [--trace-data] [--keep DIR] BUILD_DIR -- APP ARGS...
 # --env sets a variable in every run (CPUCUDA_DELAY_US, an engine bound),
 # --replay-env in the replays only (CPUCUDA_DEVICES=2 for a program that
-# sets it itself); --live-runs K runs the program K times live (default 3,
-# the first recording the trace) and compares the replay's share with the
-# range of theirs, widened by the tolerance: where the live share itself
-# varies from run to run (threads, timing), one live run is no yardstick;
-# --no-share REASON checks the digests only and says why the shares are not
-# compared (docs/trace.md, "What a replay does not reproduce");
-# --keep leaves the trace and the reports in DIR.
+# sets it itself); --live-runs K runs the program K times live (default 3)
+# and compares the replay's share with the range of theirs, widened by the
+# tolerance: where the live share itself varies from run to run (threads,
+# timing), one live run is no yardstick; --no-share REASON checks the
+# digests only and says why the shares are not compared (docs/trace.md,
+# "What a replay does not reproduce"); --trace-data records the bytes of
+# host-to-device copies (REPRISE_TRACE_DATA=1) and has the fidelity digests
+# hash those from pageable memory (CPUCUDA_FIDELITY_DATA=1); --keep leaves
+# the traces and the reports in DIR.
 set -u
 
 sanitized=0
@@ -30,6 +41,7 @@ tolerance=0.01
 live_runs=3
 no_share=
 keep=
+data=
 while [ $# -gt 0 ]; do
     case $1 in
         --sanitized) sanitized=1; shift ;;
@@ -39,6 +51,7 @@ while [ $# -gt 0 ]; do
         --tolerance) tolerance=$2; shift 2 ;;
         --live-runs) live_runs=$2; shift 2 ;;
         --no-share) no_share=$2; live_runs=1; shift 2 ;;
+        --trace-data) data="REPRISE_TRACE_DATA=1 CPUCUDA_FIDELITY_DATA=1"; shift ;;
         --keep) keep=$2; shift 2 ;;
         *) break ;;
     esac
@@ -72,13 +85,32 @@ value() {
 
 # shellcheck disable=SC2086
 env LD_LIBRARY_PATH="$driver_dir" LD_PRELOAD="$preload" REPRISE=1 REPRISE_DRIVER="$driver" \
-    REPRISE_STATS="$work/live.json" REPRISE_TRACE="$work/t.trace" $asan $extra_env "$@" \
+    REPRISE_STATS="$work/live.json" REPRISE_TRACE="$work/t.trace" $asan $extra_env $data "$@" \
     >"$work/live.out" 2>"$work/live.err" ||
     { echo "FAIL: the live run exited $?: $*"; cat "$work/live.err"; exit 1; }
 [ -s "$work/t.trace" ] || { echo "FAIL: no trace was written: $*"; exit 1; }
 lo=$(value "$work/live.json" replayed_share)
 hi=$lo
 nlive=1
+# The fidelity run: the engine off, what reaches the driver is the
+# program's own calls; then its trace replayed without the shim.
+# shellcheck disable=SC2086
+env LD_LIBRARY_PATH="$driver_dir" LD_PRELOAD="$preload" REPRISE_DRIVER="$driver" \
+    REPRISE_TRACE="$work/f.trace" CPUCUDA_STATS="$work/rec.drv.json" $asan $extra_env $data "$@" \
+    >"$work/rec.out" 2>"$work/rec.err" ||
+    { echo "FAIL: the recording run with the engine off exited $?: $*"; cat "$work/rec.err"; exit 1; }
+# shellcheck disable=SC2086
+env LD_LIBRARY_PATH="$driver_dir" CPUCUDA_STATS="$work/fid.drv.json" $asan $extra_env $replay_env $data \
+    "$cmd" replay "$work/f.trace" --no-shim --driver "$driver" --strict >"$work/fid.out" 2>"$work/fid.err" ||
+    { echo "FAIL: the replay of the trace recorded with the engine off exited $?: $*"; cat "$work/fid.err"; exit 1; }
+f0=$(value "$work/rec.drv.json" fidelity.value)
+c0=$(value "$work/rec.drv.json" fidelity.calls)
+f1=$(value "$work/fid.drv.json" fidelity.value)
+c1=$(value "$work/fid.drv.json" fidelity.calls)
+if [ -z "$f0" ] || [ "$f0" != "$f1" ]; then
+    echo "FAIL: the fidelity digests differ: the program's run $f0 ($c0 calls), its trace's replay $f1 ($c1 calls): $*"
+    exit 1
+fi
 # live_sample: one more live run (no trace), its share into lo..hi.
 live_sample() {
     # shellcheck disable=SC2086
@@ -98,7 +130,7 @@ replay() {
     stats=
     [ "$1" = shim ] && stats="--stats $work/$2.json"
     # shellcheck disable=SC2086
-    env LD_LIBRARY_PATH="$driver_dir" CPUCUDA_STATS="$work/$2.drv.json" $asan $extra_env $replay_env \
+    env LD_LIBRARY_PATH="$driver_dir" CPUCUDA_STATS="$work/$2.drv.json" $asan $extra_env $replay_env $data \
         "$cmd" replay "$work/t.trace" --"$1" --driver "$driver" --strict $stats \
         >"$work/$2.out" 2>"$work/$2.err"
     rc=$?
@@ -137,7 +169,7 @@ replay_sample() {
 }
 replay_sample "$@"
 if [ -n "$no_share" ]; then
-    echo "ok: digest $d1 ($n1 ops) without and with the shim; replayed share $shares, live $lo, not compared: $no_share: $*"
+    echo "ok: fidelity $f0 ($c0 calls) recorded and replayed; digest $d1 ($n1 ops) without and with the shim; replayed share $shares, live $lo, not compared: $no_share: $*"
     exit 0
 fi
 replay_sample "$@"
@@ -155,4 +187,4 @@ if [ "$ok" != 1 ]; then
     echo "FAIL: replayed shares $replay under the shim, $live live (more than $tolerance apart): $*"
     exit 1
 fi
-echo "ok: digest $d1 ($n1 ops) without and with the shim ($nrep replays); replayed share $replay (live $live): $*"
+echo "ok: fidelity $f0 ($c0 calls) recorded and replayed; digest $d1 ($n1 ops) without and with the shim ($nrep replays); replayed share $replay (live $live): $*"

@@ -9,6 +9,15 @@
  *                                ENTRY record defines (its check byte fixed)
  *   tracemut IN OUT family       the first ENTRY record's family is 126, which
  *                                no family is (its check byte fixed)
+ *   tracemut IN OUT fixsums      every check byte made right (the header's and
+ *                                each record's up to the first unfinished or
+ *                                cut one): a damaged or crafted trace whose
+ *                                bytes then reach the decoding behind them
+ *   tracemut IN OUT bomb N       IN's header, then N functions each of a 128 KiB
+ *                                parameter buffer, each launched once with its
+ *                                parameters "as last time" (zeros): a few bytes
+ *                                a function that would make a reader hold
+ *                                128 KiB for each (all check bytes right)
  *   tracemut IN size             prints the file's size
  * Exit status 0, 2 on a usage error or when the trace has no such record. */
 #include <stdio.h>
@@ -72,6 +81,23 @@ static size_t find(unsigned tag, const unsigned char **body, uint64_t *len)
     exit(2);
 }
 
+/* Appends a record of tag `tag` and body b[0..n) at *at, its check byte
+ * right. */
+static void put_record(unsigned char *out, size_t *at, unsigned tag, const unsigned char *b, size_t n)
+{
+    size_t start = *at;
+    unsigned char *p = out + start;
+    *p++ = (unsigned char)tag;
+    p = rp_tv_put(p, n);
+    memcpy(p, b, n);
+    p += n;
+    unsigned sum = 0;
+    for (const unsigned char *q = out + start; q < p; q++)
+        sum += *q;
+    *p++ = (unsigned char)sum;
+    *at = (size_t)(p - out);
+}
+
 static void fix_check(size_t rec, const unsigned char *body, uint64_t len)
 {
     unsigned sum = 0;
@@ -88,7 +114,7 @@ int main(int argc, char **argv)
         return 0;
     }
     if (argc < 4) {
-        fprintf(stderr, "usage: tracemut IN OUT cut N|flip N|version V|entry|family\n");
+        fprintf(stderr, "usage: tracemut IN OUT cut N|flip N|version V|entry|family|fixsums\n");
         return 2;
     }
     load(argv[1]);
@@ -125,6 +151,68 @@ int main(int argc, char **argv)
             return 2;
         ((unsigned char *)body)[1] = 126;
         fix_check(rec, body, len);
+        save(argv[2], size);
+    } else if (!strcmp(mode, "bomb")) {
+        size_t at = first_record();
+        if (at > size || n > 1000000)
+            return 2;
+        unsigned char *out = malloc(at + 64 + 48 * n), b[64], *p;
+        if (!out)
+            return 2;
+        memcpy(out, buf, at);
+        static const char name[] = "cuLaunchKernel";
+        p = rp_tv_put(b, 0);
+        p = rp_tv_put(p, RP_TRF_LAUNCH);
+        p = rp_tv_put(p, sizeof name - 1);
+        memcpy(p, name, sizeof name - 1);
+        put_record(out, &at, RP_TR_ENTRY, b, (size_t)(p + sizeof name - 1 - b));
+        p = rp_tv_put(rp_tv_put(b, 1), 1);
+        put_record(out, &at, RP_TR_THREAD, b, (size_t)(p - b));
+        p = rp_tv_put(rp_tv_put(b, 1), 0);
+        put_record(out, &at, RP_TR_MODULE, b, (size_t)(p - b));
+        for (size_t i = 1; i <= n; i++) {
+            /* id, module 1, kind 0, name "k", one parameter: 1 byte at 128 KiB - 1 */
+            p = rp_tv_put(b, i);
+            p = rp_tv_put(p, 1);
+            p = rp_tv_put(p, 0);
+            p = rp_tv_put(p, 1);
+            *p++ = 'k';
+            p = rp_tv_put(p, 1);
+            p = rp_tv_put(p, (128u << 10) - 1);
+            p = rp_tv_put(p, 1);
+            put_record(out, &at, RP_TR_FUNC, b, (size_t)(p - b));
+            /* a launch of it: the thread (named once), entry 0, no time, the
+             * next place; the function, stream NULL, its parameters "as last
+             * time" (launch flags 0) */
+            p = b;
+            *p++ = i == 1 ? 0 : RP_TCF_SAME_THREAD;
+            p = rp_tv_put(p, 0);
+            if (i == 1)
+                p = rp_tv_put(p, 1);
+            p = rp_tv_put(p, 0);
+            p = rp_tv_put(p, 0);
+            p = rp_tv_put(p, i);
+            p = rp_tv_put(p, RP_TSTREAM_NULL);
+            *p++ = 0;
+            put_record(out, &at, RP_TR_CALL, b, (size_t)(p - b));
+        }
+        free(buf);
+        buf = out;
+        save(argv[2], at);
+    } else if (!strcmp(mode, "fixsums")) {
+        if (size < RP_TRACE_PREAMBLE || first_record() > size)
+            return 2;
+        unsigned sum = 0;
+        for (size_t i = 0; i + 1 < first_record(); i++)
+            sum += buf[i];
+        buf[first_record() - 1] = (unsigned char)sum;
+        for (size_t pos = first_record(); pos < size && buf[pos];) {
+            const unsigned char *p = buf + pos + 1;
+            if (rp_tv_get(&p, buf + size, &len) != 0 || (uint64_t)(buf + size - p) <= len)
+                break;
+            fix_check(pos, p, len);
+            pos = (size_t)(p - buf) + len + 1;
+        }
         save(argv[2], size);
     } else {
         fprintf(stderr, "tracemut: unknown mode '%s'\n", mode);

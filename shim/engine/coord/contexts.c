@@ -164,11 +164,32 @@ int rp__engine_stats_snapshot(size_t i, struct rp__engine_stats *out, uint64_t *
     if (!cs)
         return 0;
     int locked = rp__ctx_lock_for_report(cs);
+    if (locked < 0) {
+        memset(out, 0, sizeof *out);
+        *evictions = 0;
+        return 1;
+    }
     *out = cs->counters;
     *evictions = cs->det.evictions;
     if (locked)
         unlock(cs);
     return 1;
+}
+
+size_t rp__engine_shape_snapshot(size_t i, struct rp__diff *out, size_t max)
+{
+    rp_ctxstate *cs = rp__ctx_at(i);
+    if (!cs)
+        return 0;
+    int locked = rp__ctx_lock_for_report(cs);
+    size_t n = 0;
+    if (locked < 0)
+        return 0;
+    for (uint64_t k = 0; k < cs->nshapes && k < RP_CTX_SHAPES && n < max; k++)
+        out[n++] = cs->shapes[(cs->nshapes - 1 - k) % RP_CTX_SHAPES];
+    if (locked)
+        unlock(cs);
+    return n;
 }
 
 size_t rp__engine_seq_snapshot(struct rp__seq_info *out, size_t max)
@@ -177,6 +198,8 @@ size_t rp__engine_seq_snapshot(struct rp__seq_info *out, size_t max)
     for (size_t c = 0; rp__ctx_at(c); c++) {
         rp_ctxstate *cs = &rp__eng.ctxs[c];
         int locked = rp__ctx_lock_for_report(cs);
+        if (locked < 0)
+            continue;
         for (size_t i = 0; i < cs->nseqs && n < max; i++)
             rp__seq_info(cs->seqs[i], &out[n++]);
         if (locked)

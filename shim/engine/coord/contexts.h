@@ -57,6 +57,9 @@ static inline rp_stream *rp__stream_fast(rp_ctxstate *cs, CUstream s, int ptsz)
  * be had within a moment (at exit another thread may hold it for ever).
  * Returns 0 past the last context. */
 int rp__engine_stats_snapshot(size_t i, struct rp__engine_stats *out, uint64_t *evictions);
+/* Copy up to `max` of context `i`'s last segments whose structure was new
+ * (newest first); returns how many. */
+size_t rp__engine_shape_snapshot(size_t i, struct rp__diff *out, size_t max);
 /* Copy up to `max` report lines of sequences (dropped ones first). */
 size_t rp__engine_seq_snapshot(struct rp__seq_info *out, size_t max);
 

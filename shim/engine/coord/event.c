@@ -41,14 +41,18 @@ static CUresult settle_event(CUevent e, const rp_evinfo *i, const char *why)
 }
 
 /* cuEventRecord and cuStreamWaitEvent (docs/engine.md, "Fork and join").
- * On a created stream, with no flags, of an event created through the
- * engine without timing and not for other processes, in the stream's
- * context, the call is an op of the stream's trace: recorded, deferred and
- * replayed like a launch. A wait on an event live in another trace of the
- * context (recorded or waited on there since that trace's last host
- * boundary) makes the stream join that trace; a record of it ends that
- * trace first. Any other record or wait is a stream boundary, as before,
- * after the trace that holds the event (any context) has ended. */
+ * On a created stream or the legacy stream (PyTorch's default stream: its
+ * wait_stream records and waits there), with no flags, of an event created
+ * through the engine without timing and not for other processes, in the
+ * stream's context, the call is an op of the stream's trace: recorded,
+ * deferred and replayed like a launch. A wait on an event live in another
+ * trace of the context (recorded or waited on there since that trace's
+ * last host boundary) makes a created stream join that trace; a record of
+ * it ends that trace first, and so does a wait of the legacy stream, which
+ * joins no other (the home of a run it takes part in is its own: the
+ * implicit orders of the legacy stream are its home's in a replay). Any
+ * other record or wait is a stream boundary, as before, after the trace
+ * that holds the event (any context) has ended. */
 static CUresult event_op(rp_op_kind kind, CUevent e, CUstream s, unsigned int flags,
                          enum rp__entry entry, int ptsz)
 {
@@ -65,7 +69,8 @@ static CUresult event_op(rp_op_kind kind, CUevent e, CUstream s, unsigned int fl
     for (int round = 0;; round++) {
         int known = rp__ev_get(e, &info);
         rp_ctxstate *scs = rp__ctx_of_stream(s, ptsz);
-        int op_ok = round < 4 && known && !flags && rp__stream_is_created(s) && scs &&
+        int legacy = s == CU_STREAM_LEGACY || (!s && !ptsz);
+        int op_ok = round < 4 && known && !flags && (rp__stream_is_created(s) || legacy) && scs &&
                     (info.flags & CU_EVENT_DISABLE_TIMING) &&
                     !(info.flags & CU_EVENT_INTERPROCESS) &&
                     (kind == RP_OP_EVWAIT || info.ctx == scs->ctx);
@@ -100,7 +105,8 @@ static CUresult event_op(rp_op_kind kind, CUevent e, CUstream s, unsigned int fl
              * event's trace ends (its record issued), as for a record
              * elsewhere. */
             rp_stream *h = rp__home(st);
-            if (kind == RP_OP_EVWAIT && !st->trace.owner && !h->trace.nmembers && !h->learn.nseg && !h->match.ndef)
+            if (kind == RP_OP_EVWAIT && !st->legacy && !st->trace.owner && !h->trace.nmembers &&
+                !h->learn.nseg && !h->match.ndef)
                 pre = rp__first_error(pre, rp__join_trace(st, info.live_home));
             else
                 pre = rp__first_error(pre, rp__end_trace(info.live_home));
@@ -118,7 +124,7 @@ static CUresult event_op(rp_op_kind kind, CUevent e, CUstream s, unsigned int fl
             rp__info("stream %p waits on an event of another context: the work on both sides "
                      "is replayed in its own context, never as one graph", (void *)s);
     }
-    rp_op op = {.kind = kind, .ev = e, .entry = (uint16_t)entry};
+    rp_op op = {.kind = kind, .ev = e, .entry = (uint16_t)entry, .eser = info.serial};
     CUresult out;
     if (rp__capturable_locked(cs, s, ptsz, &op, &st, &out))
         return rp__first_error(pre, out);
@@ -170,19 +176,83 @@ CUresult CUDAAPI rp__hook_cuEventCreate(CUevent *phEvent, unsigned int Flags)
     return rc;
 }
 
+/* A destroyed event ends nothing (a framework destroys the fresh event of
+ * each wait_stream right after its record and wait): where an op the trace
+ * holds names it, its destroy waits for that op to be issued (the stream's
+ * next resolution: rp__match_defer_destroy), else it goes to the driver at
+ * once. Either way the program's handle is gone: the engine forgets the
+ * event now (a handle given out again is another event: rp_evinfo.serial).
+ * Only where no more destroys can wait is the trace resolved first, as
+ * before. */
 static CUresult event_destroy(CUresult (*real)(CUevent), CUevent e)
 {
     rp_evinfo info;
     CUresult pre = CUDA_SUCCESS;
-    if (!rp__stepping_aside() && rp__ev_get(e, &info) && info.live_cs)
-        pre = settle_event(e, &info, "destroyed");
+    if (!rp__stepping_aside() && rp__ev_get(e, &info) && info.live_cs) {
+        rp_ctxstate *cs = info.live_cs;
+        rp__hook_lock(cs);
+        int deferred = rp__ev_live_in(&info, cs) &&
+                       rp__match_holds_event(info.live_home, info.serial) &&
+                       rp__match_defer_destroy(info.live_home, e) == 0;
+        rp__hook_unlock(cs);
+        if (deferred) {
+            rp__ev_destroyed(e);
+            return CUDA_SUCCESS;
+        }
+        if (rp__match_holds_event(info.live_home, info.serial))
+            pre = settle_event(e, &info, "destroyed");
+        else
+            rp__ev_settled(e, &info);
+    }
     /* Its handle may come back for a new event: what a replay knew of the
-     * old one's last record (fj_ready) must not pass for the new one's. */
-    rp__note_issue();
+     * old one's last record (fj_ready's after_gen) goes with its entry in
+     * the event table (rp__ev_destroyed; a new event's entry starts empty).
+     * Nothing reaches a stream: the streams a replay left clean stay so. */
     CUresult rc = real(e);
     if (rc == CUDA_SUCCESS)
         rp__ev_destroyed(e);
     return rp__first_error(pre, rc);
+}
+
+/* cuEventQuery: where no op held by a trace records the event last (its
+ * last record reached the driver), the driver answers, and nothing
+ * deferred anywhere is resolved (PyTorch's caching allocator polls the
+ * events of its blocks at every allocation). Where a held op records it,
+ * the work it covers has not even been issued: not ready, which is true;
+ * the program that keeps asking (a host spinning on the event) gets the
+ * driver's answer after RP_HELD_POLLS such answers in a row, its trace
+ * resolved first. An event the engine does not know: a global boundary,
+ * as any call it does not understand. */
+#define RP_HELD_POLLS 32
+static CUresult event_query(CUevent e)
+{
+    rp_evinfo info;
+    if (rp__aside())
+        return R->cuEventQuery(e);
+    if (!rp__ev_get(e, &info))
+        return rp__first_error(rp__boundary_global(), R->cuEventQuery(e));
+    if (info.live_cs) {
+        rp_ctxstate *cs = info.live_cs;
+        rp__hook_lock(cs);
+        int held = rp__ev_live_in(&info, cs) &&
+                   rp__match_holds_event(info.live_home, info.serial) == 2;
+        CUresult pre = CUDA_SUCCESS;
+        if (held && rp__ev_polled(e) < RP_HELD_POLLS) {
+            rp__hook_unlock(cs);
+            return CUDA_ERROR_NOT_READY;
+        }
+        if (held)
+            pre = rp__end_trace(info.live_home);
+        rp__hook_unlock(cs);
+        if (held)
+            return rp__first_error(pre, R->cuEventQuery(e));
+    }
+    return R->cuEventQuery(e);
+}
+
+CUresult CUDAAPI rp__hook_cuEventQuery(CUevent hEvent)
+{
+    return event_query(hEvent);
 }
 
 CUresult CUDAAPI rp__hook_cuEventDestroy(CUevent hEvent)

@@ -82,6 +82,15 @@ CUresult rp__next_op(rp_stream *home, rp_op *op)
 {
     if (!rp__learn_next(home, op))
         return CUDA_SUCCESS;
+    if (home->match.ndef && home->match.ncand && !home->trace.nmembers) {
+        /* A sequence learnt before is being matched across the place the
+         * period would cut: it is recognised wherever it starts (a read-back
+         * or a boundary that moved the steps' start, a second request that
+         * starts them at another op). The match goes on, and the steps
+         * start where it started (its ops are this stream's, in a row). */
+        rp__learn_realign(home, op->opno - home->match.ndef);
+        return CUDA_SUCCESS;
+    }
     /* What is deferred began before the cut: it cannot be this step's
      * graph. It is resolved (replayed if complete, else flushed) first. */
     CUresult rc = home->match.ndef ? rp__resolve_stream(home) : CUDA_SUCCESS;

@@ -199,6 +199,12 @@ int rp__learn_next(rp_stream *st, rp_op *op)
     return cut;
 }
 
+void rp__learn_realign(rp_stream *st, uint64_t pos)
+{
+    if (st->learn.per && st->learn.per->step)
+        rp__period_align(st->learn.per, pos);
+}
+
 void rp__learn_cut(rp_stream *st)
 {
     if (st->learn.nseg) {
@@ -308,24 +314,42 @@ static int maybe_rest(rp_stream *st)
 /* A fork/join run's period was just accepted: its steps start where a step
  * is rooted, if some start makes it so (a step cut inside a side stream's
  * part would depend on the step before, and its graph could be launched
- * only when that side stream is idle: replay.c, fj_ready). Needs the last
- * period's ops recorded in a row; tried again with each op until then. */
+ * only when that side stream is idle: replay.c, fj_ready). Each start is
+ * tried on the ops that follow it in the stream, a whole period of them
+ * (events are told apart by serial: a framework's fresh event each step is
+ * recorded in one period and waited on in the next, so the two periods'
+ * ops are needed, not one turned round). Needs the last two periods' ops
+ * recorded in a row; tried again with each op until then. */
 static void align_fork_join(rp_stream *st)
 {
     uint64_t d = st->learn.per->step;
-    if (!d || d > st->learn.nseg)
+    if (!d || 2 * d > st->learn.nseg)
         return;
-    const rp_op *ops = &st->learn.seg[st->learn.nseg - d];
-    if (ops[d - 1].opno - ops[0].opno != d - 1)
+    const rp_op *ops = &st->learn.seg[st->learn.nseg - 2 * d];
+    if (ops[2 * d - 1].opno - ops[0].opno != 2 * d - 1)
         return;
     st->learn.per_align = 0;
     st->learn.nocut_until = 0;
+    /* Of the rooted starts, the one whose step waits on the fewest events
+     * recorded outside it (a replay needs those complete, or known to be). */
+    size_t best = SIZE_MAX, best_ext = SIZE_MAX;
     for (size_t j = 0; j < d; j++) {
-        if (ops[j].stream == st->handle && rp__ops_rooted(ops, d, j, st->handle)) {
-            rp__period_align(st->learn.per, ops[j].opno);
-            return;
+        if (ops[j].stream != st->handle || !rp__ops_rooted(ops + j, d, 0, st->handle))
+            continue;
+        size_t ext = 0;
+        for (size_t k = j; k < j + d; k++) {
+            if (ops[k].kind != RP_OP_EVWAIT)
+                continue;
+            size_t r = j;
+            while (r < k && !(ops[r].kind == RP_OP_EVREC && ops[r].eser == ops[k].eser))
+                r++;
+            ext += r == k;
         }
+        if (ext < best_ext)
+            best = j, best_ext = ext;
     }
+    if (best != SIZE_MAX)
+        rp__period_align(st->learn.per, ops[best].opno);
 }
 
 void rp__seg_append(rp_stream *st, rp_op *op, enum rp__eager_reason pending)
@@ -390,9 +414,13 @@ void rp__seg_end(rp_stream *st)
         st->learn.cut_by_period = 0;
         return;
     }
-    /* The records' keys were computed when they were recorded. */
+    /* The records' keys were computed when they were recorded; their
+     * events' roles are numbered in the segment now (a piece of one that
+     * a period cut numbers its own). */
+    rp__op_roles(st->learn.seg, st->learn.nseg);
     rp_det_entry *e = NULL;
     enum rp__eager_reason why = RP_EAGER_WARMING_UP;
+    st->learn.shape_new = 0; /* rp__learn_volatile says */
     rp_det_verdict verdict = rp__det_observe(&cs->det, st->learn.seg, st->learn.nseg, &e);
     int served = 0;
     switch (verdict) {
@@ -442,10 +470,12 @@ void rp__seg_end(rp_stream *st)
         break;
     }
     rp__count_eager(cs, why, rest);
+    if (why == RP_EAGER_WARMING_UP && st->learn.shape_new)
+        cs->counters.new_shape_ops += rest; /* the report tells these apart */
     rp__trace("segment of %zu ops from op %llu on stream %p ends (%s): %llu ops %s, %llu diverged",
               st->learn.nseg, (unsigned long long)st->learn.seg[0].opno, (void *)st->handle,
               st->learn.cut_by_period ? "period cut" : "boundary", (unsigned long long)rest,
-              rp__eager_reason_names[why], (unsigned long long)diverged);
+              rp__reasons[why].key, (unsigned long long)diverged);
     rp__seg_clear(st);
     st->learn.cut_by_period = 0;
     rp__learn_sweep(cs);

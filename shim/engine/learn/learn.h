@@ -28,6 +28,11 @@ void rp__seg_clear(rp_stream *st);
  * resolves what `st` holds deferred (it began before the cut and cannot be
  * this step's graph) and calls rp__learn_cut; 0 otherwise. */
 int rp__learn_next(rp_stream *st, rp_op *op);
+/* Make the steps of the stream's period start at position `pos` (where a
+ * sequence being matched began): a cut the period would make inside a
+ * match that goes on. No effect without a period (a landmark cuts where it
+ * comes). */
+void rp__learn_realign(rp_stream *st, uint64_t pos);
 /* The cut rp__learn_next announced: the segment learnt so far ends at
  * every step it holds, and the next one begins at a step or chunk. */
 void rp__learn_cut(rp_stream *st);

@@ -8,6 +8,7 @@
  * launch failed are given up. Runs under the context's lock. */
 #include "learn.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -92,11 +93,20 @@ static int may_take_over(const rp_det_entry *e, const rp_seq *s, CUstream home)
         return 0;
     /* Kernels with launch attributes must carry the same ones: an
      * executable update is not known to change a node's attributes
-     * (docs/engine.md, "What is captured"). */
+     * (docs/engine.md, "What is captured"). Memsets must keep their width
+     * and element size: cuGraphExecUpdate allows a 1-D memset's dimensions
+     * to change only "if the resulting operation ... map[s] onto the work
+     * resources already allocated for the node", which a program cannot
+     * know, so the stricter reading, as for a node update (the CPU driver
+     * refuses it; until issue 34 such an update was asked and refused). */
     size_t k = 0, same = 0;
     for (; k < e->n && o->ops[k].kind == e->ops[k].kind && rp__op_same_attrs(&o->ops[k], &e->ops[k]);
-         k++)
-        same += rp__op_same_structure(&o->ops[k], &e->ops[k]);
+         k++) {
+        int same_k = rp__op_same_structure(&o->ops[k], &e->ops[k]);
+        if (e->ops[k].kind == RP_OP_MEMSET && !same_k)
+            return 0;
+        same += same_k;
+    }
     /* Of the same structure it is another content of the same shape (a
      * variant, or the sequence with updates that serves them), not a
      * shape that changed. */
@@ -149,6 +159,15 @@ static int staging_over(rp_ctxstate *cs, const rp_det_entry *e)
     return have + fresh > rp__eng.cfg.max_staging;
 }
 
+/* The name of the first kernel of entry `e` ("" if it has none). */
+static const char *first_kernel_name(rp_ctxstate *cs, const rp_det_entry *e)
+{
+    for (size_t k = 0; k < e->n; k++)
+        if (e->ops[k].kind == RP_OP_KERNEL)
+            return rp__rec_kernel_name(cs, &e->ops[k]);
+    return "";
+}
+
 /* Capture detector entry `e` of table `d` (with volatile fields `vmask`, or
  * NULL for an exact-content sequence). Returns 0, or -1 when a bound
  * stopped it (the failure is counted either way). */
@@ -167,7 +186,7 @@ int rp__learn_capture(rp_ctxstate *cs, rp_detector *d, rp_det_entry *e, const ui
         return -1;
     }
     pthread_rwlock_wrlock(&cs->gate);
-    rp__nvtx_push("reprise: capture sequence %u (%zu ops)", e->id, e->n);
+    rp__nvtx_push("reprise: capture (%zu ops)", e->n);
     rp_seq *s = rp__program_capture_pending() ? NULL : rp__capture(cs, e, vmask, reuse, home);
     rp__nvtx_pop();
     pthread_rwlock_unlock(&cs->gate);
@@ -188,6 +207,9 @@ int rp__learn_capture(rp_ctxstate *cs, rp_detector *d, rp_det_entry *e, const ui
     s->skey = rp__det_key(e->ops, e->n, 1);
     s->by_period = by_period;
     s->last_use = cs->det.clock;
+    /* Numbered as captured, from 1 in the process (the report's "sequence
+     * 1" is the first graph captured). */
+    s->id = atomic_fetch_add(&rp__eng.seq_ids, 1) + 1;
     unsigned int id = s->id;
     if (rp__seqs_add(cs, s) != 0) { /* s is gone: its ops stay eager */
         rp__det_capture_failed(d, e);
@@ -200,8 +222,9 @@ int rp__learn_capture(rp_ctxstate *cs, rp_detector *d, rp_det_entry *e, const ui
         cs->counters.volatile_captures++;
     static _Atomic unsigned int captures_logged;
     if (atomic_fetch_add(&captures_logged, 1) < 16)
-        rp__info("captured sequence %u: %zu ops, first kernel %s%s", id, e->n,
-                 rp__rec_kernel_name(cs, &e->ops[0]), vmask ? ", with volatile arguments" : "");
+        rp__info("captured sequence %u: %zu ops, %s%s%s", id, e->n,
+                 first_kernel_name(cs, e)[0] ? "first kernel " : "no kernel",
+                 first_kernel_name(cs, e), vmask ? ", with volatile arguments" : "");
     return 0;
 }
 
@@ -248,54 +271,234 @@ static int same_layout(const rp_param_layout *a, const rp_param_layout *b)
     return 1;
 }
 
-/* A structure seen for the first time (entry `e`, occurrence `ops`) may be a
- * sequence with updates whose shape changed in place: as many ops, of the
- * same kinds and launch attributes, the same structure but for at most a
- * quarter of them (at least one: a kernel specialised by size that switches
- * as a decode loop's cache grows, another gemv picked at some lengths).
- * Its contents will change as that sequence's did, so it takes that
- * sequence's volatile fields, and those in which it differs from it (into
- * `mask`; for an op of another structure, a kernel's parameters only where
- * both layouts agree), and is captured at once rather than learnt from
+/* How `ops` (a new occurrence) differs from `base`, n ops of one stream
+ * (base's volatile fields `bmask`, NULL: none), as a shape that changed in
+ * place: the same kinds and launch attributes op by op, the fields that
+ * differ where both have the same structure (into mask[k], with bmask[k]),
+ * and the ops of another structure counted (*other), those among them
+ * that are the same node with another function (*funcs: a node update
+ * sets it, RP_VOL_FUNC, both layouts known) and the kernels (*kernels).
+ * Returns 1 when they compare so (mask filled), 0 when they differ where
+ * no update can follow (another kind, other attributes, a field no mask
+ * can say). */
+static int shape_delta(rp_ctxstate *cs, const rp_op *base, const uint64_t *bmask,
+                       const rp_op *ops, size_t n, uint64_t *mask, size_t *other, size_t *funcs,
+                       size_t *kernels)
+{
+    *other = *funcs = *kernels = 0;
+    for (size_t k = 0; k < n; k++) {
+        const rp_op *a = &base[k], *b = &ops[k];
+        uint64_t have = bmask ? bmask[k] : 0;
+        if (a->kind != b->kind || !rp__op_same_attrs(a, b))
+            return 0;
+        *kernels += a->kind == RP_OP_KERNEL;
+        int ok = 1;
+        if (rp__op_same_structure(a, b)) {
+            mask[k] = have | rp__op_diff(a, b, rp__rec_layout(cs, a), rp__rec_layout(cs, b), &ok);
+            if (!ok)
+                return 0;
+            continue;
+        }
+        (*other)++;
+        uint64_t d = rp__op_same_node(a, b) && !rp__func_fixed()
+                         ? rp__op_diff(a, b, rp__rec_layout(cs, a), rp__rec_layout(cs, b), &ok)
+                         : 0;
+        if ((d & RP_VOL_FUNC) && ok) {
+            (*funcs)++; /* the same node, another function: a form */
+            mask[k] = have | d;
+            continue;
+        }
+        mask[k] = have;
+        if (a->kind == RP_OP_KERNEL && !same_layout(rp__rec_layout(cs, a), rp__rec_layout(cs, b)))
+            mask[k] &= RP_VOL_GRID | RP_VOL_BLOCK | RP_VOL_SHMEM;
+    }
+    return 1;
+}
+
+/* At most a quarter of n ops of another structure (at least one), and
+ * of `kernels` kernels at most a quarter (at least one) with their
+ * function volatile in `mask`: a shape that changed in place, not another
+ * step that happens to have as many ops. */
+static int near_shape(size_t n, size_t other, size_t kernels, const uint64_t *mask)
+{
+    size_t fv = 0;
+    for (size_t j = 0; j < n; j++)
+        fv += (mask[j] & RP_VOL_FUNC) != 0;
+    return other && 4 * other <= (n > 4 ? n : 4) && fv <= (kernels / 4 > 1 ? kernels / 4 : 1);
+}
+
+/* Sequence `s` takes occurrence `ops`'s functions as forms of its kernels
+ * and `mask`'s fields as volatile, in place. */
+static void widen_in_place(rp_ctxstate *cs, rp_seq *s, const rp_op *ops, const uint64_t *mask)
+{
+    for (size_t j = 0; j < s->det->n; j++) {
+        if (rp__op_other_func(&s->det->ops[j], &ops[j]) && rp__seq_add_form(s, j, ops[j].func) == 0)
+            cs->counters.func_forms++;
+        uint64_t add = mask[j] & ~s->vmask[j];
+        if (add) {
+            s->vmask[j] |= add;
+            s->ex.widened++;
+            cs->counters.widenings++;
+        }
+    }
+}
+
+/* A structure (entry `e`, occurrence `ops`) may be a sequence with updates
+ * whose shape changed in place (shape_delta, near_shape: a kernel
+ * specialised by size that switches as a decode loop's cache grows,
+ * another gemv picked at some lengths, an elementwise kernel vectorized or
+ * not by its pointers' alignment). When every op of another structure is
+ * the same node with another function, that sequence takes them as forms
+ * of its own, and the fields its other ops differ in, in place (*in_place
+ * set): the occurrences of the new shape are its from now on, with no
+ * graph of their own (kernels that come round in a cycle of forms, one
+ * graph). Otherwise, seen for the first time (`first`), it is captured at
+ * once with that sequence's volatile fields and those in which it differs
+ * from it (into `mask`; for an op of another structure, a kernel's
+ * parameters only where both layouts agree) rather than learnt from
  * scratch (issue 28: each length bucket cost REPRISE_WARMUP + 1 tokens
  * eager). Returns how many ops got volatile fields (0: no such sequence,
  * it updates nothing, or they differ where no node update can follow). */
 static size_t inherited_fields(rp_ctxstate *cs, const rp_stream *st, const rp_det_entry *e,
-                               const rp_op *ops, uint64_t *mask)
+                               const rp_op *ops, uint64_t *mask, uint64_t *t, int first,
+                               int *in_place)
 {
+    *in_place = 0;
     for (size_t k = 0; k < e->n; k++)
         if (ops[k].stream != st->handle || rp__op_is_event(ops[k].kind))
             return 0; /* fork/join: never learnt but from its occurrences */
     for (size_t i = 0; i < cs->nseqs; i++) {
-        const rp_seq *s = cs->seqs[i];
+        rp_seq *s = cs->seqs[i];
         const rp_det_entry *o = s->det;
-        if (!s->vmask || s->broken || s->fj.multi || s->home != st->handle || o->n != e->n)
+        size_t other, funcs, kernels, nvol = 0, forms = 0;
+        if (!s->vmask || s->broken || s->fj.multi || s->home != st->handle || o->n != e->n ||
+            !shape_delta(cs, o->ops, s->vmask, ops, e->n, t, &other, &funcs, &kernels))
             continue;
-        size_t k = 0, other = 0, nvol = 0;
-        for (; k < e->n; k++) {
-            const rp_op *a = &o->ops[k], *b = &ops[k];
-            if (a->kind != b->kind || !rp__op_same_attrs(a, b))
-                break;
-            if (rp__op_same_structure(a, b)) {
-                int ok = 1;
-                mask[k] = s->vmask[k] | rp__op_diff(a, b, rp__rec_layout(cs, a),
-                                                    rp__rec_layout(cs, b), &ok);
-                if (!ok)
-                    break;
-            } else {
-                other++;
-                mask[k] = s->vmask[k];
-                if (a->kind == RP_OP_KERNEL &&
-                    !same_layout(rp__rec_layout(cs, a), rp__rec_layout(cs, b)))
-                    mask[k] &= RP_VOL_GRID | RP_VOL_BLOCK | RP_VOL_SHMEM;
-            }
-            nvol += mask[k] != 0;
+        for (size_t j = 0; j < e->n; j++) {
+            nvol += t[j] != 0;
+            forms += rp__op_other_func(&o->ops[j], &ops[j]) && !rp__seq_form_known(s, j, ops[j].func);
         }
-        if (k == e->n && other && 4 * other <= (e->n > 4 ? e->n : 4) && nvol)
-            return nvol;
-        memset(mask, 0, e->n * sizeof *mask);
+        if (nvol && near_shape(e->n, other, kernels, t)) {
+            if (funcs == other && s->nforms + forms <= RP_SEQ_FORMS &&
+                rp__updates_pay(cs, e->n, nvol)) {
+                widen_in_place(cs, s, ops, t); /* its own shape, another form */
+                *in_place = 1;
+                return nvol;
+            }
+            if (first) {
+                memcpy(mask, t, e->n * sizeof *mask);
+                return nvol;
+            }
+        }
     }
     return 0;
+}
+
+/* Whether two kernels' names say they are variants of one operation, as a
+ * framework picks among them (PyTorch's vectorized_elementwise_kernel<4,
+ * F> or <2, F>, softmax_warp_forward<..., 5> or <..., 6>, cuBLAS's gemv
+ * kernels by size, add_i64_vec4 or add_i64_unrolled): the names, as the
+ * driver gives them (mangled), share at their two ends at least half of
+ * the longer one. Two kernels of unrelated names (axpy, stencil3) are two
+ * operations, whatever their layouts: a step whose kernel is one or the
+ * other is another step, not a form of it. */
+static int names_alike(const char *x, const char *y)
+{
+    size_t nx = strlen(x), ny = strlen(y), p = 0, q = 0;
+    if (!nx || !ny || !strcmp(x, "?") || !strcmp(y, "?"))
+        return 0;
+    while (p < nx && p < ny && x[p] == y[p])
+        p++;
+    while (q < nx - p && q < ny - p && x[nx - 1 - q] == y[ny - 1 - q])
+        q++;
+    return 2 * (p + q) >= (nx > ny ? nx : ny);
+}
+
+/* Whether every op in which `a` and `b` differ in function is a pair of
+ * kernels whose names are alike (names_alike). */
+static int forms_alike(rp_ctxstate *cs, const rp_op *a, const rp_op *b, size_t n)
+{
+    for (size_t k = 0; k < n; k++)
+        if (rp__op_other_func(&a[k], &b[k]) &&
+            !names_alike(rp__rec_kernel_name(cs, &a[k]), rp__rec_kernel_name(cs, &b[k])))
+            return 0;
+    return 1;
+}
+
+/* A structure seen for the first time (entry `e`, occurrence `ops`) whose
+ * ops differ from those of another structure counted on the stream (no
+ * graph yet) only in some kernels' functions, as two forms of one step
+ * (shape_delta, near_shape, every op of another structure the same node),
+ * and their differing kernels' names alike (forms_alike: variants of one
+ * operation, not a step of other kernels that happens to be as long):
+ * their occurrences count together. When they reach the warmup, `e` is
+ * captured at once from this occurrence, the differing kernels' functions
+ * volatile (the other's a form of its own: rp__learn_capture adds them)
+ * with every field either entry saw change (into `mask`). Returns the
+ * other entry, or NULL. */
+static rp_det_entry *form_family(rp_ctxstate *cs, const rp_stream *st, const rp_det_entry *e,
+                                 const rp_op *ops, uint64_t *mask, uint64_t *t)
+{
+    for (size_t k = 0; k < e->n; k++)
+        if (ops[k].stream != st->handle || rp__op_is_event(ops[k].kind))
+            return NULL;
+    rp_detector *d = &cs->sdet;
+    for (size_t i = 0; i < d->cap; i++) {
+        rp_det_entry *f = &d->slots[i];
+        size_t other, funcs, kernels;
+        if (f == e || !f->key || f->n != e->n || !f->ops || !f->differs ||
+            f->state == RP_DET_CAPTURED || f->ops[0].stream != st->handle ||
+            f->seen + 1 < rp__eng.cfg.warmup)
+            continue;
+        if (shape_delta(cs, f->ops, f->differs, ops, e->n, t, &other, &funcs, &kernels) &&
+            funcs == other && near_shape(e->n, other, kernels, t) &&
+            forms_alike(cs, f->ops, ops, e->n)) {
+            memcpy(mask, t, e->n * sizeof *mask);
+            return f;
+        }
+    }
+    return NULL;
+}
+
+/* Segment `ops` of `st` came with a structure not seen before (entry `e`):
+ * counted, and, for the report, where it differs from the stream's
+ * segment before it (the first op whose structure differs, or the number
+ * of ops). Only when a structure is new: a loop that repeats pays nothing. */
+static void note_new_shape(rp_stream *st, const rp_det_entry *e)
+{
+    rp_ctxstate *cs = st->cs;
+    const rp_det_entry *p = st->learn.prev_shape;
+    cs->counters.new_shapes++;
+    if (!p || !p->key || p->id != st->learn.prev_shape_id || p == e || !p->ops)
+        return;
+    const rp_op *ops = st->learn.seg;
+    size_t n = st->learn.nseg < p->n ? st->learn.nseg : p->n, k = 0;
+    while (k < n && rp__op_same_structure(&p->ops[k], &ops[k]))
+        k++;
+    struct rp__diff *d = &cs->shapes[cs->nshapes++ % RP_CTX_SHAPES];
+    memset(d, 0, sizeof *d);
+    d->why = RP_DIV_SHAPE;
+    d->structure = 1;
+    d->op = (unsigned int)k;
+    rp_op_delta delta;
+    if (k == n || !rp__op_delta(&p->ops[k], &ops[k], rp__rec_layout(cs, &p->ops[k]), &delta)) {
+        d->field = RP_FIELD_LENGTH;
+        d->had = p->n;
+        d->got = st->learn.nseg;
+        return;
+    }
+    d->field = delta.field;
+    d->index = delta.index;
+    d->at = delta.at;
+    d->had = delta.had;
+    d->got = delta.got;
+    d->structure = delta.structure;
+    snprintf(d->kind, sizeof d->kind, "%s", rp__op_kind_name(p->ops[k].kind));
+    snprintf(d->kernel, sizeof d->kernel, "%s", rp__rec_kernel_name(cs, &p->ops[k]));
+    if (d->field == RP_FIELD_KIND)
+        snprintf(d->got_kind, sizeof d->got_kind, "%s", rp__op_kind_name(ops[k].kind));
+    if (d->field == RP_FIELD_FUNCTION || d->field == RP_FIELD_KIND)
+        snprintf(d->got_kernel, sizeof d->got_kernel, "%s", rp__rec_kernel_name(cs, &ops[k]));
 }
 
 /* A segment's structure is counted too. Each occurrence's differences from
@@ -316,6 +519,11 @@ int rp__learn_volatile(rp_stream *st, int variant_content)
     rp_det_verdict v = rp__det_observe(&cs->sdet, st->learn.seg, st->learn.nseg, &e);
     if (e && !e->stamp) /* a new entry: it keeps this occurrence */
         e->stamp = rp__frees() + 1;
+    st->learn.shape_new = e && e->seen == 1;
+    if (st->learn.shape_new)
+        note_new_shape(st, e);
+    st->learn.prev_shape = e;
+    st->learn.prev_shape_id = e ? e->id : 0;
     if (!e || !e->differs || e->n != st->learn.nseg)
         return 0;
     /* Occurrences that keep diverging from the structure's exact variants
@@ -323,16 +531,31 @@ int rp__learn_volatile(rp_stream *st, int variant_content)
      * not even deferred when what differs is its first op) ask for the
      * graph with updates (detector.h). */
     v = rp__det_diverging(&cs->sdet, e, v, !variant_content && has_variant(cs, st, e));
-    uint64_t *mask = rp__calloc(e->n, sizeof *mask);
+    /* mask, and a scratch mask of as many ops after it (what another
+     * sequence's shape would make volatile, kept only where it serves). */
+    uint64_t *mask = rp__calloc(2 * e->n, sizeof *mask);
     if (!mask) {
         rp__bound_hit(cs, RP_BOUND_MEMORY);
         return 0;
     }
+    uint64_t *scratch = mask + e->n;
     int ok = volatile_fields(cs, e, st->learn.seg, mask);
-    if (v == RP_DET_WARMING && e->seen == 1 && !rp__learn_backing_off(st, e) &&
-        inherited_fields(cs, st, e, st->learn.seg, mask)) {
+    int in_place = 0;
+    if ((v == RP_DET_WARMING || v == RP_DET_CAPTURE) && !rp__learn_backing_off(st, e) &&
+        inherited_fields(cs, st, e, st->learn.seg, mask, scratch,
+                         v == RP_DET_WARMING && e->seen == 1, &in_place)) {
+        if (in_place) { /* another form of a known sequence's kernels: its own now */
+            free(mask);
+            return 1;
+        }
         v = RP_DET_CAPTURE; /* a known sequence's new shape: captured now */
         ok = 1;             /* its first occurrence: nothing differs yet */
+    }
+    rp_det_entry *fam = NULL;
+    if (!in_place && v == RP_DET_WARMING && e->seen == 1 && !rp__learn_backing_off(st, e) &&
+        (fam = form_family(cs, st, e, st->learn.seg, mask, scratch))) {
+        v = RP_DET_CAPTURE; /* another form of a step counted already: the two warmed up */
+        ok = 1;
     }
     size_t nvol = 0;
     for (size_t k = 0; ok && k < e->n; k++) {
@@ -356,6 +579,12 @@ int rp__learn_volatile(rp_stream *st, int variant_content)
         if (e->stamp != rp__frees() + 1)
             rp__det_refresh(e, st->learn.seg, st->learn.nseg);
         rp__learn_capture(cs, &cs->sdet, e, e->differs, st->learn.cut_by_period, st->handle);
+        for (size_t i = 0; fam && i < cs->nseqs; i++) /* the family's functions: its forms */
+            if (cs->seqs[i]->det == e)
+                for (size_t k = 0; k < e->n; k++)
+                    if (rp__op_other_func(&e->ops[k], &fam->ops[k]) &&
+                        rp__seq_add_form(cs->seqs[i], k, fam->ops[k].func) == 0)
+                        cs->counters.func_forms++;
         served = 1;
     } else if (ok && v == RP_DET_HAS_GRAPH) {
         for (size_t i = 0; i < cs->nseqs; i++) {

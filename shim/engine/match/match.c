@@ -115,98 +115,61 @@ static void unpin_all(rp_stream *st)
     st->match.nwid = 0;
 }
 
-/* Forget what candidate `s` took as volatile for the occurrence (it left
- * the list: it may go before the stream resolves). */
-static void widen_drop(rp_stream *st, const rp_seq *s)
+/* The destroys that waited for the ops of this resolution, now issued. */
+static void destroy_deferred(rp_stream *st)
 {
-    unsigned int j = 0;
-    for (unsigned int i = 0; i < st->match.nwid; i++)
-        if (st->match.wid[i].s != s)
-            st->match.wid[j++] = st->match.wid[i];
-    st->match.nwid = j;
+    for (unsigned int i = 0; i < st->match.ndtor; i++)
+        rp__eng.drv->cuEventDestroy_v2(st->match.dtor[i]);
+    st->match.ndtor = 0;
 }
 
-/* `s` is about to be launched for this occurrence (a part of it, or the
- * whole): the fields it took as volatile on the way become its own, so
- * that the updates bring its nodes to the occurrence's values. */
-static void widen_commit(rp_stream *st, rp_seq *s)
-{
-    for (unsigned int i = 0; i < st->match.nwid; i++) {
-        struct rp_widen *w = &st->match.wid[i];
-        if (w->s != s || (s->vmask[w->k] & w->bits) == w->bits)
-            continue;
-        s->vmask[w->k] |= w->bits;
-        s->ex.widened++;
-        st->cs->counters.widenings++;
-        st->cs->counters.widened_in_match++;
-    }
-    widen_drop(st, s);
-}
-
-/* Kernels of `s` whose function is volatile, with those the stream's
- * pending widenings add. */
-static size_t func_volatile(const rp_stream *st, const rp_seq *s, size_t *kernels)
-{
-    size_t fv = 0;
-    *kernels = 0;
-    for (size_t k = 0; k < s->det->n; k++) {
-        *kernels += s->det->ops[k].kind == RP_OP_KERNEL;
-        fv += (s->vmask[k] & RP_VOL_FUNC) != 0;
-    }
-    for (unsigned int i = 0; i < st->match.nwid; i++)
-        fv += st->match.wid[i].s == s && (st->match.wid[i].bits & RP_VOL_FUNC) &&
-              !(s->vmask[st->match.wid[i].k] & RP_VOL_FUNC);
-    return fv;
-}
-
-/* Whether candidate `s`, a sequence with updates whose op k differs from
- * `op`, may take the fields they differ in as volatile for this
- * occurrence (and, once launched, for good): the widening the learner
- * would make after an eager step (policy.c), made while matching, so that
- * the step costs nothing. Only where a node update carries the difference
- * (the same node: rp__op_same_node; rp__op_diff says every field can be
- * set), past the first op (a sequence that matched any first op of its
- * kind would start a match at every one), and, for a kernel whose function
- * differs, while at most a quarter of the sequence's kernels (at least
- * one) switch: a step whose kernels are mostly others is another step,
- * learnt as such. A fork/join sequence is widened only by the learner. */
-static int widen(rp_stream *st, rp_seq *s, size_t k, const rp_op *op)
-{
-    const rp_op *want = &s->det->ops[k];
-    if (!s->vmask || !k || s->fj.multi || st->match.nwid == RP_MAX_WIDEN ||
-        !rp__op_same_node(want, op))
-        return 0;
-    rp_ctxstate *cs = s->cs;
-    int ok;
-    const rp_param_layout *L = s->lay ? s->lay[k] : rp__rec_layout(cs, want);
-    uint64_t bits = rp__op_diff(want, op, L, rp__rec_layout(cs, op), &ok) & ~s->vmask[k];
-    if (!ok || !bits)
-        return 0;
-    if (bits & RP_VOL_FUNC) {
-        size_t kernels, fv = func_volatile(st, s, &kernels);
-        if (rp__func_fixed() || fv + 1 > (kernels / 4 > 1 ? kernels / 4 : 1))
-            return 0;
-    }
-    st->match.wid[st->match.nwid++] = (struct rp_widen){s, (uint32_t)k, bits};
-    return 1;
-}
-
-static void diverged(rp_seq *s, size_t at, const char *why)
+/* Sequence `s` stopped matching at its op `at`: `got` came there instead
+ * (NULL: a boundary came first). Counted, and kept for the report (the
+ * field that differed and its two values): work done only when a
+ * divergence happens, never on a match. */
+static void diverged(rp_seq *s, size_t at, const char *why, enum rp__div_why w,
+                     const rp_op *got)
 {
     s->divergences++;
     s->div_op = at;
     s->div_why = why;
+    struct rp_seq_div *d = &s->divs[s->ndivs++ % RP_SEQ_DIVS];
+    memset(d, 0, sizeof *d);
+    d->op = (uint32_t)at;
+    d->why = (uint8_t)w;
+    if (got && at < s->det->n) {
+        const rp_op *want = &s->det->ops[at];
+        rp__op_delta(want, got, s->lay ? s->lay[at] : rp__rec_layout(s->cs, want), &d->d);
+        if (d->d.field == RP_FIELD_FUNCTION || d->d.field == RP_FIELD_KIND)
+            d->got_name = rp__rec_kernel_name(s->cs, got);
+    }
+}
+
+/* The run held for `s` went eagerly after its divergence at op `held`
+ * (no other candidate took it). */
+static void diverged_eagerly(rp_seq *s, size_t held)
+{
+    s->flushes++;
+    s->flushed_ops += held;
+    if (s->ndivs)
+        s->divs[(s->ndivs - 1) % RP_SEQ_DIVS].ended = 1;
 }
 
 /* Whether op `k` of sequence `s` can stand for `op`: exactly equal, or
- * equal outside the fields declared volatile. */
+ * equal outside the fields declared volatile, with values the driver
+ * would accept at the call (a kernel's geometry within its function's
+ * limits, a copy's or memset's operands in live memory). */
 static int seq_match(const rp_seq *s, size_t k, const rp_op *op)
 {
     const rp_op *want = &s->det->ops[k];
     if (!s->vmask || !s->vmask[k])
         return rp__op_same_content(want, op);
+    if ((s->vmask[k] & RP_VOL_FUNC) && op->kind == RP_OP_KERNEL &&
+        !rp__seq_form_known(s, k, op->func))
+        return 0; /* a function it was not seen with: only widen() takes it */
     return rp__op_match_masked(want, op, s->vmask[k],
-                               s->lay ? s->lay[k] : rp__rec_layout(s->cs, want));
+                               s->lay ? s->lay[k] : rp__rec_layout(s->cs, want)) &&
+           rp__match_values_ok(s->cs, want, op);
 }
 
 void rp__match_resolve(rp_stream *st, CUstream target, struct rp_resolved *out)
@@ -218,6 +181,7 @@ void rp__match_resolve(rp_stream *st, CUstream target, struct rp_resolved *out)
     out->err = CUDA_SUCCESS;
     if (st->match.ndef == 0) {
         unpin_all(st); /* candidates found for an op that was not deferred */
+        destroy_deferred(st);
         return;
     }
     /* Ops the fast path deferred are written down only if they are flushed
@@ -242,7 +206,7 @@ void rp__match_resolve(rp_stream *st, CUstream target, struct rp_resolved *out)
         CUresult after_err = CUDA_SUCCESS;
         rp_vals v = {st->match.def, st->match.borrowed_seq, st->match.borrowed_from,
                      st->match.arena};
-        widen_commit(st, c);
+        rp__widen_commit(st, c);
         CUresult rc = rp__seq_replay(st, c, target, &v, done, c->det->n, gen, &failed, &after_err);
         if (after_err != CUDA_SUCCESS)
             out->err = after_err;
@@ -290,8 +254,12 @@ void rp__match_resolve(rp_stream *st, CUstream target, struct rp_resolved *out)
         cs->counters.divergences++;
         /* Candidates still matching when a boundary came: the program
          * stopped before their end. */
-        for (size_t i = 0; i < st->match.ncand; i++)
-            diverged(st->match.cand[i], st->match.ndef, "a boundary came before the sequence ended");
+        for (size_t i = 0; i < st->match.ncand; i++) {
+            diverged(st->match.cand[i], st->match.ndef, "a boundary came before the sequence ended",
+                     RP_DIV_BOUNDARY, NULL);
+            if (!out->replayed)
+                diverged_eagerly(st->match.cand[i], st->match.ndef - done);
+        }
     }
     for (size_t i = 0; i < done && i < written; i++)
         if (!st->match.def[i].borrowed) /* a borrowed one owns nothing */
@@ -345,6 +313,7 @@ void rp__match_resolve(rp_stream *st, CUstream target, struct rp_resolved *out)
     out->nflushed = kept;
     st->match.ndef = 0;
     unpin_all(st);
+    destroy_deferred(st);
 }
 
 int rp__match_part(rp_stream *st, CUstream target)
@@ -367,7 +336,7 @@ int rp__match_part(rp_stream *st, CUstream target)
     rp__trace("launch ops %zu-%zu of sequence %u (a quiet spot) on stream %p", lo, hi, c->id,
               (void *)target);
     rp__nvtx_push("reprise: part of sequence %u", c->id);
-    widen_commit(st, c);
+    rp__widen_commit(st, c);
     CUresult rc = rp__seq_replay(st, c, target, &v, lo, hi, rp__issued(), &failed, &after_err);
     rp__nvtx_pop();
     if (rc != CUDA_SUCCESS) {
@@ -400,8 +369,9 @@ int rp__match_part(rp_stream *st, CUstream target)
  * why for the report. */
 static void narrow(rp_stream *st, const rp_op *op)
 {
-    size_t k = 0, nargs = 0;
+    size_t k = 0, nargs = 0, nout = 0;
     rp_seq *args[RP_MAX_CANDIDATES]; /* exact ones that went another way on arguments */
+    rp_seq *out[RP_MAX_CANDIDATES];  /* those that diverged here */
     int updates_match = 0;
     for (size_t i = 0; i < st->match.ncand; i++) {
         rp_seq *s = st->match.cand[i];
@@ -410,22 +380,28 @@ static void narrow(rp_stream *st, const rp_op *op)
             continue;
         }
         const rp_op *want = &s->det->ops[st->match.ndef];
-        if (!s->broken && (seq_match(s, st->match.ndef, op) || widen(st, s, st->match.ndef, op))) {
+        if (!s->broken && (seq_match(s, st->match.ndef, op) || rp__widen(st, s, st->match.ndef, op))) {
             st->match.cand[k++] = s;
             updates_match |= s->vmask != NULL;
             continue;
         }
-        widen_drop(st, s);
+        rp__widen_drop(st, s);
         if (!s->broken) {
             int same = rp__op_same_structure(want, op);
             diverged(s, st->match.ndef, same ? "same operation, other arguments, geometry or addresses"
-                                             : "another operation");
+                                             : "another operation",
+                     same ? RP_DIV_OTHER_VALUES : RP_DIV_OTHER_OP, op);
             if (same && !s->vmask)
                 args[nargs++] = s;
+            out[nout++] = s;
         }
         s->pins--; /* still alive: sequences go only under this lock, later */
     }
     st->match.ncand = k;
+    /* No candidate left and no complete match: what was held runs eagerly,
+     * for the sequences that diverged here. */
+    for (size_t i = 0; !k && !st->match.complete && i < nout; i++)
+        diverged_eagerly(out[i], st->match.ndef - st->match.launched);
     /* Where an exact variant diverged on arguments and a sequence with
      * updates still matches, the occurrence has a graph that serves it:
      * the variant was passed over (the policy drops one passed over again
@@ -456,9 +432,11 @@ static void note_complete(rp_stream *st)
     st->match.ncand = k;
 }
 
-enum rp_offer rp__match_offer(rp_stream *st, const rp_op *op)
+enum rp_offer rp__match_offer(rp_stream *st, rp_op *op)
 {
     write_down(st);
+    if (rp__op_is_event(op->kind)) /* which event it is in this occurrence */
+        op->erole = rp__op_role_after(st->match.def, st->match.ndef, op->eser);
     if (st->match.ndef) {
         narrow(st, op);
         /* Divergence (or a complete match followed by an op that no
@@ -519,6 +497,9 @@ static int match_masked(rp_stream *st, rp_seq *s, size_t k, const rp_launch *l)
                 (!(m & RP_VOL_BLOCK) && want->block[i] != l->block[i]))
                 return 0;
         if (!(m & RP_VOL_SHMEM) && want->shmem != l->shmem)
+            return 0;
+        if (!rp__geometry_valid(l->grid) ||
+            (!rp__geometry_within(want->grid, l->grid) && !rp__rec_launch_fits(st->cs, want, want, l->grid)))
             return 0;
     }
     if (!rp__fast_params_in(fo, l->kp, want->params))
@@ -586,6 +567,26 @@ int rp__match_masked(rp_stream *st, rp_seq *s, size_t k, const rp_launch *l)
     return s->match.poff && arena_room(st, s) == 0 && match_masked(st, s, k, l);
 }
 
+int rp__match_holds_event(const rp_stream *st, uint32_t eser)
+{
+    int held = 0;
+    size_t written = st->match.borrowed_seq ? st->match.borrowed_from : st->match.ndef;
+    for (size_t i = 0; i < written; i++) { /* event ops are always written */
+        const rp_op *op = &st->match.def[i];
+        if (rp__op_is_event(op->kind) && op->eser == eser)
+            held = op->kind == RP_OP_EVREC ? 2 : 1;
+    }
+    return held;
+}
+
+int rp__match_defer_destroy(rp_stream *st, CUevent e)
+{
+    if (st->match.ndtor == RP_FJ_EVENTS)
+        return -1;
+    st->match.dtor[st->match.ndtor++] = e;
+    return 0;
+}
+
 void rp__match_cancel(rp_stream *st)
 {
     unpin_all(st);
@@ -599,6 +600,7 @@ void rp__match_stream_free(rp_stream *st)
             rp__ev_deferred_add(-1);
         rp__op_free(&st->match.def[i]); /* the fast path's unwritten ones own nothing */
     }
+    destroy_deferred(st); /* the ops that named them go with the record */
     free(st->match.def);
     free(st->match.arena);
     memset(&st->match, 0, sizeof st->match);

@@ -57,8 +57,9 @@ enum rp_offer {
     RP_OFFER_COMPLETE, /* (rp__match_defer) deferred, and a sequence matched in full */
 };
 /* Offer a recorded capturable op to the matcher of `st`: narrows the
- * candidates (or, with nothing pending, finds them). */
-enum rp_offer rp__match_offer(rp_stream *st, const rp_op *op);
+ * candidates (or, with nothing pending, finds them). An event op gets its
+ * role in the occurrence first (rp_op.erole). */
+enum rp_offer rp__match_offer(rp_stream *st, rp_op *op);
 /* Defer `op` after rp__match_offer said MATCHES: DEFERRED, COMPLETE (resolve
  * now), or RESOLVE when it cannot be kept (memory; the op is left to the
  * caller, to issue eagerly after resolving). */
@@ -79,6 +80,15 @@ int rp__match_masked(rp_stream *st, rp_seq *s, size_t k, const rp_launch *l);
 enum rp_offer rp__match_first(rp_stream *st, CUstream h, const rp_launch *l,
                               enum rp__entry entry);
 
+/* Whether an op `st` holds names the event of serial `eser`: 2 when the
+ * last such op is a record (the event's state is held: a query must not
+ * see the driver's), 1 when only waits do, 0 when none does. */
+int rp__match_holds_event(const rp_stream *st, uint32_t eser);
+/* The program destroys event `e`, which an op `st` holds names: its
+ * destroy waits for `st`'s next resolution (rp__match_resolve issues it
+ * after the op). Returns 0, or -1 when no more can wait (nothing done:
+ * the caller resolves first). */
+int rp__match_defer_destroy(rp_stream *st, CUevent e);
 /* Forget the candidates rp__match_offer found (nothing deferred yet). */
 void rp__match_cancel(rp_stream *st);
 /* The stream's record goes (or its context's teardown forgets it): the
@@ -111,6 +121,19 @@ void rp__match_resolve(rp_stream *st, CUstream target, struct rp_resolved *out);
  * graph runs parts, a per-thread stream resolved for its owner, a launch
  * not made or failed): the caller resolves the stream as before. */
 int rp__match_part(rp_stream *st, CUstream target);
+/* ---- widen.c: within the matcher ------------------------------------------------ */
+
+/* Whether the driver would accept `op`'s values, where they differ from
+ * those of the sequence's op `want` standing for it. */
+int rp__match_values_ok(rp_ctxstate *cs, const rp_op *want, const rp_op *op);
+/* Whether candidate `s` may take the fields its op k differs from `op` in
+ * as volatile for this occurrence (noted in st->match.wid). */
+int rp__widen(rp_stream *st, rp_seq *s, size_t k, const rp_op *op);
+/* `s` is launched for the occurrence: what it took becomes its own. */
+void rp__widen_commit(rp_stream *st, rp_seq *s);
+/* `s` left the candidates: what it took is forgotten. */
+void rp__widen_drop(rp_stream *st, const rp_seq *s);
+
 /* ---- fast.c -------------------------------------------------------------------- */
 /* Make the fast path's images of `s`'s kernels, once (at its first offer):
  * without memory, none, and every launch of it takes the general path. */

@@ -86,6 +86,9 @@ void rp__ev_created(CUevent e, unsigned int flags, CUcontext ctx)
         s->e = e;
         s->info.flags = flags;
         s->info.ctx = ctx;
+        if (++rp__eng.ev_serial == 0)
+            rp__eng.ev_serial = 1;
+        s->info.serial = rp__eng.ev_serial;
     }
     pthread_mutex_unlock(&ev_lock);
 }
@@ -113,6 +116,15 @@ int rp__ev_get(CUevent e, rp_evinfo *out)
     return s != NULL;
 }
 
+unsigned int rp__ev_polled(CUevent e)
+{
+    pthread_mutex_lock(&ev_lock);
+    ev_slot *s = find(e);
+    unsigned int n = s ? s->info.held_polls++ : 0;
+    pthread_mutex_unlock(&ev_lock);
+    return n;
+}
+
 int rp__ev_touched(CUevent e, rp_ctxstate *cs, rp_stream *home)
 {
     pthread_mutex_lock(&ev_lock);
@@ -122,6 +134,7 @@ int rp__ev_touched(CUevent e, rp_ctxstate *cs, rp_stream *home)
         s->info.live_cs = cs;
         s->info.live_home = home;
         s->info.live_epoch = home->trace.epoch;
+        s->info.held_polls = 0;
     }
     pthread_mutex_unlock(&ev_lock);
     return ok;
@@ -156,5 +169,6 @@ void rp__ev_forget_all(void)
     pthread_mutex_lock(&ev_lock);
     memset(slots, 0, sizeof slots);
     used = 0;
+    rp__eng.ev_serial = 0;
     pthread_mutex_unlock(&ev_lock);
 }

@@ -41,6 +41,24 @@ const rp_param_layout *rp__rec_layout(rp_ctxstate *cs, const rp_op *op);
 const char *rp__rec_kernel_name(rp_ctxstate *cs, const rp_op *op);
 /* Is `host` pinned (page-locked, registered) memory the driver knows? */
 int rp__rec_is_pinned(const void *host);
+/* Whether [p, p + n) lies inside one live device allocation (1), as the
+ * driver requires of a copy's or a memset's device operand at the call;
+ * 0 for anything else, a failed query included. Two driver queries. */
+int rp__rec_device_range_ok(CUdeviceptr p, size_t n);
+/* Whether kernel `want`'s function (a CUfunction, or a CUkernel's function
+ * in the current context) accepts geometry `g` (7 words, within
+ * rp__geometry_valid's limits) at a launch: at most as many threads and as
+ * much dynamic shared memory as `launched` (a launch of that function the
+ * driver accepted; NULL: none known, as for a function a sequence switched
+ * to), or, beyond, no more than the function's own limits
+ * (CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, asked once a function: it
+ * never changes; _MAX_DYNAMIC_SHARED_SIZE_BYTES, asked each time dynamic
+ * shared memory beyond what was launched is asked for, since the program
+ * may change it: "If the user-specified dynamic shared memory size is
+ * larger than this value, the launch will fail"). 0 when they cannot be
+ * asked (a driver without the entry, a failed query). */
+int rp__rec_launch_fits(rp_ctxstate *cs, const rp_op *want, const rp_op *launched,
+                        const unsigned int *g);
 /* Forget the context's parameter layouts (their handles may be reused). */
 void rp__rec_reset(rp_ctxstate *cs);
 /* Forget every CUkernel handle (the engine's reset, for tests). */
@@ -58,6 +76,10 @@ int rp__ev_touched(CUevent e, rp_ctxstate *cs, rp_stream *home);
 /* The trace `i` names has ended (or was never live): the event is held by
  * none, unless another trace took it meanwhile. */
 void rp__ev_settled(CUevent e, const rp_evinfo *i);
+/* One more query of `e` answered "not ready" for a record held by a trace:
+ * how many in a row so far (before this one). A record of it starts the
+ * count again. */
+unsigned int rp__ev_polled(CUevent e);
 /* A fork/join replay on `home` recorded `e` again after its graph. */
 void rp__ev_rerecorded(CUevent e, uint64_t gen, CUstream home);
 /* Forget every event (the engine's reset, for tests). */

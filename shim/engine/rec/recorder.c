@@ -22,6 +22,8 @@ typedef struct layout {
     int excluded;         /* REPRISE_EXCLUDE / REPRISE_INCLUDE keep it out */
     uint16_t ord;         /* its number in the context, in order of first sight
                              (rp_op.fid; the last number is shared past it) */
+    int max_threads;      /* CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK: 0 not asked yet, -1
+                             cannot be asked (it never changes for a function) */
     rp_param_layout p;
     char name[256];         /* C++ names are long: room for most mangled ones */
 } layout;
@@ -536,6 +538,51 @@ int rp__rec_is_pinned(const void *host)
     CUresult rc = D->cuPointerGetAttribute(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE,
                                            (CUdeviceptr)(uintptr_t)host);
     return rc == CUDA_SUCCESS && type == CU_MEMORYTYPE_HOST;
+}
+
+int rp__rec_device_range_ok(CUdeviceptr p, size_t n)
+{
+    const struct rp__driver *D = rp__eng.drv;
+    CUdeviceptr start = 0;
+    size_t size = 0;
+    if (!p || !n ||
+        D->cuPointerGetAttribute(&start, CU_POINTER_ATTRIBUTE_RANGE_START_ADDR, p) != CUDA_SUCCESS ||
+        D->cuPointerGetAttribute(&size, CU_POINTER_ATTRIBUTE_RANGE_SIZE, p) != CUDA_SUCCESS)
+        return 0;
+    return p >= start && p - start <= size && n <= size - (p - start);
+}
+
+int rp__rec_launch_fits(rp_ctxstate *cs, const rp_op *want, const rp_op *launched,
+                        const unsigned int *g)
+{
+    const struct rp__driver *D = rp__eng.drv;
+    if (launched && rp__geometry_within(launched->grid, g))
+        return 1;
+    int kernel = (want->flags & RP_OPF_KERNEL_HANDLE) != 0;
+    layout *L = layout_of(cs, want->func, kernel);
+    if (!L || !D->cuFuncGetAttribute)
+        return 0;
+    /* A CUkernel's limits are its function's in the current context (the
+     * launch's: a launch names a stream of the current context). */
+    CUfunction fn = (CUfunction)want->func;
+    unsigned int shmem_had = launched ? launched->shmem : 0;
+    int ask_shmem = g[6] > shmem_had; /* no dynamic shared memory never fails */
+    if ((L->max_threads == 0 || ask_shmem) && kernel &&
+        (!D->cuKernelGetFunction || D->cuKernelGetFunction(&fn, (CUkernel)want->func) != CUDA_SUCCESS))
+        return 0;
+    if (L->max_threads == 0) {
+        int v = 0;
+        L->max_threads = D->cuFuncGetAttribute(&v, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, fn) ==
+                                 CUDA_SUCCESS && v > 0 ? v : -1;
+    }
+    if (L->max_threads < 0 || (uint64_t)g[3] * g[4] * g[5] > (uint64_t)L->max_threads)
+        return 0;
+    if (!ask_shmem)
+        return 1;
+    /* Asked each time: the program may raise it (cuFuncSetAttribute). */
+    int max_shmem = -1;
+    return D->cuFuncGetAttribute(&max_shmem, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, fn) ==
+               CUDA_SUCCESS && max_shmem >= 0 && g[6] <= (unsigned int)max_shmem;
 }
 
 /* Forget the context's layouts (its functions may be unloaded and their

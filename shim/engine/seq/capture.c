@@ -71,6 +71,8 @@ void rp__seq_destroy(rp_seq *s)
     free(s->fj.shadow);
     free(s->fj.exts);
     rp__ver_free(s);
+    free(s->fj.hwait);
+    free(s->fj.hwait_ev);
     free(s->lay);
     free(s->match.block); /* the matcher's images, one allocation (match/fast.c) */
     free(s->ex.nodes);
@@ -213,6 +215,9 @@ rp_seq *rp__capture(rp_ctxstate *cs, rp_det_entry *e, const uint64_t *vmask, rp_
     s->cs = cs;
     s->det = e;
     s->home = home;
+    /* Before the window: a free another thread makes during the capture
+     * counts as one since (exec.c, captured_memory_live). */
+    s->ex.frees_at = rp__frees();
     for (size_t i = 0; i < e->n; i++)
         s->fj.multi |= e->ops[i].stream != home || rp__op_is_event(e->ops[i].kind);
     rp_fj_plan fp;
@@ -271,8 +276,12 @@ rp_seq *rp__capture(rp_ctxstate *cs, rp_det_entry *e, const uint64_t *vmask, rp_
         for (size_t i = 0; i < e->n && frc == CUDA_SUCCESS; i++) {
             const void *staged = stage_of[i] != SIZE_MAX ? cs->win.staging[stage_of[i]].ptr : NULL;
             CUstream on = rp__fj_window_stream(cs, &fp, i);
-            if (rp__op_is_event(e->ops[i].kind)) { /* no node */
-                rp__lc_note_issued(&cs->win, rp__fj_event_op(cs, &e->ops[i], on, fp.evx[i]));
+            if (rp__op_is_event(e->ops[i].kind)) { /* no node, but a wait on an outside event */
+                CUresult erc = rp__fj_event_op(cs, &e->ops[i], on, fp.evx[i]);
+                if (erc == CUDA_SUCCESS && fp.evx[i] == RP_FJ_WAIT_NODE &&
+                    (!s->ex.nodes || node_of_last(on, &s->ex.nodes[i]) != CUDA_SUCCESS))
+                    erc = CUDA_ERROR_NOT_SUPPORTED; /* a node it could not set */
+                rp__lc_note_issued(&cs->win, erc);
                 continue;
             }
             CUresult irc = rp__rec_issue(cs, &e->ops[i], on, staged);

@@ -290,6 +290,36 @@ static int fresh_pays(const rp_seq *s)
     return rp__updates_pay(s->cs, s->det->n, nvol);
 }
 
+/* Whether a new executable of the sequence's graph could have its volatile
+ * nodes updated. Instantiated now, its memset and copy nodes hold the
+ * operands of the occurrence the graph was captured from, and the driver
+ * takes those as "the original" against which every later update of such a
+ * node is checked: cuGraphExecMemcpyNodeSetParams, "The source and
+ * destination memory in copyParams must be allocated from the same contexts
+ * as the original source and destination memory" (INVALID_VALUE "if the
+ * memory operands' mappings changed"); cuGraphExecMemsetNodeSetParams, "The
+ * new destination pointer in memsetParams must be to the same kind of
+ * allocation as the original destination pointer and have the same context
+ * association" (driver API reference, 13.0). An operand freed since the
+ * capture lies in no allocation at all, so no update of that node can meet
+ * the rule (the CPU driver refuses every one: tests/cpudriver/graph.c,
+ * copy_update_ok and memset_update_ok; issue 34, finding 2, where a last
+ * part's new executable was refused so). So once the program has freed
+ * memory since the capture (any free, unregister or unmap:
+ * rp__frees), no executable is made for a sequence with a volatile memset
+ * or copy; its replays keep updating the one it has, instantiated while its
+ * operands were live. A kernel's arguments are bytes the driver does not
+ * check: kernels alone keep their executables per content. */
+static int captured_memory_live(const rp_seq *s)
+{
+    if (rp__frees() == s->ex.frees_at)
+        return 1;
+    for (size_t k = 0; k < s->det->n; k++)
+        if (s->vmask[k] && s->det->ops[k].kind != RP_OP_KERNEL)
+            return 0;
+    return 1;
+}
+
 /* Alternate j becomes `exec`: `exec` and its values wait among the others. */
 static void swap_in(rp_seq *s, unsigned int j)
 {
@@ -340,7 +370,8 @@ static uint64_t choose_exec(const rp_vals *v, rp_seq *s)
         j++;
     if (j == s->ex.nalt) {
         if (!came_back || s->ex.nalt == RP_SEQ_ALTS || 1 + s->ex.nalt >= rp__eng.cfg.max_variants ||
-            cs->nseqs + cs->nalts >= rp__eng.cfg.max_graphs || !fresh_pays(s))
+            cs->nseqs + cs->nalts >= rp__eng.cfg.max_graphs || !fresh_pays(s) ||
+            !captured_memory_live(s))
             return h; /* `exec` is updated */
         rp_op *held;
         CUgraphExec x = alt_exec(s, &held);

@@ -14,7 +14,7 @@
 
 int rp__ops_rooted(const rp_op *ops, size_t n, size_t start, CUstream home)
 {
-    CUevent recs[RP_FJ_EVENTS];
+    uint32_t recs[RP_FJ_EVENTS]; /* the events (serials) recorded so far */
     CUstream seen[RP_FJ_STREAMS];
     size_t nrec = 0, nseen = 0;
     for (size_t k = 0; k < n; k++) {
@@ -25,7 +25,7 @@ int rp__ops_rooted(const rp_op *ops, size_t n, size_t start, CUstream home)
                 m++;
             if (m == nseen) {
                 size_t r = 0;
-                while (op->kind == RP_OP_EVWAIT && r < nrec && recs[r] != op->ev)
+                while (op->kind == RP_OP_EVWAIT && r < nrec && recs[r] != op->eser)
                     r++;
                 if (nseen == RP_FJ_STREAMS || op->kind != RP_OP_EVWAIT || r == nrec)
                     return 0;
@@ -34,16 +34,25 @@ int rp__ops_rooted(const rp_op *ops, size_t n, size_t start, CUstream home)
         }
         if (op->kind == RP_OP_EVREC) {
             size_t r = 0;
-            while (r < nrec && recs[r] != op->ev)
+            while (r < nrec && recs[r] != op->eser)
                 r++;
             if (r == nrec) { /* the events, each once */
                 if ((!nrec && op->stream != home) || nrec == RP_FJ_EVENTS)
                     return 0;
-                recs[nrec++] = op->ev;
+                recs[nrec++] = op->eser;
             }
         }
     }
     return nseen > 0;
+}
+
+/* 1 when op i's event is recorded by a later op of the sequence. */
+static int recorded_later(const rp_det_entry *e, size_t i)
+{
+    for (size_t k = i + 1; k < e->n; k++)
+        if (e->ops[k].kind == RP_OP_EVREC && e->ops[k].erole == e->ops[i].erole)
+            return 1;
+    return 0;
 }
 
 void rp__fj_plan_free(rp_fj_plan *p)
@@ -63,12 +72,14 @@ int rp__fj_plan(rp_seq *s, const rp_det_entry *e, rp_fj_plan *p)
     p->evx = rp__calloc(e->n, sizeof *p->evx);
     s->fj.exts = rp__calloc(e->n, sizeof *s->fj.exts);
     s->fj.shadow = rp__calloc(e->n, sizeof *s->fj.shadow);
-    if (!p->on || !p->evx || !s->fj.exts || !s->fj.shadow)
+    s->fj.hwait = rp__calloc(e->n, sizeof *s->fj.hwait);
+    s->fj.hwait_ev = rp__calloc(e->n, sizeof *s->fj.hwait_ev);
+    if (!p->on || !p->evx || !s->fj.exts || !s->fj.shadow || !s->fj.hwait || !s->fj.hwait_ev)
         return -1;
     CUstream last_rec_on[RP_FJ_EVENTS]; /* where each event was last recorded so far */
     for (size_t i = 0; i < e->n; i++) {
         const rp_op *op = &e->ops[i];
-        p->evx[i] = SIZE_MAX;
+        p->evx[i] = RP_FJ_OUTSIDE;
         if (op->stream != s->home) {
             unsigned int k = 0;
             while (k < s->fj.nside && s->fj.side[k] != op->stream)
@@ -76,7 +87,7 @@ int rp__fj_plan(rp_seq *s, const rp_det_entry *e, rp_fj_plan *p)
             if (k == s->fj.nside) {
                 if (s->fj.nside == RP_FJ_STREAMS)
                     return 1;
-                s->fj.side_first[s->fj.nside] = op->kind == RP_OP_EVWAIT ? op->ev : NULL;
+                s->fj.side_first[s->fj.nside] = op->kind == RP_OP_EVWAIT ? i : SIZE_MAX;
                 s->fj.side[s->fj.nside++] = op->stream;
             }
             p->on[i] = (unsigned char)(k + 1);
@@ -84,27 +95,36 @@ int rp__fj_plan(rp_seq *s, const rp_det_entry *e, rp_fj_plan *p)
         if (!rp__op_is_event(op->kind))
             continue;
         size_t j = 0;
-        while (j < p->nev && p->prog_ev[j] != op->ev)
+        while (j < p->nev && p->prog_role[j] != op->erole)
             j++;
         if (op->kind == RP_OP_EVREC) {
             if (j == p->nev) {
                 if (p->nev == RP_FJ_EVENTS)
                     return 1;
-                p->prog_ev[p->nev++] = op->ev;
+                p->prog_role[p->nev++] = op->erole;
             }
             p->evx[i] = j;
             last_rec_on[j] = op->stream;
-            s->fj.shadow[s->fj.nshadow++] = (struct rp_fj_shadow){op->stream, op->ev, 1};
+            s->fj.shadow[s->fj.nshadow++] = (struct rp_fj_shadow){op->stream, i, 1};
         } else if (j < p->nev) {
             p->evx[i] = j; /* recorded earlier in the sequence: an edge */
             if (last_rec_on[j] != op->stream) /* on its own stream: nothing to wait for */
-                s->fj.shadow[s->fj.nshadow++] = (struct rp_fj_shadow){op->stream, op->ev, 0};
+                s->fj.shadow[s->fj.nshadow++] = (struct rp_fj_shadow){op->stream, i, 0};
+        } else if (op->stream == s->home && rp__eng.drv->cuGraphExecEventWaitNodeSetEvent &&
+                   !recorded_later(e, i)) {
+            /* The home stream's wait on an event from outside: a wait node,
+             * set to each occurrence's event (not where the sequence records
+             * the event itself later: its node would be set before the
+             * record it must not see). */
+            p->evx[i] = RP_FJ_WAIT_NODE;
+            s->fj.hwait_ev[s->fj.nhwait] = NULL; /* set at the first replay */
+            s->fj.hwait[s->fj.nhwait++] = i;
         } else {
             size_t k = 0;
-            while (k < s->fj.nexts && s->fj.exts[k] != op->ev)
+            while (k < s->fj.nexts && e->ops[s->fj.exts[k]].erole != op->erole)
                 k++;
             if (k == s->fj.nexts)
-                s->fj.exts[s->fj.nexts++] = op->ev;
+                s->fj.exts[s->fj.nexts++] = i;
         }
     }
     s->fj.rooted = rp__ops_rooted(e->ops, e->n, 0, s->home);
@@ -125,6 +145,8 @@ CUresult rp__fj_prepare(rp_ctxstate *cs, const rp_seq *s, size_t nev)
     CUresult rc = CUDA_SUCCESS;
     fj_event_create(&f->fork, &rc);
     fj_event_create(&f->post, &rc);
+    if (s->fj.nhwait)
+        fj_event_create(&f->none, &rc);
     for (unsigned int i = 0; i < s->fj.nside; i++) {
         if (rc == CUDA_SUCCESS && !f->side[i] &&
             (rc = rp__eng.drv->cuStreamCreate(&f->side[i], CU_STREAM_NON_BLOCKING)) !=
@@ -141,8 +163,8 @@ void rp__fj_release(rp_ctxstate *cs)
 {
     const struct rp__driver *D = rp__eng.drv;
     struct rp_fj *f = &cs->fj;
-    CUevent *evs[] = {&f->fork, &f->post};
-    for (size_t i = 0; i < 2; i++)
+    CUevent *evs[] = {&f->fork, &f->post, &f->none};
+    for (size_t i = 0; i < 3; i++)
         if (*evs[i])
             D->cuEventDestroy_v2(*evs[i]);
     for (size_t i = 0; i < RP_FJ_STREAMS; i++) {
@@ -192,8 +214,10 @@ CUresult rp__fj_join(rp_ctxstate *cs, const rp_seq *s)
  * program's; a wait on an event recorded outside the sequence is left out. */
 CUresult rp__fj_event_op(rp_ctxstate *cs, const rp_op *op, CUstream on, size_t evx)
 {
-    if (evx == SIZE_MAX)
+    if (evx == RP_FJ_OUTSIDE)
         return CUDA_SUCCESS;
+    if (evx == RP_FJ_WAIT_NODE) /* a node, set to the program's event before each replay */
+        return rp__eng.drv->cuStreamWaitEvent(on, cs->fj.none, CU_EVENT_WAIT_EXTERNAL);
     if (op->kind == RP_OP_EVREC)
         return rp__eng.drv->cuEventRecord(cs->fj.ev[evx], on);
     return rp__eng.drv->cuStreamWaitEvent(on, cs->fj.ev[evx], 0);
@@ -230,7 +254,8 @@ static int fj_clean(const rp_stream *x, uint64_t gen, CUstream target)
  * blocking flag differs from the home stream's never replays: the legacy
  * stream would order its ops otherwise. `gen`: rp__issued when the
  * resolution began. */
-CUresult rp__fj_ready(rp_stream *st, const rp_seq *s, CUstream target, uint64_t gen)
+CUresult rp__fj_ready(rp_stream *st, const rp_seq *s, const rp_vals *v, CUstream target,
+                      uint64_t gen)
 {
     rp_ctxstate *cs = st->cs;
     const struct rp__driver *D = rp__eng.drv;
@@ -243,29 +268,44 @@ CUresult rp__fj_ready(rp_stream *st, const rp_seq *s, CUstream target, uint64_t 
     if (!home_ok && fj_clean(st, gen, target)) {
         home_ok = 1;
         for (unsigned int i = 0; st->fj.tail_ev && i < s->fj.nside; i++)
-            home_ok &= s->fj.side_first[i] == st->fj.tail_ev;
+            home_ok &= s->fj.side_first[i] != SIZE_MAX &&
+                       v->def[s->fj.side_first[i]].ev == st->fj.tail_ev;
     }
     if (!home_ok)
         rc = D->cuStreamQuery(target);
+    if (rc != CUDA_SUCCESS)
+        rp__trace("fork/join sequence %u not replayed: its home stream is busy", s->id);
     for (unsigned int i = 0; i < s->fj.nside && rc == CUDA_SUCCESS; i++) {
         rp_stream *x = rp__stream_find(cs, s->fj.side[i]);
         /* A side stream's ops wait, eagerly, for the legacy stream's work
          * before them when it is a blocking stream, and only then; in the
          * graph they wait as the home stream's launch does: the two must
-         * agree. */
-        if (!x || x->blocking != st->blocking)
+         * agree, but where the home is the legacy stream itself. Its graph
+         * waits for the legacy stream's work and every blocking stream's,
+         * and a non-blocking side stream's ops in it do too: a stricter
+         * order than eagerly (it waited only for what its events said),
+         * the same results; the side stream itself must be idle or known
+         * clean before the launch, as any side stream. */
+        if (!x || (x->blocking != st->blocking && !st->legacy))
             rc = CUDA_ERROR_NOT_READY;
         else if (!fj_clean(x, gen, target))
             rc = D->cuStreamQuery(s->fj.side[i]);
+        if (rc != CUDA_SUCCESS)
+            rp__trace("fork/join sequence %u not replayed: side stream %p is busy (gen %llu, its %llu, home %p/%p)", s->id,
+                      (void *)s->fj.side[i], (unsigned long long)gen, x ? (unsigned long long)x->fj.after_gen : 0ull, x ? (void*)x->fj.after_home : NULL, (void*)target);
     }
     for (size_t i = 0; i < s->fj.nexts && rc == CUDA_SUCCESS; i++) {
         rp_evinfo ei;
+        CUevent ev = v->def[s->fj.exts[i]].ev; /* the occurrence's */
         /* Recorded last by the home stream (its flushed work ended with
          * this record): the home stream is after it already. */
-        if (fj_clean(st, gen, target) && st->fj.tail_ev == s->fj.exts[i])
+        if (fj_clean(st, gen, target) && st->fj.tail_ev == ev)
             continue;
-        if (!rp__ev_get(s->fj.exts[i], &ei) || ei.after_gen != gen || ei.after_home != target)
-            rc = D->cuEventQuery(s->fj.exts[i]);
+        if (!rp__ev_get(ev, &ei) || ei.after_gen != gen || ei.after_home != target)
+            rc = D->cuEventQuery(ev);
+        if (rc != CUDA_SUCCESS)
+            rp__trace("fork/join sequence %u not replayed: event %p it waits on is not complete",
+                      s->id, (void *)ev);
     }
     return rc;
 }
@@ -285,7 +325,24 @@ CUresult rp__fj_ready(rp_stream *st, const rp_seq *s, CUstream target, uint64_t 
  * rp__issued will be once this resolution is over if nothing else is
  * issued meanwhile (the streams, and the events recorded on `target`, are
  * then clean for the next replay: fj_ready). Returns the first error. */
-CUresult rp__fj_after(rp_stream *st, const rp_seq *s, CUstream target, uint64_t gen)
+CUresult rp__fj_before(rp_seq *s, const rp_vals *v)
+{
+    for (size_t i = 0; i < s->fj.nhwait; i++) {
+        CUevent ev = v->def[s->fj.hwait[i]].ev; /* the occurrence's */
+        if (ev == s->fj.hwait_ev[i])
+            continue;
+        CUresult rc = rp__eng.drv->cuGraphExecEventWaitNodeSetEvent(
+            s->exec, s->ex.nodes[s->fj.hwait[i]], ev);
+        if (rc != CUDA_SUCCESS)
+            return rc;
+        s->fj.hwait_ev[i] = ev;
+        s->cs->counters.event_node_updates++;
+    }
+    return CUDA_SUCCESS;
+}
+
+CUresult rp__fj_after(rp_stream *st, const rp_seq *s, const rp_vals *v, CUstream target,
+                      uint64_t gen)
 {
     rp_ctxstate *cs = st->cs;
     const struct rp__driver *D = rp__eng.drv;
@@ -296,9 +353,12 @@ CUresult rp__fj_after(rp_stream *st, const rp_seq *s, CUstream target, uint64_t 
             rc = D->cuStreamWaitEvent(s->fj.side[i], cs->fj.post, 0);
     }
     size_t k = 0;
+    /* The occurrence's events, as the program named them this time. */
+#define SHADOW_EV(o) (v->def[(o)->at].ev)
     for (; k < s->fj.nshadow && rc == CUDA_SUCCESS; k++) {
         const struct rp_fj_shadow *o = &s->fj.shadow[k];
-        rc = o->record ? D->cuEventRecord(o->ev, o->stream) : D->cuStreamWaitEvent(o->stream, o->ev, 0);
+        rc = o->record ? D->cuEventRecord(SHADOW_EV(o), o->stream)
+                       : D->cuStreamWaitEvent(o->stream, SHADOW_EV(o), 0);
     }
     if (rc != CUDA_SUCCESS) {
         /* The host waits for the graph; the events not recorded again yet
@@ -307,14 +367,15 @@ CUresult rp__fj_after(rp_stream *st, const rp_seq *s, CUstream target, uint64_t 
         CUresult src = D->cuStreamSynchronize(target);
         for (size_t j = k; j < s->fj.nshadow; j++)
             if (s->fj.shadow[j].record)
-                D->cuEventRecord(s->fj.shadow[j].ev, target);
+                D->cuEventRecord(SHADOW_EV(&s->fj.shadow[j]), target);
         (void)src;
         return rc;
     }
     /* Events recorded again on `target` come before the next replay there. */
     for (size_t j = 0; j < s->fj.nshadow; j++)
         if (s->fj.shadow[j].record && s->fj.shadow[j].stream == target)
-            rp__ev_rerecorded(s->fj.shadow[j].ev, gen, target);
+            rp__ev_rerecorded(SHADOW_EV(&s->fj.shadow[j]), gen, target);
+#undef SHADOW_EV
     if (s->fj.nside) {
         st->fj.after_gen = gen;
         st->fj.after_home = target;

@@ -30,7 +30,7 @@ CUresult rp__seq_replay(rp_stream *st, rp_seq *s, CUstream target, const rp_vals
     if (NEVER(!whole && (s->fj.multi || !rp__exec_parts(s))))
         return CUDA_ERROR_NOT_SUPPORTED; /* rp__match_part asks rp__exec_parts first */
     if (s->fj.multi) { /* first: nothing below is done for a replay not made */
-        CUresult rc = rp__fj_ready(st, s, target, gen);
+        CUresult rc = rp__fj_ready(st, s, v, target, gen);
         if (rc != CUDA_SUCCESS) {
             *what = RP_STEP_ORDER;
             return rc;
@@ -70,6 +70,13 @@ CUresult rp__seq_replay(rp_stream *st, rp_seq *s, CUstream target, const rp_vals
             return rc;
         }
     }
+    if (s->fj.nhwait) {
+        CUresult rc = rp__fj_before(s, v);
+        if (rc != CUDA_SUCCESS) {
+            *what = RP_STEP_UPDATE;
+            return rc;
+        }
+    }
     /* One graph launch of a whole occurrence in 8 is timed for the cost
      * model. */
     uint64_t t0 = whole && rp__eng.cfg.cost.model && !(s->replays & 7) ? rp__cost_now() : 0;
@@ -89,7 +96,7 @@ CUresult rp__seq_replay(rp_stream *st, rp_seq *s, CUstream target, const rp_vals
     if (s->fj.multi) {
         /* The graph ran: an error here is the program's to see, not a
          * reason to run the ops again. */
-        CUresult arc = rp__fj_after(st, s, target, gen + 1);
+        CUresult arc = rp__fj_after(st, s, v, target, gen + 1);
         if (arc != CUDA_SUCCESS)
             *after_err = arc;
     }

@@ -105,6 +105,23 @@ uint64_t rp__ver_of(rp_seq *s, size_t k, const rp_op *f, const unsigned int *g,
 /* Free the tables (the sequence's destruction). */
 void rp__ver_free(rp_seq *s);
 
+/* ---- seqs.c: forms --------------------------------------------------------------- */
+
+/* 1 when op k of `s` may be a launch of `f`: its own function, or a form
+ * it was seen with where its function is volatile (rp_seq.forms). */
+static inline int rp__seq_form_known(const rp_seq *s, size_t k, CUfunction f)
+{
+    if (s->det->ops[k].func == f)
+        return 1;
+    for (unsigned int i = 0; i < s->nforms; i++)
+        if (s->forms[i].k == k && s->forms[i].f == f)
+            return 1;
+    return 0;
+}
+/* Add `f` to the forms of op k of `s` (its function volatile). Returns 0,
+ * or -1 when its table is full (nothing changed). */
+int rp__seq_add_form(rp_seq *s, size_t k, CUfunction f);
+
 /* ---- replay.c ------------------------------------------------------------------ */
 
 /* What a replay that was not made failed at. */
@@ -141,7 +158,7 @@ int rp__ops_rooted(const rp_op *ops, size_t n, size_t start, CUstream home);
 typedef struct rp_fj_plan {
     unsigned char *on;
     size_t *evx;
-    CUevent prog_ev[RP_FJ_EVENTS]; /* the program's events, by private index */
+    uint32_t prog_role[RP_FJ_EVENTS]; /* the program's events (roles), by private index */
     size_t nev;
 } rp_fj_plan;
 /* Map the sequence's streams and events; note on `s` what its replays need
@@ -168,8 +185,20 @@ CUresult rp__fj_event_op(rp_ctxstate *cs, const rp_op *op, CUstream on, size_t e
  * CUDA_ERROR_NOT_READY, or the driver's error). After it: the streams and
  * events as the step left them (its shadow). `gen` as for rp__seq_replay;
  * rp__fj_after's is what rp__issued will be once the resolution is over. */
-CUresult rp__fj_ready(rp_stream *st, const rp_seq *s, CUstream target, uint64_t gen);
-CUresult rp__fj_after(rp_stream *st, const rp_seq *s, CUstream target, uint64_t gen);
+CUresult rp__fj_ready(rp_stream *st, const rp_seq *s, const rp_vals *v, CUstream target,
+                      uint64_t gen);
+CUresult rp__fj_after(rp_stream *st, const rp_seq *s, const rp_vals *v, CUstream target,
+                      uint64_t gen);
+/* Right before its launch: its home stream's wait nodes on outside events
+ * (rp_seq.fj.hwait) set to the occurrence's events. Returns the driver's
+ * error (nothing launched then; the nodes hold what they were set to). */
+CUresult rp__fj_before(rp_seq *s, const rp_vals *v);
+/* How an event op of a fork/join plan (rp_fj_plan.evx) is issued in the
+ * capture window: RP_FJ_OUTSIDE, a wait on an event recorded outside the
+ * sequence, left out; RP_FJ_WAIT_NODE, the home stream's such wait, an
+ * event wait node on the program's event; else the private event. */
+#define RP_FJ_OUTSIDE SIZE_MAX
+#define RP_FJ_WAIT_NODE (SIZE_MAX - 1)
 /* What a flush of `st`'s trace left last on each of its streams, followed
  * op by op (rp__fj_track), so that the streams it leaves ordered before
  * the home stream's end are known for the next replay (rp__fj_tracked). */

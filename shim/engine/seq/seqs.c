@@ -24,11 +24,24 @@ static void first_unique_update(rp_ctxstate *cs)
         for (size_t j = 0; unique && j < cs->nseqs; j++) {
             const rp_seq *t = cs->seqs[j];
             const rp_op *b = &t->det->ops[0];
-            if (t != s && t->home == s->home && b->kind == RP_OP_KERNEL && b->func == a->func)
+            if (t != s && t->home == s->home && b->kind == RP_OP_KERNEL &&
+                rp__seq_form_known(t, 0, a->func))
                 unique = 0;
         }
         s->first_unique = unique;
     }
+}
+
+int rp__seq_add_form(rp_seq *s, size_t k, CUfunction f)
+{
+    if (rp__seq_form_known(s, k, f))
+        return 0;
+    if (s->nforms == RP_SEQ_FORMS)
+        return -1;
+    s->forms[s->nforms++] = (struct rp_form){(uint32_t)k, f};
+    if (!k) /* another sequence's first op may no longer be the only one */
+        first_unique_update(s->cs);
+    return 0;
 }
 
 rp_seq *rp__seqs_remove(rp_ctxstate *cs, size_t i)
@@ -71,8 +84,8 @@ static void append(char *b, size_t size, const char *word)
 }
 
 /* The volatile fields of a sequence, named for the report: a kernel's
- * parameter as name#index and its geometry as name.grid, name.block,
- * name.shmem; a copy's or memset's field as op<k>.<field>. */
+ * parameter as name#index, its geometry as name.grid, name.block,
+ * name.shmem, its function as name.function; a copy's or memset's field as op<k>.<field>. */
 static void describe_volatile(const rp_seq *s, char *b, size_t size)
 {
     b[0] = '\0';
@@ -90,7 +103,10 @@ static void describe_volatile(const rp_seq *s, char *b, size_t size)
                     snprintf(w, sizeof w, "%s#%u", name, i);
                 else
                     snprintf(w, sizeof w, "%s.%s", name,
-                             bit == RP_VOL_GRID ? "grid" : bit == RP_VOL_BLOCK ? "block" : "shmem");
+                             bit == RP_VOL_GRID    ? "grid"
+                             : bit == RP_VOL_BLOCK ? "block"
+                             : bit == RP_VOL_SHMEM ? "shmem"
+                                                   : "function");
             } else {
                 const char *f = bit == RP_VOL_DST ? "dst"
                                 : bit == RP_VOL_HOST ? "host"
@@ -100,6 +116,91 @@ static void describe_volatile(const rp_seq *s, char *b, size_t size)
             }
             append(b, size, w);
         }
+    }
+}
+
+/* The index of kernel name `name` in the line's names, added if new (-1:
+ * no room). */
+static int vol_name(struct rp__seq_info *o, const char *name, unsigned int *nnames)
+{
+    for (unsigned int i = 0; i < *nnames; i++)
+        if (!strcmp(o->vol_names[i], name))
+            return (int)i;
+    if (*nnames == RP_INFO_NAMES)
+        return -1;
+    snprintf(o->vol_names[*nnames], sizeof o->vol_names[0], "%s", name);
+    return (int)(*nnames)++;
+}
+
+/* The volatile fields as structured entries (a tool reads these; the
+ * `volatile` sentence above is cut when long). */
+static void list_volatile(const rp_seq *s, struct rp__seq_info *o)
+{
+    unsigned int nnames = 0;
+    o->nvols = 0;
+    o->vols_cut = 0;
+    for (size_t k = 0; s->vmask && k < s->det->n; k++) {
+        const rp_op *op = &s->det->ops[k];
+        for (unsigned int i = 0; s->vmask[k] && i < 64; i++) {
+            uint64_t bit = 1ull << i;
+            if (!(s->vmask[k] & bit))
+                continue;
+            if (o->nvols == RP_INFO_VOLS) {
+                o->vols_cut = 1;
+                return;
+            }
+            struct rp__info_vol *v = &o->vols[o->nvols++];
+            v->op = (uint32_t)k;
+            v->kind = (uint8_t)op->kind;
+            v->index = 0;
+            v->name = -1;
+            if (op->kind == RP_OP_KERNEL) {
+                v->name = (int8_t)vol_name(o, rp__rec_kernel_name(s->cs, op), &nnames);
+                v->field = i < RP_VOL_MAX_PARAMS ? RP_FIELD_PARAM
+                           : bit == RP_VOL_GRID  ? RP_FIELD_GRID
+                           : bit == RP_VOL_BLOCK ? RP_FIELD_BLOCK
+                           : bit == RP_VOL_SHMEM ? RP_FIELD_SHMEM
+                                                 : RP_FIELD_FUNCTION;
+                v->index = (uint8_t)(i < RP_VOL_MAX_PARAMS ? i : RP_DIM_ALL);
+            } else {
+                v->field = bit == RP_VOL_DST     ? RP_FIELD_DST
+                           : bit == RP_VOL_HOST  ? RP_FIELD_HOST
+                           : bit == RP_VOL_BYTES ? RP_FIELD_BYTES
+                           : op->kind == RP_OP_MEMSET ? RP_FIELD_VALUE
+                                                      : RP_FIELD_SRC;
+            }
+        }
+    }
+}
+
+/* The last divergences with names, newest first. */
+static void list_divs(const rp_seq *s, struct rp__seq_info *o)
+{
+    o->flushes = s->flushes;
+    o->flushed_ops = s->flushed_ops;
+    o->ndivs = 0;
+    for (uint64_t i = 0; i < s->ndivs && i < RP_SEQ_DIVS; i++) {
+        const struct rp_seq_div *d = &s->divs[(s->ndivs - 1 - i) % RP_SEQ_DIVS];
+        struct rp__diff *x = &o->divs[o->ndivs++];
+        memset(x, 0, sizeof *x);
+        x->why = d->why;
+        x->ended = d->ended;
+        x->op = d->op;
+        x->field = d->why == RP_DIV_BOUNDARY ? RP_FIELD_NONE : d->d.field;
+        x->index = d->d.index;
+        x->at = d->d.at;
+        x->structure = d->d.structure;
+        x->had = d->d.had;
+        x->got = d->d.got;
+        if (d->op < s->det->n) {
+            const rp_op *op = &s->det->ops[d->op];
+            snprintf(x->kind, sizeof x->kind, "%s", rp__op_kind_name(op->kind));
+            snprintf(x->kernel, sizeof x->kernel, "%s", rp__rec_kernel_name(s->cs, op));
+        }
+        if (x->field == RP_FIELD_KIND)
+            snprintf(x->got_kind, sizeof x->got_kind, "%s", rp__op_kind_name((rp_op_kind)d->d.got));
+        if (d->got_name)
+            snprintf(x->got_kernel, sizeof x->got_kernel, "%s", d->got_name);
     }
 }
 
@@ -137,6 +238,8 @@ void rp__seq_info(const rp_seq *s, struct rp__seq_info *o)
         }
     }
     describe_volatile(s, o->volatile_fields, sizeof o->volatile_fields);
+    list_volatile(s, o);
+    list_divs(s, o);
     o->variants = 1;
     const rp_ctxstate *cs = s->cs;
     for (size_t i = 0; i < cs->nseqs; i++) {
