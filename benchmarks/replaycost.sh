@@ -9,7 +9,8 @@
 # `callgrind_annotate --inclusive=no` lines tagged libreprise.so misses
 # those, which the annotation lists apart and untagged, and undercounts by a
 # third), the writing of the stats file left out (the profile is dumped
-# before and after rp__stats_write_at_exit, and that part dropped), divided
+# before and after each call of the function that writes it, and those
+# parts dropped), divided
 # by the ops the stats file counts (`ops`). With OLD_BUILD, each trace is replayed under
 # both builds' libraries (the same replayer and CPU driver, BUILD's): a
 # before and an after column. TOP=N prints each trace's N costliest shim
@@ -50,14 +51,27 @@ shim_cost() {
     END { if (top) { for (k in f) print f[k], k } else print s + 0 }' "$1"
 }
 
+# The function that writes the stats file (at exit, and every
+# REPRISE_STATS_EVERY seconds): rp__stats_write, rp__stats_write_at_exit in
+# builds before 2026-12-06.
+writer_of() {
+  if nm "$1/lib/libreprise.so" 2>/dev/null | grep -w rp__stats_write >/dev/null; then
+    echo rp__stats_write
+  else
+    echo rp__stats_write_at_exit
+  fi
+}
+
 # cost LIB TRACE -> "OPS INSTRUCTIONS" (the profile's parts kept in $work for TOP)
 cost() {
   rm -f "$work"/cg.out* "$work/s.json"
+  local writer
+  writer=$(writer_of "$1")
   env LD_LIBRARY_PATH="$drv" LD_PRELOAD="$1/lib/libreprise.so" REPRISE=1 \
       REPRISE_DRIVER="$drv/libcuda.so.1" REPRISE_IDLE_US=0 REPRISE_COSTS=3000,500,10000 \
       REPRISE_STATS="$work/s.json" \
-      valgrind --tool=callgrind --dump-instr=no --dump-before=rp__stats_write_at_exit \
-      --dump-after=rp__stats_write_at_exit --callgrind-out-file="$work/cg.out" \
+      valgrind --tool=callgrind --dump-instr=no --dump-before="$writer" \
+      --dump-after="$writer" --callgrind-out-file="$work/cg.out" \
       "$build/bin/reprise" replay "$2" --no-shim --driver "$drv/libcuda.so.1" \
       --timing none >"$work/log" 2>&1 ||
     { echo "replaycost.sh: $2 did not replay under $1:" >&2; tail -5 "$work/log" >&2; return 1; }
@@ -68,10 +82,11 @@ cost() {
   done
   echo "$ops $ir"
 }
-# The part of the profile that wrote the stats file (left out).
-stats_part() { grep -q '^desc: Trigger: --dump-after=rp__stats_write_at_exit' "$1"; }
+# A part of the profile that wrote the stats file (left out).
+stats_part() { grep -q "^desc: Trigger: --dump-after=$writer\$" "$1"; }
 top() {
-  local f
+  local f writer
+  writer=$(writer_of "$build")
   for f in "$work"/cg.out*; do
     stats_part "$f" || shim_cost "$f" 1
   done | awk -v ops="$1" '{ s[$2] += $1 } END { for (k in s) printf "%12.1f  %s\n", s[k] / ops, k }' |
