@@ -188,6 +188,34 @@ say "== traces"
 drv_path=libcuda.so.1
 [ "$mode" = cpu ] && drv_path=$B/cpudriver/libcuda.so.1
 replay_time() { sed -n 's/.* in \([0-9.]*\) s (recorded.*/\1/p' "$1" | head -n 1; }
+# replay_pair NAME TRACE PREFIX STATS [OPTION...]: the trace replayed on the
+# driver without the shim and under it (OPTIONs: the replayer's, for both),
+# their outputs in PREFIX-plain.txt and PREFIX-shim.txt, the shim's report in
+# STATS; on the CPU driver the two replays' digests compared (`digest` says
+# so for the row). Returns 1, a failed row written, when a replay failed or
+# the digests differ.
+replay_pair() {
+  local name=$1 t=$2 pre=$3 st=$4 r1 r2 d1 d2
+  shift 4
+  env "${run_env[@]}" CPUCUDA_STATS="$pre-plain.drv.json" timeout 300 "$B/bin/reprise" replay "$t" \
+    --no-shim --driver "$drv_path" "$@" >"$pre-plain.txt" 2>&1; r1=$?
+  env "${run_env[@]}" CPUCUDA_STATS="$pre-shim.drv.json" timeout 300 "$B/bin/reprise" replay "$t" \
+    --shim --driver "$drv_path" "$@" --stats "$st" >"$pre-shim.txt" 2>&1; r2=$?
+  if [ $r1 -ne 0 ] || [ $r2 -ne 0 ]; then
+    fail "$name: replay" "(exit $r1/$r2, see $pre-*.txt)"
+    return 1
+  fi
+  digest=""
+  if [ "$mode" = cpu ]; then
+    d1=$(sed -n 's/.*"digest":{"value":"\([0-9a-f]*\)".*/\1/p' "$pre-plain.drv.json")
+    d2=$(sed -n 's/.*"digest":{"value":"\([0-9a-f]*\)".*/\1/p' "$pre-shim.drv.json")
+    if [ -z "$d1" ] || [ "$d1" != "$d2" ]; then
+      fail "$name: digests" "($d1 without the shim, $d2 with it)"
+      return 1
+    fi
+    digest=", digests equal"
+  fi
+}
 for run in "heat 200" "nosync 200 fixed" "forkjoin 100 fork 2" "decode 200 64" "threads 50 4 steady" "stepper 200 1"; do
   set -- $run
   app=$1; shift
@@ -198,24 +226,7 @@ for run in "heat 200" "nosync 200 fixed" "forkjoin 100 fork 2" "decode 200 64" "
     timeout 120 "$B/apps/$app" "$mod" "$@" >"$out/trace-$app.out" 2>&1 ||
     { fail "$name: recording" "(see $out/trace-$app.out)"; continue; }
   st=$out/trace-$app-stats.json
-  env "${run_env[@]}" CPUCUDA_STATS="$out/trace-$app-plain.drv.json" timeout 300 "$B/bin/reprise" replay "$t" \
-    --no-shim --driver "$drv_path" --strict >"$out/trace-$app-plain.txt" 2>&1; r1=$?
-  env "${run_env[@]}" CPUCUDA_STATS="$out/trace-$app-shim.drv.json" timeout 300 "$B/bin/reprise" replay "$t" \
-    --shim --driver "$drv_path" --strict --stats "$st" >"$out/trace-$app-shim.txt" 2>&1; r2=$?
-  if [ $r1 -ne 0 ] || [ $r2 -ne 0 ]; then
-    fail "$name: replay" "(exit $r1/$r2, see $out/trace-$app-*.txt)"
-    continue
-  fi
-  digest=""
-  if [ "$mode" = cpu ]; then
-    d1=$(sed -n 's/.*"digest":{"value":"\([0-9a-f]*\)".*/\1/p' "$out/trace-$app-plain.drv.json")
-    d2=$(sed -n 's/.*"digest":{"value":"\([0-9a-f]*\)".*/\1/p' "$out/trace-$app-shim.drv.json")
-    if [ -z "$d1" ] || [ "$d1" != "$d2" ]; then
-      fail "$name: digests" "($d1 without the shim, $d2 with it)"
-      continue
-    fi
-    digest=", digests equal"
-  fi
+  replay_pair "$name" "$t" "$out/trace-$app" "$st" --strict || continue
   env "${run_env[@]}" "${shim_env[@]}" REPRISE_STATS="$out/trace-$app-live.json" \
     timeout 120 "$B/apps/$app" "$mod" "$@" >/dev/null 2>&1
   live=$(num "$out/trace-$app-live.json" replayed_share)
@@ -242,25 +253,8 @@ for t in "$@"; do
   [ -f "$t" ] || continue
   name="corpus: $(basename "$t" .rptrace)"
   cs=$out/corpus-stats.json
-  env "${run_env[@]}" CPUCUDA_STATS="$out/corpus-plain.drv.json" timeout 120 "$B/bin/reprise" replay "$t" \
-    --no-shim --driver "$drv_path" --timing none >"$out/corpus-plain.txt" 2>&1; r1=$?
-  env "${run_env[@]}" CPUCUDA_STATS="$out/corpus-shim.drv.json" timeout 120 "$B/bin/reprise" replay "$t" \
-    --shim --driver "$drv_path" --timing none --stats "$cs" >"$out/corpus-shim.txt" 2>&1; r2=$?
+  replay_pair "$name" "$t" "$out/corpus" "$cs" --timing none || continue
   cat "$out/corpus-plain.txt" "$out/corpus-shim.txt" >>"$out/log.txt"
-  if [ $r1 -ne 0 ] || [ $r2 -ne 0 ]; then
-    fail "$name: replay" "(exit $r1/$r2)"
-    continue
-  fi
-  digest=""
-  if [ "$mode" = cpu ]; then
-    d1=$(sed -n 's/.*"digest":{"value":"\([0-9a-f]*\)".*/\1/p' "$out/corpus-plain.drv.json")
-    d2=$(sed -n 's/.*"digest":{"value":"\([0-9a-f]*\)".*/\1/p' "$out/corpus-shim.drv.json")
-    if [ -z "$d1" ] || [ "$d1" != "$d2" ]; then
-      fail "$name: digests" "($d1 without the shim, $d2 with it)"
-      continue
-    fi
-    digest=", digests equal"
-  fi
   ops=$(num "$cs" ops)
   ta=$(replay_time "$out/corpus-plain.txt")
   tb=$(replay_time "$out/corpus-shim.txt")
