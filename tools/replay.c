@@ -2,6 +2,7 @@
  * --shim the player run again under libreprise.so (REPRISE=1); the player
  * itself is play*.c (play.h). */
 #include <errno.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -9,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cli.h"
 #include "play.h"
 #include "replay.h"
 
@@ -59,29 +61,37 @@ static void usage(FILE *f)
             "                           [--jitter SEED[,SCALE]] [--max-gap MS]\n"
             "                           [--driver PATH] [--stats FILE] [--strict]\n"
             "                           [--order returned|entered]\n"
-            "Issue a trace's driver calls again (recorded with REPRISE_TRACE, reprise --trace):\n"
-            "the program's threads in the recorded order, its kernels as empty kernels of the\n"
-            "same names and parameter layouts, copies and memsets to memory of the recorded\n"
-            "sizes.\n"
-            "  --shim            under libreprise.so (REPRISE=1): what the engine makes of the stream\n"
+            "Issue a trace's driver calls again (a trace recorded with REPRISE_TRACE or\n"
+            "reprise --trace): the program's threads in the recorded order, its kernels as\n"
+            "empty kernels of the same names and parameter layouts, copies and memsets to\n"
+            "memory of the recorded sizes.\n"
+            "  --shim            under libreprise.so (REPRISE=1): what the engine makes of\n"
+            "                    the stream\n"
             "  --no-shim         against the driver alone (the default)\n"
-            "  --timing recorded the host time between a thread's calls as recorded (the default);\n"
+            "  --timing recorded the host time between a thread's calls as recorded (the\n"
+            "                    default);\n"
             "           none     as fast as the calls go\n"
-            "  --jitter SEED[,SCALE]  the recorded timing perturbed, the same for the same SEED:\n"
+            "  --jitter SEED[,SCALE]\n"
+            "                    the recorded timing perturbed, the same for the same SEED:\n"
             "                    each host gap times a factor drawn log-uniformly between\n"
-            "                    1/(1+SCALE) and 1+SCALE (SCALE 1 by default), and before 2%% of\n"
-            "                    the calls a pause of 0.1-5 ms, as a preempted thread sees\n"
-            "  --max-gap MS      no host gap longer than MS milliseconds (long idle times of the\n"
-            "                    program shortened; the engine sees the host quiet either way)\n"
+            "                    1/(1+SCALE) and 1+SCALE (SCALE 1 by default), and before\n"
+            "                    2%% of the calls a pause of 0.1-5 ms, as a preempted thread\n"
+            "                    sees\n"
+            "  --max-gap MS      no host gap longer than MS milliseconds (long idle times\n"
+            "                    of the program shortened; the engine sees the host quiet\n"
+            "                    either way)\n"
             "  --driver PATH     the driver library (default libcuda.so.1)\n"
-            "  --stats FILE      with --shim: the shim's JSON report (REPRISE_STATS)\n"
-            "  --order returned  calls of several threads in the order they returned (the default:\n"
-            "                    a call that waited comes after what it waited for);\n"
+            "  --stats FILE      with --shim: the shim's JSON report (REPRISE_STATS),\n"
+            "                    checked before the replay\n"
+            "  --order returned  calls of several threads in the order they returned (the\n"
+            "                    default: a call that waited comes after what it waited for);\n"
             "          entered   in the order they began\n"
-            "  --strict          exit 3 when a replayed call's result differs from the program's\n"
-            "                    (queries, whose answers depend on timing, excepted)\n"
-            "Exit status: 0; 1 when the trace cannot be read or the driver loaded; 2 on a usage\n"
-            "error; 3 with --strict as above.\n");
+            "  --strict          exit 3 when a replayed call's result differs from the\n"
+            "                    program's (queries, whose answers depend on timing,\n"
+            "                    excepted)\n"
+            "Exit status: 0; 1 when the trace cannot be read or the driver loaded; 2 on a\n"
+            "usage error (an output path that cannot be written included); 3 with --strict\n"
+            "as above.\n");
 }
 
 int rp_replay_main(int argc, char **argv, const char *(*library)(void))
@@ -160,6 +170,12 @@ int rp_replay_main(int argc, char **argv, const char *(*library)(void))
     }
     if (stats && !shim && !po.in_shim) {
         fprintf(stderr, "reprise replay: --stats is the shim's report: it needs --shim\n");
+        return 2;
+    }
+    char why[PATH_MAX + 64];
+    if (stats && !po.in_shim && !rp_cli_output_ok(stats, why, sizeof why)) {
+        /* Before the replay, not after it. */
+        fprintf(stderr, "reprise replay: --stats %s: %s\n", stats, why);
         return 2;
     }
     if (shim && !po.in_shim) {

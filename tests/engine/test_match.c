@@ -471,9 +471,12 @@ static void a_divergence_after_a_part_flushes_only_what_was_held_since(void **st
 }
 
 /* Several candidates still match at the quiet spot: the one replayed most
- * takes the part, and only it can take the rest (the other is dropped,
- * unpinned, even though the next op would have completed it). */
-static void at_a_quiet_spot_the_candidate_replayed_most_takes_the_part(void **state)
+ * takes the part, and either may take the rest: the other completes with
+ * the next op, and its graph runs the ops after the part (its nodes before
+ * them disabled). If only the one that took the part could, a quiet spot
+ * before the op that tells two sequences apart (a generate() step that
+ * begins as two forms do) would cut every occurrence of the other. */
+static void at_a_quiet_spot_the_candidate_replayed_most_takes_the_part_and_any_the_rest(void **state)
 {
     (void)state;
     rp_seq *a = make_seq((const int[]){1, 2, 3, 0}, S_NONBLOCK);
@@ -482,17 +485,19 @@ static void at_a_quiet_spot_the_candidate_replayed_most_takes_the_part(void **st
     offer(1), offer(2);
     assert_int_equal(a->pins, 1);
     assert_int_equal(rp__match_part(st, st->handle), 1);
-    assert_int_equal(a->pins, 0);
+    assert_int_equal(a->pins, 1); /* still a candidate */
     assert_int_equal(b->pins, 1);
-    assert_int_equal(offer(3), RP_OFFER_RESOLVE);
+    assert_int_equal(offer(3), RP_OFFER_COMPLETE);
     struct rp_resolved r = resolve();
-    assert_null(r.replayed);
-    assert_int_equal(r.nflushed, 0); /* ops 0-1 ran as b's part */
-    assert_string_equal(log_, "graph3@N(0,1)");
+    assert_ptr_equal(r.replayed, a);
+    assert_int_equal(r.nflushed, 0); /* ops 0-1 ran as b's part, op 2 as a's rest */
+    assert_string_equal(log_, "graph3@N(0,1) graph3@N(2)");
+    assert_int_equal(a->replays, 1);
+    assert_int_equal(b->replays, 5); /* a part is no replay of its own */
 }
 
-/* No part where none can be made: a fork/join sequence (its event nodes
- * cannot be disabled), parts turned off, a driver that refuses to disable
+/* No part where none can be made: a fork/join sequence over several
+ * streams past its home stream's first ops, parts turned off, a driver that refuses to disable
  * a node (the sequence is broken: its executable may hold a mix). Nothing
  * reaches the driver; the caller resolves as before. */
 static void no_part_is_launched_where_the_graph_cannot_run_one(void **state)
@@ -500,9 +505,16 @@ static void no_part_is_launched_where_the_graph_cannot_run_one(void **state)
     (void)state;
     rp_seq *s = make_seq((const int[]){1, 2, 3, 0}, S_NONBLOCK);
     offer(1);
+    /* A fork/join over two streams whose first op is another stream's (or
+     * an event op): a part runs home-stream nodes only, before any other. */
+    CUstream home_op = s->det->ops[0].stream;
     s->fj.multi = 1;
+    s->fj.nside = 1;
+    s->det->ops[0].stream = (CUstream)0x9999;
     assert_int_equal(rp__match_part(st, st->handle), 0);
+    s->det->ops[0].stream = home_op;
     s->fj.multi = 0;
+    s->fj.nside = 0;
     rp__eng.cfg.parts = 0;
     assert_int_equal(rp__match_part(st, st->handle), 0);
     rp__eng.cfg.parts = 1;
@@ -587,7 +599,7 @@ int main(void)
         T(a_quiet_spot_launches_what_is_held_as_a_part_and_the_rest_completes_the_graph),
         T(two_quiet_spots_launch_three_parts),
         T(a_divergence_after_a_part_flushes_only_what_was_held_since),
-        T(at_a_quiet_spot_the_candidate_replayed_most_takes_the_part),
+        T(at_a_quiet_spot_the_candidate_replayed_most_takes_the_part_and_any_the_rest),
         T(no_part_is_launched_where_the_graph_cannot_run_one),
         T(a_sequence_with_updates_is_a_candidate_however_many_exact_variants_begin_alike),
         T(an_exact_variant_left_for_a_sequence_with_updates_is_counted_passed_over),

@@ -108,10 +108,12 @@ help-topics)
   # --help with its usage line; reprise help TOPIC prints the same.
   [ "$(run "$tool" help)" = 0 ] || fail "reprise help did not exit 0"
   grep -q "^usage: reprise " "$out" || fail "reprise help printed no usage"
-  for sub in report replay "trace info" help; do
+  for sub in report explain replay "trace info" help; do
     set -- $sub
     [ "$(run "$tool" "$@" --help)" = 0 ] || fail "reprise $sub --help did not exit 0"
     head -1 "$out" | grep -q "^usage: reprise $sub " || fail "reprise $sub --help: no usage line"
+    awk 'length($0) > 80 { print; bad = 1 } END { exit bad }' "$out" ||
+      fail "reprise $sub --help: a line is over 80 columns"
     cp "$out" "$out.help"
     [ "$(run "$tool" help "$1")" = 0 ] || fail "reprise help $1 did not exit 0"
     cmp -s "$out" "$out.help" || fail "reprise help $1 differs from reprise $sub --help"
@@ -124,6 +126,13 @@ help-topics)
   [ "$(run "$tool" help config)" = 0 ] && grep -q "^  patience  " "$out" && grep -q "^  costs  " "$out" ||
     fail "reprise help config does not list the keys"
   [ "$(run "$tool" help nosuchtopic)" = 2 ] || fail "an unknown topic is not a usage error" ;;
+replay-stats-path)
+  # reprise replay --stats to a folder that does not exist: a usage error
+  # before the replay (a long trace would be replayed for nothing).
+  [ "$(run "$tool" replay /nonexistent.rptrace --shim --stats /nonexistent/dir/s.json)" = 2 ] ||
+    fail "exit status is not 2"
+  grep -q "^reprise replay: --stats /nonexistent/dir/s.json: " "$err" ||
+    fail "the message does not name the option and the path" ;;
 help-aligned)
   # Every option's description starts in one column (or on the next line,
   # there, when the option is too wide): none runs into its option.

@@ -13,19 +13,26 @@
 # shortened to 20 ms: --max-gap) and the engine's defaults (its idle watch
 # on), costs pinned: each digest must equal the one of the replay without
 # the shim, and each share be at least the README's.
-# usage: corpus.sh BUILD_DIR DIR [--optional] [--jitter SEEDS]
+# With --floors FILE, a trace named in FILE (lines `NAME PLAIN JITTER`, `#`
+# a comment) must also reach PLAIN (as fast as the calls go) or JITTER
+# (with --jitter): the shares this checkout reaches, a little under, so
+# that a change that loses some of them fails here and not only past the
+# README's floors (which guard the corpus for everyone, and are lower).
+# usage: corpus.sh BUILD_DIR DIR [--optional] [--jitter SEEDS] [--floors FILE]
 #   --optional: a missing or empty DIR skips (exit 77, saying so)
 set -u
 build=$1 dir=$2
 shift 2
-optional= seeds=
+optional= seeds= floors=
 while [ $# -gt 0 ]; do
     case $1 in
         --optional) optional=--optional; shift ;;
         --jitter) seeds=$(echo "$2" | tr ',' ' '); shift 2 ;;
-        *) echo "usage: corpus.sh BUILD_DIR DIR [--optional] [--jitter SEEDS]" >&2; exit 2 ;;
+        --floors) floors=$2; shift 2 ;;
+        *) echo "usage: corpus.sh BUILD_DIR DIR [--optional] [--jitter SEEDS] [--floors FILE]" >&2; exit 2 ;;
     esac
 done
+[ -z "$floors" ] || [ -r "$floors" ] || { echo "FAIL: cannot read the floors $floors"; exit 1; }
 cmd=$build/bin/reprise
 drv=$build/cpudriver
 here=$(cd "$(dirname "$0")" && pwd)
@@ -55,6 +62,12 @@ for t in "$@"; do
         echo "FAIL: $name has no row with its expected share in $dir/README.md"
         fails=$((fails + 1))
         continue
+    fi
+    if [ -n "$floors" ]; then
+        col=2
+        [ -n "$seeds" ] && col=3
+        own=$(awk -v n="${name%.rptrace}" -v c=$col '$1 == n { print $c; exit }' "$floors")
+        [ -n "$own" ] && want=$(awk -v a="$want" -v b="$own" 'BEGIN { print (b > a ? b : a) }')
     fi
     ok=1
     for mode in no-shim shim; do

@@ -324,7 +324,7 @@ int rp__match_part(rp_stream *st, CUstream target)
     rp_seq *c = NULL;
     for (size_t i = 0; i < st->match.ncand; i++) {
         rp_seq *s = st->match.cand[i];
-        if (rp__exec_parts(s) && (!c || s->replays > c->replays))
+        if (rp__exec_parts(s) && hi <= rp__exec_part_limit(s) && (!c || s->replays > c->replays))
             c = s;
     }
     if (!c)
@@ -354,12 +354,23 @@ int rp__match_part(rp_stream *st, CUstream target)
         return 0; /* nothing launched: the caller flushes what is held */
     }
     rp__note_issue();
-    /* Only `c` can take the rest of the occurrence now. */
-    for (size_t i = 0; i < st->match.ncand; i++)
-        if (st->match.cand[i] != c)
-            st->match.cand[i]->pins--;
-    st->match.cand[0] = c;
-    st->match.ncand = 1;
+    /* The candidates that can launch parts may take the rest of the
+     * occurrence: they matched every op so far, so whichever completes
+     * launches its ops from `hi` on (its nodes before them disabled), after
+     * the part `c` launched for ops `lo` to `hi`. Choosing `c` does not
+     * decide the step: a quiet spot before the ops that tell two sequences
+     * apart (a generate() step that begins as two forms do) would otherwise
+     * cut the occurrence whenever `c` was the other one. Those that cannot
+     * launch parts go. */
+    size_t k = 0;
+    for (size_t i = 0; i < st->match.ncand; i++) {
+        rp_seq *s = st->match.cand[i];
+        if (s == c || (rp__exec_parts(s) && hi <= rp__exec_part_limit(s)))
+            st->match.cand[k++] = s;
+        else
+            s->pins--;
+    }
+    st->match.ncand = k;
     st->match.nwid = 0; /* c's are its own now; the others' went with them */
     st->match.launched = hi;
     return 1;

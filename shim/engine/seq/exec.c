@@ -580,7 +580,9 @@ CUresult rp__exec_range(rp_seq *s, size_t lo, size_t hi)
         return CUDA_ERROR_NOT_SUPPORTED; /* never asked: rp__exec_parts said no */
     for (size_t i = 0; i < n; i++) {
         int want = i >= lo && i < hi, have = i >= a && i < b;
-        if (want == have)
+        /* An event op has no node, or a wait node (set, not toggled:
+         * rp__fj_before_part). */
+        if (want == have || rp__op_is_event(s->det->ops[i].kind))
             continue;
         CUresult rc = s->ex.nodes[i]
                           ? rp__eng.drv->cuGraphNodeSetEnabled(s->exec, s->ex.nodes[i], want)
@@ -601,5 +603,15 @@ CUresult rp__exec_range(rp_seq *s, size_t lo, size_t hi)
 int rp__exec_parts(const rp_seq *s)
 {
     return rp__eng.cfg.parts && rp__eng.drv->cuGraphNodeSetEnabled && s->ex.nodes && s->exec &&
-           !s->fj.multi && !s->broken;
+           !s->broken && (!s->fj.nhwait || rp__eng.drv->cuGraphExecEventWaitNodeSetEvent);
+}
+
+size_t rp__exec_part_limit(const rp_seq *s)
+{
+    size_t n = s->det->n, k = 0;
+    if (!s->fj.nside)
+        return n;
+    while (k < n && s->det->ops[k].stream == s->home && !rp__op_is_event(s->det->ops[k].kind))
+        k++;
+    return k;
 }

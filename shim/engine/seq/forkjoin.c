@@ -255,7 +255,7 @@ static int fj_clean(const rp_stream *x, uint64_t gen, CUstream target)
  * stream would order its ops otherwise. `gen`: rp__issued when the
  * resolution began. */
 CUresult rp__fj_ready(rp_stream *st, const rp_seq *s, const rp_vals *v, CUstream target,
-                      uint64_t gen)
+                      uint64_t gen, int part)
 {
     rp_ctxstate *cs = st->cs;
     const struct rp__driver *D = rp__eng.drv;
@@ -264,7 +264,7 @@ CUresult rp__fj_ready(rp_stream *st, const rp_seq *s, const rp_vals *v, CUstream
      * streams' ops eagerly too when the sequence is rooted, or when that
      * work ends with a record every side stream's first op waits on; or it
      * is a graph of ours, which needs nothing more to finish. */
-    int home_ok = !s->fj.nside || s->fj.rooted;
+    int home_ok = !s->fj.nside || s->fj.rooted || part == RP_FJ_TAIL;
     if (!home_ok && fj_clean(st, gen, target)) {
         home_ok = 1;
         for (unsigned int i = 0; st->fj.tail_ev && i < s->fj.nside; i++)
@@ -275,6 +275,8 @@ CUresult rp__fj_ready(rp_stream *st, const rp_seq *s, const rp_vals *v, CUstream
         rc = D->cuStreamQuery(target);
     if (rc != CUDA_SUCCESS)
         rp__trace("fork/join sequence %u not replayed: its home stream is busy", s->id);
+    if (part == RP_FJ_HEAD)
+        return rc; /* home-stream nodes only */
     for (unsigned int i = 0; i < s->fj.nside && rc == CUDA_SUCCESS; i++) {
         rp_stream *x = rp__stream_find(cs, s->fj.side[i]);
         /* A side stream's ops wait, eagerly, for the legacy stream's work
@@ -327,16 +329,22 @@ CUresult rp__fj_ready(rp_stream *st, const rp_seq *s, const rp_vals *v, CUstream
  * then clean for the next replay: fj_ready). Returns the first error. */
 CUresult rp__fj_before(rp_seq *s, const rp_vals *v)
 {
+    return rp__fj_before_part(s, v, s->det->n);
+}
+
+CUresult rp__fj_before_part(rp_seq *s, const rp_vals *v, size_t hi)
+{
     for (size_t i = 0; i < s->fj.nhwait; i++) {
-        CUevent ev = v->def[s->fj.hwait[i]].ev; /* the occurrence's */
-        if (ev == s->fj.hwait_ev[i])
+        CUevent ev = s->fj.hwait[i] < hi ? v->def[s->fj.hwait[i]].ev : s->cs->fj.none;
+        if (s->fj.hwait_ev[i] == ev)
             continue;
         CUresult rc = rp__eng.drv->cuGraphExecEventWaitNodeSetEvent(
             s->exec, s->ex.nodes[s->fj.hwait[i]], ev);
         if (rc != CUDA_SUCCESS)
             return rc;
         s->fj.hwait_ev[i] = ev;
-        s->cs->counters.event_node_updates++;
+        if (ev != s->cs->fj.none)
+            s->cs->counters.event_node_updates++;
     }
     return CUDA_SUCCESS;
 }

@@ -27,10 +27,11 @@ CUresult rp__seq_replay(rp_stream *st, rp_seq *s, CUstream target, const rp_vals
     *what = RP_STEP_LAUNCH;
     size_t n = s->det->n;
     int whole = !lo && hi == n;
-    if (NEVER(!whole && (s->fj.multi || !rp__exec_parts(s))))
+    if (NEVER(!whole && (!rp__exec_parts(s) || (hi < n && hi > rp__exec_part_limit(s)))))
         return CUDA_ERROR_NOT_SUPPORTED; /* rp__match_part asks rp__exec_parts first */
     if (s->fj.multi) { /* first: nothing below is done for a replay not made */
-        CUresult rc = rp__fj_ready(st, s, v, target, gen);
+        CUresult rc = rp__fj_ready(st, s, v, target, gen,
+                                   whole ? RP_FJ_WHOLE : hi < n ? RP_FJ_HEAD : RP_FJ_TAIL);
         if (rc != CUDA_SUCCESS) {
             *what = RP_STEP_ORDER;
             return rc;
@@ -71,7 +72,7 @@ CUresult rp__seq_replay(rp_stream *st, rp_seq *s, CUstream target, const rp_vals
         }
     }
     if (s->fj.nhwait) {
-        CUresult rc = rp__fj_before(s, v);
+        CUresult rc = hi == n ? rp__fj_before(s, v) : rp__fj_before_part(s, v, hi);
         if (rc != CUDA_SUCCESS) {
             *what = RP_STEP_UPDATE;
             return rc;
@@ -93,9 +94,10 @@ CUresult rp__seq_replay(rp_stream *st, rp_seq *s, CUstream target, const rp_vals
      * eagerly; a fuzzed program found the done record queued after it). */
     if (s->sealed.nstaging && D->cuEventRecord(s->done, target) == CUDA_SUCCESS)
         s->done_pending = 1;
-    if (s->fj.multi) {
+    if (s->fj.multi && hi == n) {
         /* The graph ran: an error here is the program's to see, not a
-         * reason to run the ops again. */
+         * reason to run the ops again. (A part before the end ran home
+         * nodes only: the side streams and events are the rest's.) */
         CUresult arc = rp__fj_after(st, s, v, target, gen + 1);
         if (arc != CUDA_SUCCESS)
             *after_err = arc;

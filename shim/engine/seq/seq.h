@@ -78,8 +78,17 @@ CUresult rp__exec_prepare(rp_seq *s, const rp_vals *v, size_t lo, size_t hi);
 size_t rp__exec_toggles(const rp_seq *s, size_t lo, size_t hi);
 CUresult rp__exec_range(rp_seq *s, size_t lo, size_t hi);
 /* Whether parts of `s` can be launched: the driver enables and disables
- * nodes, every op's node is known, one stream (no fork/join). */
+ * nodes and every op's node is known. */
 int rp__exec_parts(const rp_seq *s);
+/* How many of `s`'s first ops a part may end at most: all of them (n) for
+ * one stream (its event ops included: a record stays held, so that a call
+ * naming its event resolves the occurrence first, and is made again after
+ * the last part; a wait on an outside event is its node, set for the part
+ * that holds it); for a fork/join sequence over several streams, its first
+ * ops on its home stream before any event op or op of another stream (a
+ * part of it runs only home-stream nodes: its side streams, events and
+ * waits stay the rest's). */
+size_t rp__exec_part_limit(const rp_seq *s);
 /* The values a fresh executable of `e`'s graph holds: its records, without
  * payload. NULL when memory runs out. */
 rp_op *rp__exec_held_values(const rp_det_entry *e);
@@ -185,14 +194,25 @@ CUresult rp__fj_event_op(rp_ctxstate *cs, const rp_op *op, CUstream on, size_t e
  * CUDA_ERROR_NOT_READY, or the driver's error). After it: the streams and
  * events as the step left them (its shadow). `gen` as for rp__seq_replay;
  * rp__fj_after's is what rp__issued will be once the resolution is over. */
+/* `part`: RP_FJ_WHOLE, a replay; RP_FJ_HEAD, a part before the end (its
+ * nodes the home stream's only: what the home stream's earlier work is,
+ * alone, is asked); RP_FJ_TAIL, the rest after such a part (the home
+ * stream was asked then, and has had nothing but our launches since: the
+ * side streams and outside events are asked). */
+enum { RP_FJ_WHOLE, RP_FJ_HEAD, RP_FJ_TAIL };
 CUresult rp__fj_ready(rp_stream *st, const rp_seq *s, const rp_vals *v, CUstream target,
-                      uint64_t gen);
+                      uint64_t gen, int part);
 CUresult rp__fj_after(rp_stream *st, const rp_seq *s, const rp_vals *v, CUstream target,
                       uint64_t gen);
 /* Right before its launch: its home stream's wait nodes on outside events
  * (rp_seq.fj.hwait) set to the occurrence's events. Returns the driver's
  * error (nothing launched then; the nodes hold what they were set to). */
 CUresult rp__fj_before(rp_seq *s, const rp_vals *v);
+/* Before a part of it, ops [.., hi): its wait nodes within the part set to
+ * the occurrence's events, those after it to the context's private event
+ * that is never recorded (they wait for nothing in this launch; the event
+ * they held may be destroyed since). */
+CUresult rp__fj_before_part(rp_seq *s, const rp_vals *v, size_t hi);
 /* How an event op of a fork/join plan (rp_fj_plan.evx) is issued in the
  * capture window: RP_FJ_OUTSIDE, a wait on an event recorded outside the
  * sequence, left out; RP_FJ_WAIT_NODE, the home stream's such wait, an
