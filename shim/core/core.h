@@ -110,7 +110,7 @@ RP_NO_SANITIZE int rp__entry_by_name(const char *name);
 
 /* Real pointer -> entry, for one real-entry table. */
 struct rp__route {
-    struct {
+    struct rp__route_entry {
         const void *real;
         int id;
     } by_ptr[RP_E_COUNT];

@@ -111,6 +111,8 @@ typedef struct rp_seq {
     const rp_param_layout **lay; /* per op: a kernel's layout (else NULL), for
                                matching a launch without recording it first;
                                NULL if it could not be allocated */
+    struct rp_vtab *vt;     /* per op: the values it has taken (seq/versions.c;
+                               NULL: none kept yet) */
     /* Its executables and what they hold (seq/exec.c). */
     struct rp_seq_exec {
         CUgraphNode *nodes; /* per op: the node that names it in exec, one of
@@ -143,6 +145,10 @@ typedef struct rp_seq {
             uint32_t head, tail;
         } on, alt_on[RP_SEQ_ALTS];
         unsigned int too_many; /* replays skipped in a row for too many updates */
+        uint64_t *occ_ver;  /* per op: the version of the occurrence being replayed
+                               (seq/versions.c) */
+        uint64_t vclock;    /* occurrences prepared for a replay in full (the versions'
+                               clock: in step with recent_at where a replay chooses) */
     } ex;
     /* The matcher's images of its kernels (match/). */
     struct rp_seq_match {
@@ -150,10 +156,11 @@ typedef struct rp_seq {
                                made yet, or memory ran out) */
         int tried;          /* made, or tried: not again */
         struct rp_fast *fast; /* per op, for the fast path (NULL: none) */
-        uint64_t *fvals;    /* the values rp_fast.vals point to */
         uint32_t *poff;     /* with vmask: per op, where a matched launch's
                                parameters go in the stream's arena */
         size_t ptotal;      /* ... and the arena's size for this sequence */
+        uint64_t gen;       /* with poff: a number no other sequence has had, naming
+                               its values in a stream's arena (rp_stream.match.arena_gen) */
     } match;
     int first_unique;       /* no other sequence of its home begins with its first
                                op's kernel (nor has it among its forms at op 0):
@@ -266,6 +273,9 @@ typedef struct rp_stream {
         uint64_t baligned;  /* the steps its detector had decided (rp_period.settled)
                                when its steps were last made to start at a boundary
                                (+ 1; 0: never) */
+        uint64_t nocut_until; /* no period cut before this op (rp__learn_cuts_next's
+                               hint; 0: none), until what it depends on changes
+                               (a boundary, the period fed, a cut: learn.c clears it) */
         /* For the report: the by-structure entry of its last segment (valid
          * while that slot still has `prev_shape_id`), and whether the
          * segment being ended had a structure not seen before. */
@@ -297,6 +307,12 @@ typedef struct rp_stream {
          * is of the one candidate, so nothing points in here when it grows. */
         uint8_t *arena;
         size_t arena_cap;
+        /* The sequence whose ops' values fill the arena (rp_seq.match.gen, 0:
+         * none yet) from its records (arena_ops: its entry's, which a new
+         * copy replaces): every launch then writes only its op's geometry
+         * and volatile parameters, the rest being its record's already. */
+        uint64_t arena_gen;
+        const rp_op *arena_ops;
         /* def[0..launched) have been launched already, as a part of the
          * one candidate's graph (a quiet spot: rp__match_part); the rest of
          * the occurrence, when it completes, is launched as the rest of

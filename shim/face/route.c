@@ -10,9 +10,32 @@
  * v1 signature. */
 #include "core.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 struct rp__route rp__routes;
+
+/* The entries by name, in strcmp order, for a binary search: made once,
+ * by the first lookup that finds it not made (no allocation: dlsym runs
+ * inside other libraries' init code); a lookup meanwhile scans the list. */
+static short by_name[RP_E_COUNT];
+static _Atomic int by_name_state; /* 0: not made, 1: being made, 2: made */
+
+static int cmp_names(const void *a, const void *b)
+{
+    return strcmp(rp__entry_names[*(const short *)a], rp__entry_names[*(const short *)b]);
+}
+
+RP_NO_SANITIZE static void make_by_name(void)
+{
+    int none = 0;
+    if (!atomic_compare_exchange_strong(&by_name_state, &none, 1))
+        return;
+    for (int i = 0; i < RP_E_COUNT; i++)
+        by_name[i] = (short)i;
+    qsort(by_name, RP_E_COUNT, sizeof by_name[0], cmp_names);
+    atomic_store_explicit(&by_name_state, 2, memory_order_release);
+}
 
 RP_NO_SANITIZE int rp__entry_by_name(const char *name)
 {
@@ -20,12 +43,35 @@ RP_NO_SANITIZE int rp__entry_by_name(const char *name)
      * looks up, and almost none are driver entry points. */
     if (name == NULL || name[0] != 'c' || name[1] != 'u' || name[2] < 'A' || name[2] > 'Z')
         return -1;
-    /* A linear scan of ~130 names: only cu[A-Z]* lookups get here, and those
-     * are a handful per process (the runtime makes exactly one). */
-    for (int i = 0; i < RP_E_COUNT; i++)
-        if (strcmp(rp__entry_names[i], name) == 0)
-            return i;
+    if (atomic_load_explicit(&by_name_state, memory_order_acquire) != 2)
+        make_by_name();
+    if (atomic_load_explicit(&by_name_state, memory_order_acquire) != 2) {
+        for (int i = 0; i < RP_E_COUNT; i++) /* being made by another thread */
+            if (strcmp(rp__entry_names[i], name) == 0)
+                return i;
+        return -1;
+    }
+    size_t lo = 0, hi = RP_E_COUNT;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        int c = strcmp(rp__entry_names[by_name[mid]], name);
+        if (c == 0)
+            return by_name[mid];
+        if (c < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
     return -1;
+}
+
+/* Sort order of the route map: by address, then (aliases) by entry. */
+static int cmp_route(const void *a, const void *b)
+{
+    const struct rp__route_entry *x = a, *y = b;
+    if ((uintptr_t)x->real != (uintptr_t)y->real)
+        return (uintptr_t)x->real < (uintptr_t)y->real ? -1 : 1;
+    return (x->id > y->id) - (x->id < y->id);
 }
 
 void rp__route_build(struct rp__route *r, const struct rp__driver *real)
@@ -33,22 +79,17 @@ void rp__route_build(struct rp__route *r, const struct rp__driver *real)
     r->n = 0;
     for (int id = 0; id < RP_E_COUNT; id++) {
         const void *p = rp__driver_get(real, (enum rp__entry)id);
-        if (p == NULL)
-            continue;
-        /* An alias (two names, one address): the earlier entry answers for
-         * both, since either wrapper would forward to the same function. */
-        if (rp__route_find(r, p) >= 0)
-            continue;
-        /* Insertion sort: no allocation, ~130 entries, once. */
-        size_t j = r->n;
-        while (j > 0 && (uintptr_t)r->by_ptr[j - 1].real > (uintptr_t)p) {
-            r->by_ptr[j] = r->by_ptr[j - 1];
-            j--;
-        }
-        r->by_ptr[j].real = p;
-        r->by_ptr[j].id = id;
-        r->n++;
+        if (p != NULL)
+            r->by_ptr[r->n++] = (struct rp__route_entry){p, id};
     }
+    qsort(r->by_ptr, r->n, sizeof r->by_ptr[0], cmp_route);
+    /* An alias (two names, one address): the earlier entry answers for
+     * both, since either wrapper would forward to the same function. */
+    size_t k = 0;
+    for (size_t i = 0; i < r->n; i++)
+        if (!k || r->by_ptr[k - 1].real != r->by_ptr[i].real)
+            r->by_ptr[k++] = r->by_ptr[i];
+    r->n = k;
 }
 
 int rp__route_find(const struct rp__route *r, const void *p)

@@ -3,6 +3,7 @@
 #include "detector.h"
 
 #include "alloc.h"
+#include "check.h"
 
 #include <limits.h>
 #include <stdlib.h>
@@ -15,11 +16,61 @@ int rp__det_init(rp_detector *d, size_t cap, unsigned int warmup, size_t min_ops
     d->warmup = warmup ? warmup : 1;
     d->min_ops = min_ops;
     d->max_ops = max_ops;
-    d->slots = rp__calloc(cap ? cap : 1, sizeof *d->slots);
-    if (!d->slots)
-        return -1;
     d->cap = cap ? cap : 1;
+    size_t places = 2;
+    while (places < 2 * d->cap)
+        places *= 2;
+    d->slots = rp__calloc(d->cap, sizeof *d->slots);
+    d->index = rp__calloc(places, sizeof *d->index);
+    if (!d->slots || !d->index) {
+        free(d->slots);
+        free(d->index);
+        memset(d, 0, sizeof *d);
+        return -1;
+    }
+    d->index_mask = places - 1;
     return 0;
+}
+
+/* Where key `key`'s probe begins in the index. */
+static size_t index_home(const rp_detector *d, uint64_t key)
+{
+    return (size_t)(key ^ key >> 32) & d->index_mask;
+}
+
+/* Slot `e` (its key set) joins the index. */
+static void index_add(rp_detector *d, const rp_det_entry *e)
+{
+    size_t i = index_home(d, e->key);
+    while (d->index[i])
+        i = (i + 1) & d->index_mask;
+    d->index[i] = (uint32_t)(e - d->slots) + 1;
+}
+
+/* Slot `e` (its key still set) leaves the index: the places after it in
+ * its run move back where their probe would reach them (no tombstones). */
+static void index_remove(rp_detector *d, const rp_det_entry *e)
+{
+    size_t i = index_home(d, e->key);
+    uint32_t mine = (uint32_t)(e - d->slots) + 1;
+    while (d->index[i] != mine) {
+        if (NEVER(!d->index[i]))
+            return;
+        i = (i + 1) & d->index_mask;
+    }
+    size_t hole = i;
+    for (;;) {
+        i = (i + 1) & d->index_mask;
+        if (!d->index[i])
+            break;
+        size_t home = index_home(d, d->slots[d->index[i] - 1].key);
+        /* It may fill the hole when its home is not in (hole, i]. */
+        if ((i > hole && (home <= hole || home > i)) || (i < hole && home <= hole && home > i)) {
+            d->index[hole] = d->index[i];
+            hole = i;
+        }
+    }
+    d->index[hole] = 0;
 }
 
 static void slot_clear(rp_det_entry *e)
@@ -34,6 +85,7 @@ void rp__det_fini(rp_detector *d)
     for (size_t i = 0; i < d->cap && d->slots; i++)
         slot_clear(&d->slots[i]);
     free(d->slots);
+    free(d->index);
     memset(d, 0, sizeof *d);
 }
 
@@ -161,21 +213,26 @@ static int keeps_changing(const rp_detector *d, const rp_det_entry *e)
     return e->fresh >= (d->warmup < 2 ? 2 : d->warmup);
 }
 
-/* A slot for a new segment: a free one, else the least recently used one
- * that has no graph (a graph's entry leaves only through forget_graph). */
+/* A slot for a new segment: the first free one, else the least recently
+ * used one that has no graph (a graph's entry leaves only through
+ * forget_graph). */
 static rp_det_entry *slot_for_new(rp_detector *d)
 {
+    for (; d->free_from < d->cap; d->free_from++)
+        if (!d->slots[d->free_from].key)
+            return &d->slots[d->free_from];
     rp_det_entry *victim = NULL;
     for (size_t i = 0; i < d->cap; i++) {
         rp_det_entry *e = &d->slots[i];
-        if (!e->key)
-            return e;
         if (e->state != RP_DET_CAPTURED && (!victim || e->last_use < victim->last_use))
             victim = e;
     }
     if (victim) {
+        index_remove(d, victim);
         slot_clear(victim);
         d->evictions++;
+        /* Free until the caller keys it (a failure leaves it free). */
+        d->free_from = (size_t)(victim - d->slots);
     }
     return victim;
 }
@@ -193,11 +250,12 @@ rp_det_verdict rp__det_observe(rp_detector *d, const rp_op *ops, size_t n,
     d->clock++;
     uint64_t key = rp__det_key(ops, n, d->by_structure);
     rp_det_entry *e = NULL;
-    for (size_t i = 0; i < d->cap; i++) {
-        if (d->slots[i].key != key)
+    for (size_t i = index_home(d, key); d->index[i]; i = (i + 1) & d->index_mask) {
+        rp_det_entry *o = &d->slots[d->index[i] - 1];
+        if (o->key != key)
             continue;
-        if (same_segment(d, &d->slots[i], ops, n)) {
-            e = &d->slots[i];
+        if (same_segment(d, o, ops, n)) {
+            e = o;
             break;
         }
         d->collisions++;
@@ -222,6 +280,7 @@ rp_det_verdict rp__det_observe(rp_detector *d, const rp_op *ops, size_t n,
         e->n = n;
         e->key = key;
         e->id = ++d->next_id;
+        index_add(d, e);
     }
     e->seen++;
     e->last_use = d->clock;

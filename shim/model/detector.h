@@ -71,6 +71,14 @@ typedef struct rp_detector {
     unsigned int min_distinct;
     rp_det_entry *slots;
     size_t cap;
+    /* The slots by key: open addressing over `index_mask` + 1 places (a
+     * power of two, at least twice `cap`), each a slot's number + 1 (0:
+     * empty), probed linearly from the key's low bits. An occurrence finds
+     * its entry in a few probes where a scan of every slot cost thousands
+     * of instructions an observe. */
+    uint32_t *index;
+    size_t index_mask;
+    size_t free_from;    /* no slot below this one is free */
     unsigned int warmup;
     size_t min_ops, max_ops;
     uint64_t clock;

@@ -82,6 +82,9 @@ typedef struct rp_op {
     uint8_t *data;          /* staged HtoD: the bytes copied at the call (payload) */
     /* keys, filled by rp__op_keys */
     uint64_t skey, ckey;
+    uint64_t ver;           /* an executable's record of what its node holds: the
+                             * number of that value among those its sequence's op
+                             * has taken (the engine's seq/versions.c; 0: none yet) */
     uint64_t opno;          /* its position among its stream's capturable ops */
     /* Event ops: which event, not by handle but by role. A framework makes a
      * fresh event for each step (PyTorch's wait_stream), so a handle is not
@@ -113,6 +116,7 @@ typedef struct rp_param_layout {
  * cannot be changed to (the driver's rules for cuGraphExec*NodeSetParams,
  * docs/engine.md): everything else may be volatile. */
 #define RP_VOL_MAX_PARAMS 60
+#define RP_VOL_PARAMS ((1ull << RP_VOL_MAX_PARAMS) - 1) /* a kernel mask's parameter bits */
 #define RP_VOL_DST 1ull
 #define RP_VOL_SRC 2ull   /* DtoD: source; DtoH: source; HtoD: unused */
 #define RP_VOL_HOST 4ull  /* DtoH: the pinned destination; HtoD: the pinned source */
@@ -313,39 +317,6 @@ static inline __attribute__((always_inline)) void rp__param_copy(uint8_t *dst, c
     }
 }
 
-/* 1 when the launch's arguments (kernelParams, laid out by `L`) equal the
- * packed parameter bytes `rec`, parameters whose bit is set in `skip` (bits
- * 0 to RP_VOL_MAX_PARAMS - 1 only) left out. Parameters of 4 and 8 bytes are
- * compared as words (this runs for every matched launch). */
-static inline __attribute__((always_inline)) int rp__params_same(const uint8_t *rec, const rp_param_layout *L,
-                                  void **kernelParams, uint64_t skip)
-{
-    for (uint32_t i = 0; i < L->n; i++) {
-        if (i < RP_VOL_MAX_PARAMS && (skip >> i & 1))
-            continue;
-        const uint8_t *r = rec + L->off[i];
-        const void *arg = kernelParams[i];
-        uint64_t x, y;
-        uint32_t u, v;
-        switch (L->size[i]) {
-        case 8:
-            memcpy(&x, r, 8), memcpy(&y, arg, 8);
-            if (x != y)
-                return 0;
-            break;
-        case 4:
-            memcpy(&u, r, 4), memcpy(&v, arg, 4);
-            if (u != v)
-                return 0;
-            break;
-        default:
-            if (memcmp(r, arg, L->size[i]))
-                return 0;
-        }
-    }
-    return 1;
-}
-
 /* 1 when the 28 bytes of two geometries (grid[3], block[3], shared memory
  * bytes, in this order, as in the record) are equal: three words and a
  * half, compared at once (a memcmp call of 28 bytes is not inlined at
@@ -387,19 +358,6 @@ static inline int rp__geometry_valid(const unsigned int *g)
 static inline int rp__geometry_within(const unsigned int *want, const unsigned int *g)
 {
     return (uint64_t)g[3] * g[4] * g[5] <= (uint64_t)want[3] * want[4] * want[5] && g[6] <= want[6];
-}
-
-/* 1 when a launch of `f` with these arguments (through kernelParams) is
- * exactly the kernel record `want`, whose layout is `L`: the same function,
- * geometry and parameter bytes, what rp__op_same_content would say of its
- * record, without making one. */
-static inline int rp__op_is_launch(const rp_op *want, const rp_param_layout *L, CUfunction f,
-                                   const unsigned int *geometry, void **kernelParams)
-{
-    if (want->kind != RP_OP_KERNEL || want->func != f || !L || L->total != want->param_bytes ||
-        (L->n && !kernelParams) || !rp__geometry_same(want->grid, geometry))
-        return 0;
-    return rp__params_same(want->params, L, kernelParams, 0);
 }
 
 /* 1 when `n` bytes at `a` and `b` are equal: compared as words, the rest

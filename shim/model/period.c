@@ -22,15 +22,13 @@ int rp__period_init(rp_period *p, unsigned int min_repeats, uint64_t min_len, ui
     p->min_repeats = min_repeats ? min_repeats : 1;
     p->min_len = min_len;
     p->span = span;
-    p->ring = rp__malloc(RP_PERIOD_RING * sizeof *p->ring);
+    p->ring = rp__calloc(RP_PERIOD_RING, sizeof *p->ring);
     p->head = rp__calloc(RP_PERIOD_HEAD, sizeof *p->head);
     p->count = rp__calloc(RP_PERIOD_HEAD, sizeof *p->count);
     if (!p->ring || !p->head || !p->count) {
         rp__period_fini(p);
         return -1;
     }
-    for (size_t i = 0; i < RP_PERIOD_RING; i++)
-        p->ring[i].pos = UINT64_MAX;
     for (int i = 0; i < RP_PERIOD_SLOTS; i++)
         p->slot[i].need = UINT64_MAX; /* no distance yet */
     return 0;
@@ -49,7 +47,7 @@ void rp__period_fini(rp_period *p)
 static const struct rp_period_op *at(const rp_period *p, uint64_t q)
 {
     const struct rp_period_op *o = &p->ring[q & RING_MASK];
-    return o->pos == q ? o : NULL;
+    return o->pos1 == q + 1 ? o : NULL;
 }
 
 /* Where a step starts, for period d seen up to `pos`: the start of the
@@ -408,7 +406,7 @@ int rp__period_feed(rp_period *p, uint64_t pos, uint64_t key, uint64_t ckey)
         p->known++;
     p->last_pos = pos + 1;
     struct rp_period_op *e = &p->ring[pos & RING_MASK];
-    e->pos = pos;
+    e->pos1 = pos + 1;
     e->key = key;
     e->ckey = ckey;
     e->win = win;
@@ -421,7 +419,7 @@ int rp__period_feed(rp_period *p, uint64_t pos, uint64_t key, uint64_t ckey)
         if (!d)
             continue;
         const struct rp_period_op *o = &p->ring[q & RING_MASK];
-        if (pos >= d && o->pos == q) {
+        if (pos >= d && o->pos1 == q + 1) {
             if (o->key != key) {
                 /* The run broke: the slot is free for the next proposal
                  * (the hash head proposes this distance again once a

@@ -25,7 +25,8 @@
 
 typedef struct rp_period {
     struct rp_period_op {
-        uint64_t pos;          /* the op's position on its stream (UINT64_MAX: none) */
+        uint64_t pos1;         /* the op's position on its stream + 1 (0: none: the
+                                  ring is born zeroed, touched only where ops go) */
         uint64_t key;          /* its shape key */
         uint64_t ckey;         /* its content key (which step of several it belongs to) */
         uint64_t win;          /* hash of the window ending at it (0: incomplete) */
@@ -134,6 +135,14 @@ static inline int rp__period_cut_due(rp_period *p, uint64_t pos, uint64_t chunk)
         return rp__period_cut_before(p, pos, chunk);
     }
     return p->landmark && p->lm_seen != p->lm_cut;
+}
+/* 1 when rp__period_cut_before(p, pos, chunk) would answer 0 from what it
+ * answered last (the first cut at or after an earlier position lies past
+ * pos), the step decided: nothing to decide, nothing to do. */
+static inline int rp__period_no_cut_at(const rp_period *p, uint64_t pos, uint64_t chunk)
+{
+    return p->d && p->step && pos >= p->base && p->cut_next && pos >= p->cut_from &&
+           pos < p->cut_next && chunk == p->cut_chunk;
 }
 static inline void rp__period_cut_taken(rp_period *p)
 {

@@ -487,6 +487,39 @@ static void a_full_table_evicts_the_least_recently_used_segment_without_a_graph(
     assert_int_equal(rp__det_observe(&det, ops, 2, &e), RP_DET_HAS_GRAPH);
 }
 
+/* The slots are found by key through an index (issue 36): entries must
+ * stay found however often others leave it and take their places, as a
+ * table that evicts on every new segment makes them. */
+static void entries_stay_found_through_many_evictions(void **state)
+{
+    (void)state;
+    rp_detector d;
+    assert_int_equal(rp__det_init(&d, 16, 2, 2, 8), 0);
+    rp_op ops[2];
+    rp_det_entry *e, *kept[4];
+    for (uint32_t k = 0; k < 4; k++) { /* four graphs: never evicted */
+        segment(ops, 2, 1000 + k);
+        rp__det_observe(&d, ops, 2, &kept[k]);
+        assert_int_equal(rp__det_observe(&d, ops, 2, &kept[k]), RP_DET_CAPTURE);
+        rp__det_captured(&d, kept[k]);
+    }
+    for (uint32_t s = 0; s < 400; s++) {
+        segment(ops, 2, 5000 + 7 * s);
+        assert_int_equal(rp__det_observe(&d, ops, 2, &e), RP_DET_WARMING);
+        segment(ops, 2, 5000 + 7 * s); /* found again: its second occurrence */
+        assert_int_equal(rp__det_observe(&d, ops, 2, &e), RP_DET_CAPTURE);
+        for (uint32_t k = 0; k < 4; k++) {
+            segment(ops, 2, 1000 + k);
+            rp_det_entry *again;
+            assert_int_equal(rp__det_observe(&d, ops, 2, &again), RP_DET_HAS_GRAPH);
+            assert_ptr_equal(again, kept[k]);
+        }
+    }
+    assert_int_equal(d.evictions, 400 - 12);
+    assert_int_equal(d.collisions, 0);
+    rp__det_fini(&d);
+}
+
 /* Issue 17: by structure, contents that keep changing (a new one every
  * occurrence, as a growing context gives) ask for a capture with updates
  * after warmup of them (since 2026-12-06; warmup + 1 before), whatever the
@@ -626,6 +659,7 @@ int main(void)
         cmocka_unit_test(which_sizes_are_structure),
         cmocka_unit_test(contents_that_keep_changing_are_captured_whatever_the_variant_allowance),
         cmocka_unit_test(occurrences_that_keep_diverging_from_exact_variants_ask_for_updates),
+        cmocka_unit_test(entries_stay_found_through_many_evictions),
         cmocka_unit_test_setup_teardown(a_back_off_says_whether_a_capture_failed, setup, teardown),
         cmocka_unit_test_setup_teardown(a_segment_is_captured_after_warmup_identical_occurrences, setup, teardown),
         cmocka_unit_test_setup_teardown(only_identical_content_counts_toward_warmup, setup, teardown),

@@ -12,6 +12,9 @@
 #      the answers with the CPU driver's;
 #   2b. records traces of a few of them (REPRISE_TRACE) and replays each
 #      without and with the shim (`reprise replay`);
+#   2c. replays the corpus of framework traces (../shared/traces, or
+#      TRACES=DIR) without and with the shim, --timing none: wall time per
+#      op and the share replayed;
 #   3. runs the runtime-API program (<<<>>>, static and shared cudart) under
 #      the shim and checks from the stats that its launches were replayed;
 #   4. runs the benchmarks (overhead, updates, the launch-bound suite, host
@@ -185,6 +188,34 @@ say "== traces"
 drv_path=libcuda.so.1
 [ "$mode" = cpu ] && drv_path=$B/cpudriver/libcuda.so.1
 replay_time() { sed -n 's/.* in \([0-9.]*\) s (recorded.*/\1/p' "$1" | head -n 1; }
+# replay_pair NAME TRACE PREFIX STATS [OPTION...]: the trace replayed on the
+# driver without the shim and under it (OPTIONs: the replayer's, for both),
+# their outputs in PREFIX-plain.txt and PREFIX-shim.txt, the shim's report in
+# STATS; on the CPU driver the two replays' digests compared (`digest` says
+# so for the row). Returns 1, a failed row written, when a replay failed or
+# the digests differ.
+replay_pair() {
+  local name=$1 t=$2 pre=$3 st=$4 r1 r2 d1 d2
+  shift 4
+  env "${run_env[@]}" CPUCUDA_STATS="$pre-plain.drv.json" timeout 300 "$B/bin/reprise" replay "$t" \
+    --no-shim --driver "$drv_path" "$@" >"$pre-plain.txt" 2>&1; r1=$?
+  env "${run_env[@]}" CPUCUDA_STATS="$pre-shim.drv.json" timeout 300 "$B/bin/reprise" replay "$t" \
+    --shim --driver "$drv_path" "$@" --stats "$st" >"$pre-shim.txt" 2>&1; r2=$?
+  if [ $r1 -ne 0 ] || [ $r2 -ne 0 ]; then
+    fail "$name: replay" "(exit $r1/$r2, see $pre-*.txt)"
+    return 1
+  fi
+  digest=""
+  if [ "$mode" = cpu ]; then
+    d1=$(sed -n 's/.*"digest":{"value":"\([0-9a-f]*\)".*/\1/p' "$pre-plain.drv.json")
+    d2=$(sed -n 's/.*"digest":{"value":"\([0-9a-f]*\)".*/\1/p' "$pre-shim.drv.json")
+    if [ -z "$d1" ] || [ "$d1" != "$d2" ]; then
+      fail "$name: digests" "($d1 without the shim, $d2 with it)"
+      return 1
+    fi
+    digest=", digests equal"
+  fi
+}
 for run in "heat 200" "nosync 200 fixed" "forkjoin 100 fork 2" "decode 200 64" "threads 50 4 steady" "stepper 200 1"; do
   set -- $run
   app=$1; shift
@@ -195,28 +226,41 @@ for run in "heat 200" "nosync 200 fixed" "forkjoin 100 fork 2" "decode 200 64" "
     timeout 120 "$B/apps/$app" "$mod" "$@" >"$out/trace-$app.out" 2>&1 ||
     { fail "$name: recording" "(see $out/trace-$app.out)"; continue; }
   st=$out/trace-$app-stats.json
-  env "${run_env[@]}" CPUCUDA_STATS="$out/trace-$app-plain.drv.json" timeout 300 "$B/bin/reprise" replay "$t" \
-    --no-shim --driver "$drv_path" --strict >"$out/trace-$app-plain.txt" 2>&1; r1=$?
-  env "${run_env[@]}" CPUCUDA_STATS="$out/trace-$app-shim.drv.json" timeout 300 "$B/bin/reprise" replay "$t" \
-    --shim --driver "$drv_path" --strict --stats "$st" >"$out/trace-$app-shim.txt" 2>&1; r2=$?
-  if [ $r1 -ne 0 ] || [ $r2 -ne 0 ]; then
-    fail "$name: replay" "(exit $r1/$r2, see $out/trace-$app-*.txt)"
-    continue
-  fi
-  digest=""
-  if [ "$mode" = cpu ]; then
-    d1=$(sed -n 's/.*"digest":{"value":"\([0-9a-f]*\)".*/\1/p' "$out/trace-$app-plain.drv.json")
-    d2=$(sed -n 's/.*"digest":{"value":"\([0-9a-f]*\)".*/\1/p' "$out/trace-$app-shim.drv.json")
-    if [ -z "$d1" ] || [ "$d1" != "$d2" ]; then
-      fail "$name: digests" "($d1 without the shim, $d2 with it)"
-      continue
-    fi
-    digest=", digests equal"
-  fi
+  replay_pair "$name" "$t" "$out/trace-$app" "$st" --strict || continue
   env "${run_env[@]}" "${shim_env[@]}" REPRISE_STATS="$out/trace-$app-live.json" \
     timeout 120 "$B/apps/$app" "$mod" "$@" >/dev/null 2>&1
   live=$(num "$out/trace-$app-live.json" replayed_share)
   row "$name" "$(( $(wc -c <"$t") / 1024 )) KiB, replay $(replay_time "$out/trace-$app-plain.txt") s, under the shim $(replay_time "$out/trace-$app-shim.txt") s, replayed $(num "$st" replayed_share) (live ${live:-?})$digest"
+done
+
+# ---- 2c. the corpus of framework traces (issue 36) ---------------------------
+# The real streams of ../shared/traces (PyTorch, CuPy, Hugging Face
+# generate(), recorded on the CPU driver), replayed on this driver without
+# the shim and under it as fast as the calls go (--timing none), the idle
+# watch and the costs as the driver measures them: per trace the wall time
+# per op of each replay (the replayer's own time included, its kernels
+# empty: the launch-bound host time of the stream) and the share replayed.
+# TRACES names another folder (the GPU machine gets no ../shared: carry the
+# traces into the checkout and point TRACES at them); none there: skipped
+# with a row. On the CPU driver the digests must also be equal.
+say "== corpus ($(elapsed) s so far)"
+traces=${TRACES:-../shared/traces}
+set -- "$traces"/*.rptrace
+if [ ! -f "$1" ]; then
+  row "corpus" "skipped: no traces in $traces (TRACES=DIR)"
+fi
+for t in "$@"; do
+  [ -f "$t" ] || continue
+  name="corpus: $(basename "$t" .rptrace)"
+  cs=$out/corpus-stats.json
+  replay_pair "$name" "$t" "$out/corpus" "$cs" --timing none || continue
+  cat "$out/corpus-plain.txt" "$out/corpus-shim.txt" >>"$out/log.txt"
+  ops=$(num "$cs" ops)
+  ta=$(replay_time "$out/corpus-plain.txt")
+  tb=$(replay_time "$out/corpus-shim.txt")
+  per=$(awk -v a="${ta:-0}" -v b="${tb:-0}" -v n="${ops:-0}" \
+    'BEGIN { if (n > 0) printf "%.2f us/op absent, %.2f under the shim (%.2f)", a * 1e6 / n, b * 1e6 / n, (a > 0 ? b / a : 0) }')
+  row "$name" "$ops ops, $per, replayed $(num "$cs" replayed_share)$digest"
 done
 
 # ---- 3. the runtime-API programs ----------------------------------------------

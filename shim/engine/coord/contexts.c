@@ -62,6 +62,14 @@ static CUstream normalise(CUstream s, int ptsz)
     return s ? s : (ptsz ? CU_STREAM_PER_THREAD : CU_STREAM_LEGACY);
 }
 
+/* Per-thread cache of the current context's state: the legacy and the
+ * per-thread stream are the current context's, which the driver is asked
+ * for at every call (a context made current where the engine cannot see
+ * it must not leave a stale answer), but not looked up again. */
+static RP_TLS CUcontext tl_cur_ctx;
+static RP_TLS rp_ctxstate *tl_cur_cs;
+static RP_TLS unsigned int tl_cur_gen; /* the stream generation it was found in */
+
 rp_ctxstate *rp__ctx_of_stream_slow(CUstream s, int ptsz)
 {
     CUstream h = normalise(s, ptsz);
@@ -69,6 +77,13 @@ rp_ctxstate *rp__ctx_of_stream_slow(CUstream s, int ptsz)
     if (h == CU_STREAM_LEGACY || h == CU_STREAM_PER_THREAD) {
         if (rp__eng.drv->cuCtxGetCurrent(&ctx) != CUDA_SUCCESS)
             return NULL;
+        unsigned int gen = rp__stream_gen(); /* an engine reset bumps it */
+        if (RP_LIKELY(ctx && ctx == tl_cur_ctx && tl_cur_cs && tl_cur_gen == gen))
+            return tl_cur_cs; /* a context's state never changes hands */
+        tl_cur_ctx = ctx;
+        tl_cur_gen = gen;
+        tl_cur_cs = ctx ? rp__ctx_of(ctx) : NULL;
+        return tl_cur_cs;
     } else {
         unsigned int gen = rp__stream_gen();
         if (rp__tl_stream == h && rp__tl_gen == gen) {

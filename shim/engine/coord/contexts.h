@@ -45,8 +45,11 @@ rp_stream *rp__stream_of(rp_ctxstate *cs, CUstream s, int ptsz);
 static inline rp_stream *rp__stream_fast(rp_ctxstate *cs, CUstream s, int ptsz)
 {
     rp_stream *st = cs->last_stream;
-    if (RP_LIKELY(st && rp__stream_is_created(s) && st->handle == s && st->used &&
-                  !st->handoff.must_wait))
+    /* A created stream or the legacy stream (one per context); not the
+     * per-thread stream, one per thread. */
+    if (RP_LIKELY(st && st->used && !st->handoff.must_wait &&
+                  (st->handle == s ? s != CU_STREAM_PER_THREAD
+                                   : !s && !ptsz && st->handle == CU_STREAM_LEGACY)))
         return st;
     return rp__stream_of(cs, s, ptsz);
 }

@@ -42,9 +42,17 @@ static inline __attribute__((always_inline)) int
 launch_matched_in(rp_ctxstate *cs, rp_stream *own, rp_stream *st, rp_launch l,
                   enum rp__entry entry, CUresult *out)
 {
-    if ((!st->match.ndef && !st->match.hint) || rp__program_capture_pending() ||
-        (st->learn.per && rp__period_cuts(st->learn.per) && rp__learn_cuts_next(st)))
+    if ((!st->match.ndef && !st->match.hint) || rp__program_capture_pending())
         return 0;
+    if (RP_UNLIKELY(rp__learn_cuts_next(st))) {
+        /* A period's cut before it: taken here when the stream has learnt
+         * and holds nothing since the last (a loop's steady state, each
+         * step replayed), as rp__next_op would take it; else the cut ends
+         * what the stream learnt or holds, the general way. */
+        if (st->match.ndef || st->learn.nseg)
+            return 0;
+        rp__learn_cut_empty(st);
+    }
     enum rp_offer v = rp__match_launch(st, own->handle, l, entry);
     if (v == RP_OFFER_EAGER)
         return 0;

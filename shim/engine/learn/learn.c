@@ -48,6 +48,7 @@ static void watch_period(rp_stream *st, const rp_op *op)
     }
     if (st->learn.per) {
         uint64_t landmarks = st->learn.per->lfound;
+        st->learn.nocut_until = 0; /* the period may change */
         rp__period_feed(st->learn.per, op->opno, op->skey, op->ckey);
         if (st->learn.per->lfound != landmarks) {
             st->cs->counters.landmarks_found++;
@@ -138,7 +139,7 @@ static int near(uint64_t a, uint64_t b)
  * period cuts, aligned at each boundary). A step that ends at a host
  * boundary is cut there, and only there: period cuts inside it fell at
  * places that moved with the period the stream showed at the time. */
-static int boundaries_are_steps(const rp_stream *st)
+static int boundaries_are_steps(const rp_stream *st, uint64_t *until)
 {
     const uint64_t *g = st->learn.bgap;
     if (st->learn.nbgap < 3 || !(near(g[0], g[1]) || near(g[0], g[2])))
@@ -148,6 +149,8 @@ static int boundaries_are_steps(const rp_stream *st)
         longest = g[i] > longest ? g[i] : longest;
     if (st->opno - st->learn.boundary_opno > longest + longest / 8)
         return 0;
+    /* The same answer up to this op, all else equal. */
+    *until = st->learn.boundary_opno + longest + longest / 8 + 1;
     const rp_period *p = st->learn.per;
     uint64_t step = p->d ? rp__period_step(p) : 0;
     if (!step)
@@ -159,28 +162,40 @@ static int boundaries_are_steps(const rp_stream *st)
     return 1;
 }
 
-int rp__learn_cuts_next(const rp_stream *st)
+int rp__learn_cuts_next_slow(rp_stream *st)
 {
     /* Host boundaries, where the program has them at least every
      * REPRISE_MAX_HELD ops (and every other period), delimit the steps as
      * they are: the period cuts only a stream that has gone longer than
      * that without one, or whose boundaries do not delimit its steps
-     * (boundaries_are_steps). */
-    if (!st->learn.per || !rp__period_cuts(st->learn.per) || boundaries_are_steps(st))
+     * (boundaries_are_steps). Where the answer is no for the ops up to some
+     * op whatever they are, that op is kept (nocut_until), for the inline
+     * rp__learn_cuts_next to answer them. */
+    uint64_t until = 0;
+    if (!st->learn.per || !rp__period_cuts(st->learn.per))
         return 0;
+    if (boundaries_are_steps(st, &until)) {
+        st->learn.nocut_until = until;
+        return 0;
+    }
     uint64_t quiet = 2 * rp__period_step(st->learn.per);
     if (quiet < rp__eng.cfg.max_held)
         quiet = rp__eng.cfg.max_held;
-    return st->opno - st->learn.boundary_opno >= quiet &&
-           rp__period_cut_due(st->learn.per, st->opno, rp__eng.cfg.max_held);
+    if (st->opno - st->learn.boundary_opno < quiet) {
+        st->learn.nocut_until = st->learn.boundary_opno + quiet;
+        return 0;
+    }
+    return rp__period_cut_due(st->learn.per, st->opno, rp__eng.cfg.max_held);
 }
 
 int rp__learn_next(rp_stream *st, rp_op *op)
 {
     int cut = rp__learn_cuts_next(st);
     op->opno = st->opno++;
-    if (cut)
+    if (cut) {
         rp__period_cut_taken(st->learn.per);
+        st->learn.nocut_until = 0;
+    }
     return cut;
 }
 
@@ -199,8 +214,18 @@ void rp__learn_cut(rp_stream *st)
     st->learn.cut_by_period = 1; /* the next segment begins at a step or chunk */
 }
 
+void rp__learn_cut_empty(rp_stream *st)
+{
+    if (NEVER(st->learn.nseg))
+        return;
+    rp__period_cut_taken(st->learn.per);
+    st->learn.nocut_until = 0;
+    st->learn.cut_by_period = 1; /* as rp__learn_cut */
+}
+
 void rp__learn_boundary(rp_stream *st)
 {
+    st->learn.nocut_until = 0; /* the caller moves boundary_opno too */
     uint64_t gap = st->opno - st->learn.boundary_opno;
     if (gap) {
         memmove(st->learn.bgap + 1, st->learn.bgap, 3 * sizeof st->learn.bgap[0]);
@@ -233,6 +258,7 @@ void rp__learn_boundary(rp_stream *st)
 /* Drop the stream's period detector (its history). */
 static void period_free(rp_stream *st)
 {
+    st->learn.nocut_until = 0;
     if (st->learn.per) {
         rp__period_fini(st->learn.per);
         free(st->learn.per);
@@ -303,6 +329,7 @@ static void align_fork_join(rp_stream *st)
     if (ops[2 * d - 1].opno - ops[0].opno != 2 * d - 1)
         return;
     st->learn.per_align = 0;
+    st->learn.nocut_until = 0;
     /* Of the rooted starts, the one whose step waits on the fewest events
      * recorded outside it (a replay needs those complete, or known to be). */
     size_t best = SIZE_MAX, best_ext = SIZE_MAX;

@@ -36,8 +36,23 @@ void rp__learn_realign(rp_stream *st, uint64_t pos);
 /* The cut rp__learn_next announced: the segment learnt so far ends at
  * every step it holds, and the next one begins at a step or chunk. */
 void rp__learn_cut(rp_stream *st);
-/* 1 when rp__learn_next would cut before the stream's next op (no effect). */
-int rp__learn_cuts_next(const rp_stream *st);
+/* The cut rp__learn_cuts_next announced, taken before an op the matcher's
+ * fast path defers, on a stream that learnt nothing and holds nothing
+ * since the last: what rp__learn_next and rp__learn_cut would do (the op's
+ * position is the fast path's). */
+void rp__learn_cut_empty(rp_stream *st);
+/* 1 when rp__learn_next would cut before the stream's next op (no effect
+ * but deciding a period's step when a cut comes). Inline, it answers the
+ * ops between a period's cuts (every launch asks). */
+int rp__learn_cuts_next_slow(rp_stream *st);
+static inline int rp__learn_cuts_next(rp_stream *st)
+{
+    const rp_period *p = st->learn.per;
+    if (RP_LIKELY(!p || !rp__period_cuts(p) || st->opno < st->learn.nocut_until ||
+                  rp__period_no_cut_at(p, st->opno, rp__eng.cfg.max_held)))
+        return 0;
+    return rp__learn_cuts_next_slow(st);
+}
 /* A replay on `st`: its learning paid off (it does not rest). */
 static inline void rp__learn_paid(rp_stream *st)
 {

@@ -10,6 +10,50 @@
 
 static size_t align8(size_t n) { return (n + 7) & ~(size_t)7; }
 
+int rp__fast_params(const rp_fast *fo, void **kp, const uint8_t *seqp)
+{
+    return rp__fast_params_in(fo, kp, seqp);
+}
+
+/* Fill op k's comparisons: its parameters but those of `vm`. */
+static void fill_cmp(rp_seq *s, size_t k, uint64_t vm)
+{
+    const rp_op *op = &s->det->ops[k];
+    const rp_param_layout *L = s->lay[k];
+    rp_fast *f = &s->match.fast[k];
+    uint32_t n = 0;
+    /* Three passes: the 8-byte parameters, the 4-byte ones, the rest (each
+     * compared by its own loop, rp__fast_params). */
+    for (int pass = 0; pass < 3; pass++) {
+        for (uint32_t j = 0; j < L->n; j++) {
+            uint32_t size = L->size[j];
+            if ((j < RP_VOL_MAX_PARAMS && (vm >> j & 1)) ||
+                (pass == 0 ? size != 8 : pass == 1 ? size != 4 : size == 4 || size == 8))
+                continue;
+            rp_fast_cmp *c = &f->cmp[n++];
+            *c = (rp_fast_cmp){(uint16_t)j, (uint16_t)size, L->off[j], 0};
+            if (size == 8) {
+                memcpy(&c->val, op->params + L->off[j], 8);
+            } else if (size == 4) {
+                uint32_t u;
+                memcpy(&u, op->params + L->off[j], 4);
+                c->val = u;
+            }
+        }
+        if (pass == 0)
+            f->n8 = n;
+        else if (pass == 1)
+            f->n4 = n - f->n8;
+    }
+    f->ncmp = n;
+    f->vm = vm;
+}
+
+void rp__fast_remask(rp_seq *s, size_t k, uint64_t vm)
+{
+    fill_cmp(s, k, vm);
+}
+
 void rp__match_adopt(rp_seq *s)
 {
     if (s->match.tried)
@@ -18,20 +62,21 @@ void rp__match_adopt(rp_seq *s)
     const rp_det_entry *e = s->det;
     if (!s->lay)
         return; /* every launch takes the general path */
-    size_t nvals = 0;
+    size_t ncmp = 0;
     for (size_t i = 0; i < e->n; i++)
         if (s->lay[i])
-            nvals += s->lay[i]->n;
+            ncmp += s->lay[i]->n;
     size_t fast_bytes = align8(e->n * sizeof(rp_fast));
-    size_t vals_bytes = nvals * sizeof(uint64_t);
+    size_t cmp_bytes = ncmp * sizeof(rp_fast_cmp);
+    size_t vals_bytes = s->vmask ? 0 : ncmp * sizeof(uint64_t);
     size_t poff_bytes = s->vmask ? e->n * sizeof(uint32_t) : 0;
-    uint8_t *block = rp__calloc(1, fast_bytes + vals_bytes + poff_bytes);
+    uint8_t *block = rp__calloc(1, fast_bytes + cmp_bytes + vals_bytes + poff_bytes);
     if (!block)
         return;
     s->match.block = block;
     s->match.fast = (rp_fast *)(void *)block;
-    s->match.fvals = nvals ? (uint64_t *)(void *)(block + fast_bytes) : NULL;
-    nvals = 0;
+    rp_fast_cmp *cmp = (rp_fast_cmp *)(void *)(block + fast_bytes);
+    uint64_t *vals = (uint64_t *)(void *)(block + fast_bytes + cmp_bytes);
     for (size_t i = 0; i < e->n; i++) {
         const rp_op *op = &e->ops[i];
         const rp_param_layout *L = s->lay[i];
@@ -43,30 +88,35 @@ void rp__match_adopt(rp_seq *s)
         f->tag = rp__fast_tag(op->entry, op->flags & RP_OPF_PTSZ);
         f->nparams = L->n;
         memcpy(f->geometry, op->grid, sizeof f->geometry);
-        int words = L->n <= RP_FAST_PARAMS;
+        f->cmp = cmp;
+        cmp += L->n;
+        fill_cmp(s, i, s->vmask ? s->vmask[i] : 0);
+        int words = !s->vmask && L->n <= RP_FAST_PARAMS;
         for (uint32_t j = 0; words && j < L->n; j++)
             words = L->size[j] == 4 || L->size[j] == 8;
         if (!words)
-            continue; /* the layout is walked */
+            continue;
         for (uint32_t j = 0; j < L->n; j++) {
-            uint64_t v = 0;
             if (L->size[j] == 4) {
                 uint32_t u;
                 memcpy(&u, op->params + L->off[j], 4);
-                v = u;
+                vals[j] = u;
                 f->size4 |= 1u << j;
             } else {
-                memcpy(&v, op->params + L->off[j], 8);
+                memcpy(&vals[j], op->params + L->off[j], 8);
             }
-            s->match.fvals[nvals + j] = v;
         }
         f->words = 1;
-        f->vals = s->match.fvals + nvals;
-        nvals += L->n;
+        f->vals = vals;
+        vals += L->n;
     }
     if (s->vmask) {
+        /* Under the context's lock, but numbers no sequence of any context
+         * has had. */
+        static _Atomic uint64_t gens;
+        s->match.gen = atomic_fetch_add_explicit(&gens, 1, memory_order_relaxed) + 1;
         /* An op's place in the arena: its geometry, then its parameters. */
-        s->match.poff = (uint32_t *)(void *)(block + fast_bytes + vals_bytes);
+        s->match.poff = (uint32_t *)(void *)(block + fast_bytes + cmp_bytes + vals_bytes);
         for (size_t i = 0; i < e->n; i++) {
             s->match.poff[i] = (uint32_t)s->match.ptotal;
             s->match.ptotal += RP_ARENA_GEOMETRY + align8(e->ops[i].param_bytes);

@@ -486,18 +486,19 @@ enum rp_offer rp__match_offer(rp_stream *st, rp_op *op)
 
 /* The fast path at op k of a candidate with volatile fields (op k's may be
  * none): the launch must equal the sequence's op outside them (as
- * rp__op_match_masked says of records). Its geometry and parameters go to
- * the stream's arena (the sequence's bytes, padding zeroed, then the
- * volatile ones): the update, or, if it is flushed, its record's values
+ * rp__op_match_masked says of records), compared by its image (fast.c).
+ * Its geometry and volatile parameters go to the stream's arena, which
+ * holds the sequence's bytes (padding zeroed) everywhere else
+ * (arena_fill): the update, or, if it is flushed, its record's values
  * (write_down). Returns 0 when it does not match. */
-static int match_masked(rp_stream *st, const rp_seq *s, size_t k, const rp_launch *l)
+static int match_masked(rp_stream *st, rp_seq *s, size_t k, const rp_launch *l)
 {
     const rp_op *want = &s->det->ops[k];
     const rp_param_layout *L = s->lay[k];
     uint64_t m = s->vmask[k];
-    if (want->kind != RP_OP_KERNEL || want->func != l->f || !L ||
-        L->total != want->param_bytes || (L->n && !l->kp))
-        return 0;
+    rp_fast *fo = &s->match.fast[k]; /* the caller saw its function */
+    if (RP_UNLIKELY(fo->vm != m))
+        rp__fast_remask(s, k, m);
     if (!(m & (RP_VOL_GRID | RP_VOL_BLOCK | RP_VOL_SHMEM))) {
         if (!rp__geometry_same(want->grid, l->grid))
             return 0;
@@ -512,24 +513,39 @@ static int match_masked(rp_stream *st, const rp_seq *s, size_t k, const rp_launc
             (!rp__geometry_within(want->grid, l->grid) && !rp__rec_launch_fits(st->cs, want, want, l->grid)))
             return 0;
     }
-    if (!rp__params_same(want->params, L, l->kp, m & ((1ull << RP_VOL_MAX_PARAMS) - 1)))
+    if (!rp__fast_params_in(fo, l->kp, want->params))
         return 0;
     uint8_t *a = arena_of(st, s, k);
     memcpy(a, l->grid, 7 * sizeof(unsigned int));
+    /* Its volatile parameters, copied (the arena holds the sequence's
+     * values elsewhere: a parameter widened while the launch is deferred
+     * was equal to the sequence's). */
     uint8_t *params = a + RP_ARENA_GEOMETRY;
-    /* Whole words (the arena's places are too): no memcpy call for a
-     * kernel's few parameters. */
-    size_t i8 = 0;
-    for (; i8 + 8 <= want->param_bytes; i8 += 8)
-        memcpy(params + i8, want->params + i8, 8);
-    if (i8 < want->param_bytes)
-        memcpy(params + i8, want->params + i8, want->param_bytes - i8);
-    for (uint32_t i = 0; i < L->n && i < RP_VOL_MAX_PARAMS; i++) {
-        if (!(m >> i & 1))
-            continue;
+    for (uint64_t pm = m & RP_VOL_PARAMS; pm; pm &= pm - 1) {
+        uint32_t i = (uint32_t)__builtin_ctzll(pm);
+        if (i >= L->n)
+            break;
         rp__param_copy(params + L->off[i], l->kp[i], L->size[i]);
     }
     return 1;
+}
+
+/* Fill the arena with the values of `s`'s ops (their geometry and
+ * parameter bytes), unless they are there already: then a matched launch
+ * writes only what may differ (match_masked). */
+static void arena_fill(rp_stream *st, const rp_seq *s)
+{
+    const rp_det_entry *e = s->det;
+    if (st->match.arena_gen == s->match.gen && st->match.arena_ops == e->ops)
+        return;
+    for (size_t k = 0; k < e->n; k++) {
+        uint8_t *a = arena_of(st, s, k);
+        memcpy(a, e->ops[k].grid, 7 * sizeof(unsigned int));
+        if (e->ops[k].param_bytes)
+            memcpy(a + RP_ARENA_GEOMETRY, e->ops[k].params, e->ops[k].param_bytes);
+    }
+    st->match.arena_gen = s->match.gen;
+    st->match.arena_ops = e->ops;
 }
 
 /* Room in the stream's arena for sequence `s` (0, or -1 if memory runs
@@ -537,13 +553,14 @@ static int match_masked(rp_stream *st, const rp_seq *s, size_t k, const rp_launc
  * when it is too small for it. */
 static int arena_room(rp_stream *st, const rp_seq *s)
 {
-    if (st->match.arena_cap >= s->match.ptotal)
-        return 0;
-    uint8_t *a = rp__realloc(st->match.arena, s->match.ptotal);
-    if (!a)
-        return -1;
-    st->match.arena = a;
-    st->match.arena_cap = s->match.ptotal;
+    if (st->match.arena_cap < s->match.ptotal) {
+        uint8_t *a = rp__realloc(st->match.arena, s->match.ptotal);
+        if (!a)
+            return -1;
+        st->match.arena = a;
+        st->match.arena_cap = s->match.ptotal;
+    }
+    arena_fill(st, s);
     return 0;
 }
 
@@ -556,7 +573,7 @@ enum rp_offer rp__match_first(rp_stream *st, CUstream h, const rp_launch *l,
     return rp__match_at(st, s, 0, h, *l, entry);
 }
 
-int rp__match_masked(rp_stream *st, const rp_seq *s, size_t k, const rp_launch *l)
+int rp__match_masked(rp_stream *st, rp_seq *s, size_t k, const rp_launch *l)
 {
     return s->match.poff && arena_room(st, s) == 0 && match_masked(st, s, k, l);
 }

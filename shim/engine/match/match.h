@@ -12,22 +12,36 @@
 #include "seq.h"
 
 /* A sequence's kernel op as the matcher's fast path compares a launch
- * with it (match.h), made once the matcher first meets the sequence (fast.c): what a launch must name, and
- * its arguments' values when every one is 4 or 8 bytes (at most
- * RP_FAST_PARAMS of them); otherwise the layout is walked
- * (rp__op_is_launch). `f` NULL: not a kernel the fast path can
- * match (no layout, launch attributes). */
-#define RP_FAST_PARAMS 32
+ * with it (match.h), made once the matcher first meets the sequence
+ * (fast.c): what a launch must name, and the parameters it must carry,
+ * each compared once from the program's kernelParams: a 4- or 8-byte one
+ * with its value kept here, a larger one with the sequence's bytes
+ * (memcmp). For a sequence with updates, the parameters of the op's mask
+ * (`vm`) are left out (made again when the mask grows). `f` NULL: not a
+ * kernel the fast path can match (no layout, launch attributes). */
+typedef struct rp_fast_cmp {
+    uint16_t idx;           /* the parameter */
+    uint16_t size;          /* its bytes: 4 or 8 compared with `val`, else ... */
+    uint32_t off;           /* ... with the sequence's block at `off` */
+    uint64_t val;
+} rp_fast_cmp;
 typedef struct rp_fast {
     CUfunction f;
     CUstream stream;
     uint32_t tag;           /* rp__fast_tag(entry, ptsz) of the call recorded */
-    uint32_t nparams;
+    uint32_t nparams;       /* the kernel's parameters */
     unsigned int geometry[7]; /* grid, block, shared memory bytes */
-    uint32_t words;         /* 1: every parameter is a word, valued in `vals` */
+    uint32_t ncmp;          /* the parameters compared: the 8-byte ones first, */
+    uint32_t n8, n4;        /* ... n8 of them, then n4 4-byte ones, then the rest */
+    rp_fast_cmp *cmp;       /* room for all nparams */
+    uint64_t vm;            /* the mask they leave out */
+    /* An exact op whose parameters are all 4 or 8 bytes (at most
+     * RP_FAST_PARAMS of them) is compared in one loop instead: */
+    uint32_t words;         /* 1: so, valued in `vals` */
     uint32_t size4;         /* bit i: parameter i is 4 bytes (else 8) */
-    const uint64_t *vals;   /* the parameters' values */
+    const uint64_t *vals;   /* the parameters' values, in order */
 } rp_fast;
+#define RP_FAST_PARAMS 32
 
 static inline uint32_t rp__fast_tag(unsigned int entry, int ptsz)
 {
@@ -57,7 +71,7 @@ int rp__def_reserve(rp_stream *st, size_t want);
 /* Op k of `s`, a sequence with volatile fields there, stands for launch
  * `l`: equal outside them; its values are kept in the stream's arena
  * (rp_stream.match.arena). 1, or 0 (nothing done). */
-int rp__match_masked(rp_stream *st, const rp_seq *s, size_t k, const rp_launch *l);
+int rp__match_masked(rp_stream *st, rp_seq *s, size_t k, const rp_launch *l);
 /* The fast path for the first op of a match (match.h): the sequence last
  * replayed on the stream, when no other of its home begins with its first
  * op's kernel (rp_seq.first_unique: rp__match_offer would find it alone).
@@ -124,18 +138,54 @@ void rp__widen_drop(rp_stream *st, const rp_seq *s);
 /* Make the fast path's images of `s`'s kernels, once (at its first offer):
  * without memory, none, and every launch of it takes the general path. */
 void rp__match_adopt(rp_seq *s);
+/* Make op k's image compare what its mask (now `vm`) leaves (a sequence
+ * with updates whose mask grew). */
+void rp__fast_remask(rp_seq *s, size_t k, uint64_t vm);
 
+
+/* 1 when the launch's arguments (kernelParams) are those the image
+ * compares (the sequence's block `seqp` for larger ones). Inline where a
+ * launch with volatile fields is compared (match.c); out of line for the
+ * exact ops the image's one loop does not compare (fast.c). */
+static inline __attribute__((always_inline)) int rp__fast_params_in(const rp_fast *fo, void **kp,
+                                                                    const uint8_t *seqp)
+{
+    if (fo->nparams && !kp)
+        return 0;
+    const rp_fast_cmp *c = fo->cmp, *e8 = c + fo->n8, *e4 = e8 + fo->n4, *e = c + fo->ncmp;
+    for (; c < e8; c++) {
+        uint64_t v;
+        memcpy(&v, kp[c->idx], 8);
+        if (v != c->val)
+            return 0;
+    }
+    for (; c < e4; c++) {
+        uint32_t v;
+        memcpy(&v, kp[c->idx], 4);
+        if (v != (uint32_t)c->val)
+            return 0;
+    }
+    for (; c < e; c++)
+        if (memcmp(kp[c->idx], seqp + c->off, c->size))
+            return 0;
+    return 1;
+}
+int rp__fast_params(const rp_fast *fo, void **kp, const uint8_t *seqp);
 
 /* 1 when the launch's geometry and arguments are those of the image. The
  * launch is taken by value, and its fields read one by one, so that it
  * need not be made in memory (the caller's inline code keeps it in
  * registers). */
-static inline __attribute__((always_inline)) int rp__fast_same(const rp_fast *fo, rp_launch l)
+static inline __attribute__((always_inline)) int rp__fast_same(const rp_fast *fo, rp_launch l,
+                                                               const rp_seq *s, size_t k)
 {
     const unsigned int *g = fo->geometry;
-    if (((g[0] ^ l.grid[0]) | (g[1] ^ l.grid[1]) | (g[2] ^ l.grid[2]) | (g[3] ^ l.block[0]) |
-         (g[4] ^ l.block[1]) | (g[5] ^ l.block[2]) | (g[6] ^ l.shmem)) ||
-        (fo->nparams && !l.kp))
+    if ((g[0] ^ l.grid[0]) | (g[1] ^ l.grid[1]) | (g[2] ^ l.grid[2]) | (g[3] ^ l.block[0]) |
+        (g[4] ^ l.block[1]) | (g[5] ^ l.block[2]) | (g[6] ^ l.shmem))
+        return 0;
+    if (RP_UNLIKELY(!fo->words))
+        return rp__fast_params(fo, l.kp, s->det->ops[k].params);
+    if (fo->nparams && !l.kp)
         return 0;
     for (uint32_t i = 0; i < fo->nparams; i++) {
         uint64_t v;
@@ -171,13 +221,8 @@ rp__match_at(rp_stream *st, rp_seq *s, size_t k, CUstream h, rp_launch l, enum r
         rp_launch copy = l; /* in memory here only */
         if (!rp__match_masked(st, s, k, &copy))
             return RP_OFFER_EAGER;
-    } else if (RP_LIKELY(fo->words)) {
-        if (!rp__fast_same(fo, l))
-            return RP_OFFER_EAGER;
-    } else {
-        rp_launch copy = l;
-        if (!rp__op_is_launch(&s->det->ops[k], s->lay[k], copy.f, copy.grid, copy.kp))
-            return RP_OFFER_EAGER;
+    } else if (!rp__fast_same(fo, l, s, k)) {
+        return RP_OFFER_EAGER;
     }
     if (!st->match.borrowed_seq) {
         /* Room for the rest of the sequence now: writing it down later

@@ -70,6 +70,7 @@ void rp__seq_destroy(rp_seq *s)
         cs->nalts -= s->ex.nalt;
     free(s->fj.shadow);
     free(s->fj.exts);
+    rp__ver_free(s);
     free(s->fj.hwait);
     free(s->fj.hwait_ev);
     free(s->lay);
@@ -95,7 +96,7 @@ static int volatile_setup(rp_seq *s, const rp_det_entry *e, const uint64_t *vmas
 {
     s->vmask = rp__malloc(e->n * sizeof *s->vmask);
     s->ex.held = rp__exec_held_values(e);
-    if (!s->vmask || !s->ex.nodes || !s->ex.held)
+    if (!s->vmask || !s->ex.nodes || !s->ex.held || rp__ver_init(s) != 0)
         return -1;
     memcpy(s->vmask, vmask, e->n * sizeof *s->vmask);
     return 0;

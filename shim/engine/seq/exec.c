@@ -180,14 +180,39 @@ static inline void kernel_values(const rp_vals *v, const rp_seq *s, size_t k, co
     }
 }
 
-/* Whether the executable holds op k's deferred values already. For a
- * kernel (of the sequence's node, like the held record), its function,
- * geometry and parameter bytes decide. */
-static inline int held_same_in(const rp_op *held, const rp_vals *v, const rp_seq *s, size_t k)
+/* The version (versions.c) of what held record k, a kernel's, holds: kept
+ * in the record, found the first time it is asked for (a fresh executable
+ * holds the sequence's values; an op that became volatile since). */
+static inline uint64_t held_ver(rp_seq *s, rp_op *held, size_t k)
+{
+    rp_op *h = &held[k];
+    if (!h->ver)
+        h->ver = rp__ver_of(s, k, h, h->grid, h->params, s->ex.vclock);
+    return h->ver;
+}
+
+/* Whether kernel op k's values are told by their version (versions.c):
+ * a parameter block larger than a few words, or one that may be another
+ * function's. A small one is compared and hashed as it is. */
+static inline int by_version(const rp_seq *s, size_t k)
+{
+    return (s->vmask[k] & RP_VOL_FUNC) || s->det->ops[k].param_bytes > RP_VER_SMALL;
+}
+
+/* Whether the executable holds op k's deferred values already (op k has
+ * volatile fields). For a kernel (of the sequence's node, like the held
+ * record), its function, geometry and parameter bytes decide: the two
+ * are the same version (the occurrence's found by rp__exec_prepare), or,
+ * for a small block, equal. */
+static inline int held_same_in(rp_op *held, const rp_vals *v, rp_seq *s, size_t k)
 {
     const rp_op *h = &held[k];
     if (h->kind != RP_OP_KERNEL)
         return rp__op_same_content(h, &v->def[k]); /* never the fast path's */
+    if (by_version(s, k)) {
+        uint64_t id = s->ex.occ_ver[k];
+        return id && id == held_ver(s, held, k);
+    }
     const rp_op *f;
     const unsigned int *g;
     const uint8_t *p;
@@ -196,14 +221,21 @@ static inline int held_same_in(const rp_op *held, const rp_vals *v, const rp_seq
            rp__bytes_same(h->params, p, h->param_bytes);
 }
 
-static inline int held_same(const rp_vals *v, const rp_seq *s, size_t k)
+static inline int held_same(const rp_vals *v, rp_seq *s, size_t k)
 {
     return held_same_in(s->ex.held, v, s, k);
 }
 
-/* The hash of an op's values (a kernel's geometry and parameter bytes; a
- * copy's or memset's addresses, size and value): only ever a proposal,
- * checked value by value (held_same). */
+/* The hash of an op's values: a kernel's by the number of its values'
+ * version (0, none: a value no other content has); a copy's or memset's
+ * addresses, size and value. Only ever a proposal, checked value by value
+ * (held_same). */
+static inline uint64_t ver_hash(uint64_t h, uint64_t id)
+{
+    static _Thread_local uint64_t none;
+    return rp__acc(h, id ? id : (1ull << 63) | ++none);
+}
+
 static inline uint64_t kernel_values_hash(uint64_t h, const rp_op *f, const unsigned int *g,
                                           const uint8_t *p)
 {
@@ -214,8 +246,6 @@ static inline uint64_t kernel_values_hash(uint64_t h, const rp_op *f, const unsi
 
 static inline uint64_t op_values_hash(uint64_t h, const rp_op *op)
 {
-    if (op->kind == RP_OP_KERNEL)
-        return kernel_values_hash(h, op, op->grid, op->params);
     h = rp__acc(h, op->dst);
     h = rp__acc(h, op->src);
     h = rp__acc(h, (uint64_t)(uintptr_t)op->host);
@@ -225,22 +255,24 @@ static inline uint64_t op_values_hash(uint64_t h, const rp_op *op)
 
 /* The hash of the values of `s`'s volatile ops: those deferred on `st`
  * (held NULL), or those `held` records (never 0). */
-static uint64_t content_hash(const rp_vals *v, const rp_seq *s, const rp_op *held)
+static uint64_t content_hash(const rp_vals *v, rp_seq *s, rp_op *held)
 {
     uint64_t h = RP_HASH_SEED;
     for (size_t k = 0; k < s->det->n; k++) {
         if (!s->vmask[k])
             continue;
-        if (held) {
-            h = op_values_hash(h, &held[k]);
-        } else if (s->det->ops[k].kind == RP_OP_KERNEL) {
+        if (s->det->ops[k].kind != RP_OP_KERNEL) {
+            h = op_values_hash(h, held ? &held[k] : &v->def[k]);
+        } else if (by_version(s, k)) {
+            h = ver_hash(h, held ? held_ver(s, held, k) : s->ex.occ_ver[k]);
+        } else if (held) {
+            h = kernel_values_hash(h, &held[k], held[k].grid, held[k].params);
+        } else {
             const rp_op *f;
             const unsigned int *g;
             const uint8_t *p;
             kernel_values(v, s, k, &f, &g, &p);
             h = kernel_values_hash(h, f, g, p);
-        } else {
-            h = op_values_hash(h, &v->def[k]);
         }
     }
     h = rp__fin(h);
@@ -449,6 +481,7 @@ static CUresult apply_updates(const rp_vals *v, rp_seq *s, size_t lo, size_t hi)
                 h->func = f->func;
                 h->fid = f->fid;
                 h->param_bytes = f->param_bytes;
+                h->ver = s->ex.occ_ver[k];
                 memcpy(h->grid, g, 7 * sizeof(unsigned int));
                 if (h->param_bytes)
                     memcpy(h->params, p, h->param_bytes);
@@ -483,9 +516,32 @@ static CUresult apply_updates(const rp_vals *v, rp_seq *s, size_t lo, size_t hi)
     return CUDA_SUCCESS;
 }
 
+/* The versions of the occurrence's volatile kernels of ops [0, hi), found
+ * once for this replay (or part), for what follows to compare and hash by
+ * their numbers. */
+static void occurrence_versions(const rp_vals *v, rp_seq *s, size_t hi)
+{
+    for (size_t k = 0; k < hi; k++) {
+        if (!s->vmask[k] || s->det->ops[k].kind != RP_OP_KERNEL || !by_version(s, k))
+            continue;
+        const rp_op *f;
+        const unsigned int *g;
+        const uint8_t *p;
+        kernel_values(v, s, k, &f, &g, &p);
+        s->ex.occ_ver[k] = rp__ver_of(s, k, f, g, p, s->ex.vclock);
+    }
+}
+
 CUresult rp__exec_prepare(rp_seq *s, const rp_vals *v, size_t lo, size_t hi)
 {
     size_t n = s->det->n;
+    if (s->vmask) {
+        if (!s->ex.occ_ver && rp__ver_init(s) != 0)
+            return CUDA_ERROR_OUT_OF_MEMORY;
+        if (hi == n)
+            s->ex.vclock++; /* an occurrence replayed in full: the versions' clock */
+        occurrence_versions(v, s, hi);
+    }
     int choosing = s->vmask && rp__eng.cfg.max_variants > 1 && !s->origin && !s->fj.multi &&
                    !s->sealed.nstaging;
     /* Only an occurrence's last part knows every value its content hash

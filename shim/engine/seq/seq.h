@@ -95,6 +95,25 @@ rp_op *rp__exec_held_values(const rp_det_entry *e);
 /* Free such values (n ops; those never filled own nothing). */
 void rp__exec_held_free(rp_op *held, size_t n);
 
+/* ---- versions.c: the values an op has taken ------------------------------- */
+
+/* A kernel whose parameter block is at most this many bytes is compared
+ * and hashed as it is, not by version (exec.c). */
+#define RP_VER_SMALL 64
+
+/* Make the tables (a sequence with updates, before its first replay):
+ * 0, or -1 when memory runs out (nothing made). */
+int rp__ver_init(rp_seq *s);
+/* The number of the version of op k whose values are these: the function
+ * and parameter size of `f`, the geometry `g` (7 unsigned ints), the
+ * parameter block `p`; a new one if none is equal (seen at `clock`, the
+ * sequence's ex.vclock). Never 0, but when memory runs out or every
+ * version must be kept (then the values equal none: updated). */
+uint64_t rp__ver_of(rp_seq *s, size_t k, const rp_op *f, const unsigned int *g,
+                    const uint8_t *p, uint64_t clock);
+/* Free the tables (the sequence's destruction). */
+void rp__ver_free(rp_seq *s);
+
 /* ---- seqs.c: forms --------------------------------------------------------------- */
 
 /* 1 when op k of `s` may be a launch of `f`: its own function, or a form
