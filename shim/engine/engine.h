@@ -449,6 +449,18 @@ typedef struct rp_ctxstate {
                                until a replay sets it to the program's event (the
                                occurrence captured may have destroyed its own) */
     } fj;
+    /* The streams stamped clean for a fork/join replay (rp_stream.fj), so
+     * that an op issued eagerly on another stream carries their stamps
+     * over (rp__fj_eager), and the last record issued eagerly, for an eager
+     * wait on it to stamp its stream (seq/forkjoin.c). */
+#define RP_FJ_CARRY 8
+    struct rp_fj_carry {
+        rp_stream *s[RP_FJ_CARRY];
+        unsigned int n;
+        rp_stream *rec_st;  /* the last eager record: its stream, */
+        CUevent rec_ev;     /* its event, */
+        uint64_t rec_gen;   /* and rp__issued after it, carried like a stamp */
+    } fjc;
 } rp_ctxstate;
 
 /* A launch as the program made it: through cuLaunchKernel (cfg NULL) or
@@ -604,6 +616,13 @@ static inline int rp__stream_is_created(CUstream s)
 static inline void rp__note_issue(void)
 {
     atomic_fetch_add_explicit(&rp__eng.issued, 1, memory_order_relaxed);
+}
+/* The same, returning the count before this bump: with nothing else
+ * issued meanwhile, the stamps (rp_stream.fj) at that count hold for what
+ * this issue did not reach (rp__fj_eager). */
+static inline uint64_t rp__note_issue_was(void)
+{
+    return atomic_fetch_add_explicit(&rp__eng.issued, 1, memory_order_relaxed);
 }
 static inline uint64_t rp__issued(void)
 {

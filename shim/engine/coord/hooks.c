@@ -174,12 +174,14 @@ int rp__capturable(CUstream s, int ptsz, rp_op *op, rp_ctxstate **pcs, rp_stream
  * (a failed call joins nothing). Unlocks cs. */
 CUresult rp__eager_done(rp_ctxstate *cs, rp_stream *st, rp_op *op, CUresult pre, CUresult rc)
 {
-    rp__note_issue();
+    uint64_t was = rp__note_issue_was();
     if (cs) {
-        if (st && rc == CUDA_SUCCESS)
+        if (st && rc == CUDA_SUCCESS) {
+            rp__fj_eager(cs, op, was);
             rp__seg_append(st, op, RP_EAGER_WARMING_UP);
-        else
+        } else {
             rp__op_free(op);
+        }
         rp__hook_unlock(cs);
     }
     return rp__first_error(pre, rc);

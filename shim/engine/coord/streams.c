@@ -259,6 +259,7 @@ void rp__forget_ctx(rp_ctxstate *cs, enum rp_teardown how)
         }
     }
     cs->nstreams = kept;
+    memset(&cs->fjc, 0, sizeof cs->fjc); /* its stream records moved or went */
     if (how == RP_CTX_DIES && cs->priv) {
         rp__eng.drv->cuStreamDestroy_v2(cs->priv);
         cs->priv = NULL;

@@ -234,7 +234,7 @@ void rp__learn_boundary(rp_stream *st)
             st->learn.nbgap++;
     }
     rp_period *p = st->learn.per;
-    if (!p || !p->step || st->trace.nmembers) /* a fork/join run's start is align_fork_join's */
+    if (!p || !p->step)
         return;
     uint64_t d = p->step, at = (st->opno % d + d - p->base % d) % d;
     if (!at)
@@ -331,8 +331,19 @@ static void align_fork_join(rp_stream *st)
     st->learn.per_align = 0;
     st->learn.nocut_until = 0;
     /* Of the rooted starts, the one whose step waits on the fewest events
-     * recorded outside it (a replay needs those complete, or known to be). */
+     * recorded outside it (a replay needs those complete, or known to be);
+     * of those, the one a whole number of steps after the stream's last
+     * host boundary, if it is one: a loop begins after its setup's
+     * synchronization, and a step that ends at a read-back starts after
+     * it (as watch_period aligns a stream's own period). Otherwise the
+     * first in the window, whose place depends only on the op at which the
+     * period was accepted: a step PyTorch's `wait_stream` forks at its top
+     * (record on the main stream, the side stream waits) and joins in its
+     * middle is rooted at its top and at its join alike, and a step cut at
+     * the join meets the loop's read-back two ops in, every time. */
     size_t best = SIZE_MAX, best_ext = SIZE_MAX;
+    int best_at_boundary = 0;
+    uint64_t b = st->learn.boundary_opno;
     for (size_t j = 0; j < d; j++) {
         if (ops[j].stream != st->handle || !rp__ops_rooted(ops + j, d, 0, st->handle))
             continue;
@@ -345,8 +356,9 @@ static void align_fork_join(rp_stream *st)
                 r++;
             ext += r == k;
         }
-        if (ext < best_ext)
-            best = j, best_ext = ext;
+        int at_boundary = b && ops[j].opno >= b && (ops[j].opno - b) % d == 0;
+        if (ext < best_ext || (ext == best_ext && at_boundary && !best_at_boundary))
+            best = j, best_ext = ext, best_at_boundary = at_boundary;
     }
     if (best != SIZE_MAX)
         rp__period_align(st->learn.per, ops[best].opno);

@@ -385,18 +385,67 @@ CUresult rp__fj_after(rp_stream *st, const rp_seq *s, const rp_vals *v, CUstream
             rp__ev_rerecorded(SHADOW_EV(&s->fj.shadow[j]), gen, target);
 #undef SHADOW_EV
     if (s->fj.nside) {
-        st->fj.after_gen = gen;
-        st->fj.after_home = target;
+        rp__fj_stamp(cs, st, gen, target);
         st->fj.tail_ev = NULL; /* its work ends with a graph of ours */
         for (unsigned int i = 0; i < s->fj.nside; i++) {
             rp_stream *x = rp__stream_find(cs, s->fj.side[i]);
-            if (x) {
-                x->fj.after_gen = gen;
-                x->fj.after_home = target;
-            }
+            if (x)
+                rp__fj_stamp(cs, x, gen, target);
         }
     }
     return CUDA_SUCCESS;
+}
+
+void rp__fj_stamp(rp_ctxstate *cs, rp_stream *x, uint64_t gen, CUstream home)
+{
+    struct rp_fj_carry *c = &cs->fjc;
+    x->fj.after_gen = gen;
+    x->fj.after_home = home;
+    for (unsigned int i = 0; i < c->n; i++)
+        if (c->s[i] == x)
+            return;
+    /* Full: the oldest goes (its stamp holds, uncarried: conservative). */
+    if (c->n == RP_FJ_CARRY)
+        memmove(c->s, c->s + 1, --c->n * sizeof c->s[0]);
+    c->s[c->n++] = x;
+}
+
+void rp__fj_eager(rp_ctxstate *cs, const rp_op *op, uint64_t was)
+{
+    struct rp_fj_carry *c = &cs->fjc;
+    int evop = op->kind == RP_OP_EVREC || op->kind == RP_OP_EVWAIT;
+    if (!c->n && !evop && c->rec_gen != was)
+        return; /* nothing to carry or to stamp (every stamp lapses) */
+    /* Streams told apart by record, not handle: each thread's per-thread
+     * stream has the same one. This thread issued the op. */
+    const rp_stream *on = rp__stream_find(cs, op->stream);
+    uint64_t now = was + 1;
+    /* Nothing but this op reached any stream since `was`: the stamps at
+     * `was` of every other stream still hold (a stream's last work is
+     * what it was; an op on the legacy stream adds nothing to a blocking
+     * stream's, nor the reverse). Those that lapsed leave the list. */
+    unsigned int k = 0;
+    for (unsigned int i = 0; i < c->n; i++) {
+        rp_stream *x = c->s[i];
+        if (on && x != on && x->fj.after_gen == was) {
+            x->fj.after_gen = now;
+            c->s[k++] = x;
+        }
+    }
+    c->n = k;
+    int rec_holds = on && c->rec_gen == was && c->rec_st != on;
+    if (op->kind == RP_OP_EVWAIT && rec_holds && c->rec_ev == op->ev)
+        /* The record's stream has had nothing since it, and this stream
+         * now waits on it: all of that stream's work comes before this
+         * one's end. */
+        rp__fj_stamp(cs, c->rec_st, now, op->stream);
+    if (op->kind == RP_OP_EVREC && on) {
+        c->rec_st = (rp_stream *)on;
+        c->rec_ev = op->ev;
+        c->rec_gen = now;
+    } else if (rec_holds) {
+        c->rec_gen = now;
+    }
 }
 
 void rp__fj_track_begin(rp_fj_tails *tl, int on)
@@ -455,17 +504,14 @@ void rp__fj_tracked(rp_stream *st, const rp_fj_tails *tl, uint64_t gen)
      * end: as clean for the next replay as after one (rp__fj_ready). */
     for (size_t i = 0; i < tl->n; i++) {
         rp_stream *x = tl->t[i].joined ? rp__stream_find(st->cs, tl->t[i].h) : NULL;
-        if (x) {
-            x->fj.after_gen = gen;
-            x->fj.after_home = st->handle;
-        }
+        if (x)
+            rp__fj_stamp(st->cs, x, gen, st->handle);
     }
     /* The home stream's flushed work ending with a record: a sequence
      * whose side streams all begin by waiting on it may be replayed next
      * (rp__fj_ready). */
     if (tl->home.joined && tl->home.rec) {
-        st->fj.after_gen = gen;
-        st->fj.after_home = st->handle;
+        rp__fj_stamp(st->cs, st, gen, st->handle);
         st->fj.tail_ev = tl->home.rec;
     }
 }
