@@ -449,17 +449,14 @@ typedef struct rp_ctxstate {
                                until a replay sets it to the program's event (the
                                occurrence captured may have destroyed its own) */
     } fj;
-    /* The streams stamped clean for a fork/join replay (rp_stream.fj), so
-     * that an op issued eagerly on another stream carries their stamps
-     * over (rp__fj_eager), and the last record issued eagerly, for an eager
-     * wait on it to stamp its stream (seq/forkjoin.c). */
+    /* Streams stamped clean for a fork/join replay, carried over eager ops
+     * on other streams; the last eager record (seq/forkjoin.c, rp__fj_eager). */
 #define RP_FJ_CARRY 8
     struct rp_fj_carry {
-        rp_stream *s[RP_FJ_CARRY];
+        rp_stream *s[RP_FJ_CARRY], *rec_st;
         unsigned int n;
-        rp_stream *rec_st;  /* the last eager record: its stream, */
-        CUevent rec_ev;     /* its event, */
-        uint64_t rec_gen;   /* and rp__issued after it, carried like a stamp */
+        CUevent rec_ev;
+        uint64_t rec_gen;   /* rp__issued after the record, carried as a stamp */
     } fjc;
 } rp_ctxstate;
 
@@ -613,14 +610,7 @@ static inline int rp__stream_is_created(CUstream s)
  * boundary, a flush or replay, the end of a program's capture): a
  * fork/join replay's side stream whose fj.after_gen still matches has had
  * nothing issued on it since that replay's own wait. */
-static inline void rp__note_issue(void)
-{
-    atomic_fetch_add_explicit(&rp__eng.issued, 1, memory_order_relaxed);
-}
-/* The same, returning the count before this bump: with nothing else
- * issued meanwhile, the stamps (rp_stream.fj) at that count hold for what
- * this issue did not reach (rp__fj_eager). */
-static inline uint64_t rp__note_issue_was(void)
+static inline uint64_t rp__note_issue(void) /* the count before (rp__fj_eager) */
 {
     return atomic_fetch_add_explicit(&rp__eng.issued, 1, memory_order_relaxed);
 }

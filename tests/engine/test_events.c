@@ -1,7 +1,9 @@
 /* test_events.c - the table of the program's events (shim/engine/rec/events.c): what
  * the engine knows of each event decides whether its records and waits can
  * be ops of a run, and which run must end before anything else names it
- * (docs/engine.md, "Fork and join"). Each test states one rule. */
+ * (docs/engine.md, "Fork and join"); and what eager event ops tell of the
+ * streams a fork/join replay may run on (rp__fj_eager). Each test states
+ * one rule. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -11,6 +13,7 @@
 #include <string.h>
 
 #include "rec.h"
+#include "seq.h"
 
 /* The table counts a full table as a bound hit, with no context. */
 static uint64_t event_bound_hits(void)
@@ -163,6 +166,117 @@ static void test_a_full_table_leaves_the_rest_unknown(void **state)
         rp__ev_destroyed(ev(10000 + k));
 }
 
+/* ---- stamps of streams clean for a fork/join replay (rp__fj_eager) ----- */
+
+/* A context with a main stream and two side streams, none stamped; the
+ * context struct is large, so it is static. */
+static rp_ctxstate fj_cs;
+static rp_stream *fj_main, *fj_side, *fj_other;
+#define FJ_MAIN ((CUstream)0x5100)
+#define FJ_SIDE ((CUstream)0x5200)
+#define FJ_OTHER ((CUstream)0x5300)
+
+static void fj_setup(void)
+{
+    memset(&fj_cs, 0, sizeof fj_cs);
+    CUstream h[3] = {FJ_MAIN, FJ_SIDE, FJ_OTHER};
+    for (int i = 0; i < 3; i++) {
+        fj_cs.streams[i].used = 1;
+        fj_cs.streams[i].handle = h[i];
+        fj_cs.streams[i].cs = &fj_cs;
+    }
+    fj_cs.nstreams = 3;
+    fj_main = &fj_cs.streams[0], fj_side = &fj_cs.streams[1], fj_other = &fj_cs.streams[2];
+}
+
+/* One op issued eagerly when rp__issued was `was`. */
+static void fj_issue(rp_op_kind kind, CUstream on, CUevent e, uint64_t was)
+{
+    rp_op op;
+    memset(&op, 0, sizeof op);
+    op.kind = kind;
+    op.stream = on;
+    op.ev = e;
+    rp__fj_eager(&fj_cs, &op, was);
+}
+
+static int fj_clean_for(const rp_stream *x, uint64_t gen, CUstream home)
+{
+    return x->fj.after_gen == gen && x->fj.after_home == home;
+}
+
+/* PyTorch's main.wait_stream(side) between eager steps: the side stream's
+ * last op is the record the main stream then waits on, so the side
+ * stream is clean for a replay on the main stream, and stays so while
+ * only the main stream gets work. */
+static void test_an_eager_wait_on_the_last_record_stamps_its_stream(void **state)
+{
+    (void)state;
+    fj_setup();
+    fj_issue(RP_OP_KERNEL, FJ_SIDE, NULL, 10);
+    fj_issue(RP_OP_EVREC, FJ_SIDE, ev(1), 11);
+    assert_false(fj_clean_for(fj_side, 12, FJ_MAIN));
+    fj_issue(RP_OP_EVWAIT, FJ_MAIN, ev(1), 12);
+    assert_true(fj_clean_for(fj_side, 13, FJ_MAIN));
+    fj_issue(RP_OP_KERNEL, FJ_MAIN, NULL, 13);
+    fj_issue(RP_OP_KERNEL, FJ_OTHER, NULL, 14);
+    assert_true(fj_clean_for(fj_side, 15, FJ_MAIN));
+    /* Work on the side stream itself ends it. */
+    fj_issue(RP_OP_KERNEL, FJ_SIDE, NULL, 15);
+    assert_false(fj_clean_for(fj_side, 16, FJ_MAIN));
+    fj_issue(RP_OP_KERNEL, FJ_MAIN, NULL, 16);
+    assert_false(fj_clean_for(fj_side, 17, FJ_MAIN));
+}
+
+/* The side stream had work after its record: the wait on that record
+ * leaves its later work unordered, so it is not stamped. */
+static void test_work_after_the_record_leaves_the_stream_unstamped(void **state)
+{
+    (void)state;
+    fj_setup();
+    fj_issue(RP_OP_EVREC, FJ_SIDE, ev(1), 20);
+    fj_issue(RP_OP_KERNEL, FJ_SIDE, NULL, 21);
+    fj_issue(RP_OP_EVWAIT, FJ_MAIN, ev(1), 22);
+    assert_false(fj_clean_for(fj_side, 23, FJ_MAIN));
+}
+
+/* Anything else issued between (a boundary, another thread's call: the
+ * count moved by more than the eager ops seen) ends every stamp, and
+ * keeps a record from stamping its stream. */
+static void test_an_issue_not_seen_ends_the_stamps(void **state)
+{
+    (void)state;
+    fj_setup();
+    fj_issue(RP_OP_EVREC, FJ_SIDE, ev(1), 30);
+    fj_issue(RP_OP_EVWAIT, FJ_MAIN, ev(1), 32); /* 31 was someone else's */
+    assert_false(fj_clean_for(fj_side, 33, FJ_MAIN));
+    fj_issue(RP_OP_EVREC, FJ_SIDE, ev(2), 33);
+    fj_issue(RP_OP_EVWAIT, FJ_MAIN, ev(2), 34);
+    assert_true(fj_clean_for(fj_side, 35, FJ_MAIN));
+    fj_issue(RP_OP_KERNEL, FJ_MAIN, NULL, 36); /* 35 was someone else's */
+    assert_false(fj_clean_for(fj_side, 37, FJ_MAIN));
+    assert_int_equal(fj_side->fj.after_gen, 35);
+}
+
+/* A wait on another event, or the record's own stream waiting on it,
+ * stamps nothing; a later record of the same event elsewhere is the one
+ * a wait stands behind. */
+static void test_only_a_wait_on_that_record_from_another_stream_stamps(void **state)
+{
+    (void)state;
+    fj_setup();
+    fj_issue(RP_OP_EVREC, FJ_SIDE, ev(1), 40);
+    fj_issue(RP_OP_EVWAIT, FJ_MAIN, ev(2), 41);
+    assert_int_equal(fj_side->fj.after_gen, 0);
+    fj_issue(RP_OP_EVWAIT, FJ_SIDE, ev(1), 42);
+    assert_int_equal(fj_side->fj.after_gen, 0);
+    fj_issue(RP_OP_EVREC, FJ_SIDE, ev(3), 43);
+    fj_issue(RP_OP_EVREC, FJ_OTHER, ev(3), 44);
+    fj_issue(RP_OP_EVWAIT, FJ_MAIN, ev(3), 45);
+    assert_int_equal(fj_side->fj.after_gen, 0);
+    assert_true(fj_clean_for(fj_other, 46, FJ_MAIN));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -172,6 +286,10 @@ int main(void)
         cmocka_unit_test(test_another_contexts_run_must_settle_it_first),
         cmocka_unit_test(test_a_replays_record_is_remembered),
         cmocka_unit_test(test_a_full_table_leaves_the_rest_unknown),
+        cmocka_unit_test(test_an_eager_wait_on_the_last_record_stamps_its_stream),
+        cmocka_unit_test(test_work_after_the_record_leaves_the_stream_unstamped),
+        cmocka_unit_test(test_an_issue_not_seen_ends_the_stamps),
+        cmocka_unit_test(test_only_a_wait_on_that_record_from_another_stream_stamps),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

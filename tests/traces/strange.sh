@@ -25,7 +25,7 @@ asan=
 # every run), beside committed ones of events, graphs, launch attributes and
 # recorded data.
 fails=0 replays=0 completed=0 stopped=0
-for t in "$src/tests/traces/regressions/threads-ctx.rptrace" "$src/tests/traces/forkjoin.rptrace" "$src/tests/traces/selfcapture.rptrace" \
+for t in "$src/tests/traces/threads-ctx.rptrace" "$src/tests/traces/forkjoin.rptrace" "$src/tests/traces/selfcapture.rptrace" \
     "$src/tests/traces/attrs.rptrace" "$src/tests/traces/pageable-data.rptrace"; do
     size=$("$mut" "$t" size) || exit 1
     # About 24 places a trace, unless asked for a stride.

@@ -174,7 +174,7 @@ int rp__capturable(CUstream s, int ptsz, rp_op *op, rp_ctxstate **pcs, rp_stream
  * (a failed call joins nothing). Unlocks cs. */
 CUresult rp__eager_done(rp_ctxstate *cs, rp_stream *st, rp_op *op, CUresult pre, CUresult rc)
 {
-    uint64_t was = rp__note_issue_was();
+    uint64_t was = rp__note_issue();
     if (cs) {
         if (st && rc == CUDA_SUCCESS) {
             rp__fj_eager(cs, op, was);
