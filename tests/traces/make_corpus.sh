@@ -32,5 +32,6 @@ threads|threads 30 4 steady|
 selfcapture|selfcapture 24|
 pageable-data|pageable 16|REPRISE_TRACE_DATA=1
 attrs|attrs 60|
+threads-ctx|threads 3 3 ctx|
 LIST
 rm -f "/tmp/make_corpus.$$.json"
