@@ -177,6 +177,37 @@ static void enc_graph(struct tr_call *c, const uint64_t *a)
     rp__tr_call_end(p);
 }
 
+/* A context's destroy on this thread whose context the recorder forgot as
+ * the call began (rp__tr_before): its id then, for the record. */
+static _Thread_local uint32_t tr_dying;
+static _Thread_local bool tr_dying_set;
+
+void rp__tr_before_slow(enum rp__entry e, const uint64_t *a)
+{
+    if (rp__tr_families[e] != RP_TRF_CTX_DESTROY)
+        return;
+    tr_dying_set = false;
+    int saved = errno;
+    rp__tr_lock();
+    uint32_t v = W.open ? rp__tr_map_get(&W.ctxs, a[0]) : 0;
+    if (v) {
+        /* The driver gives the context's handles back during the call, and
+         * another thread may be handed them for objects of its own before
+         * this call returns and is recorded: were they still mapped then,
+         * that thread's calls would be recorded against this context's
+         * dead objects (a launch on a stream of a context the replay has
+         * not destroyed yet: CUDA_ERROR_INVALID_HANDLE). So they are
+         * forgotten now. A destroy that then fails leaves its context's
+         * live objects to be defined again at their next sight. */
+        tr_dying = v - 1;
+        tr_dying_set = true;
+        rp__tr_ctx_gone(tr_dying);
+        rp__tr_map_del(&W.ctxs, a[0]);
+    }
+    rp__tr_unlock();
+    errno = saved;
+}
+
 static void enc_ctx(struct tr_call *c, const uint64_t *a)
 {
     uint32_t id = 0;
@@ -199,6 +230,11 @@ static void enc_ctx(struct tr_call *c, const uint64_t *a)
         }
         break;
     case RP_TRF_CTX_DESTROY:
+        if (tr_dying_set) { /* forgotten as the call began */
+            id = tr_dying;
+            tr_dying_set = false;
+            break;
+        }
         id = rp__tr_ctx((CUcontext)(uintptr_t)a[0], false);
         if (c->ok) {
             /* Its handles and its own may come back for other objects. */

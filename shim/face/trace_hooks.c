@@ -2,7 +2,8 @@
  * installation in front of the core table (docs/trace.md).
  *
  * Each hook takes the call's place in the order calls began (one atomic
- * counter), calls what the core held before it (the engine's hook, the
+ * counter), tells the recorder a context's destroy is beginning
+ * (rp__tr_before), calls what the core held before it (the engine's hook, the
  * cuGetProcAddress hook or the driver), then hands the recorder the entry,
  * the result, the time the call began, its place and its arguments as
  * words. The hook
@@ -27,8 +28,9 @@ struct rp__driver rp__tr_next;
             return rp__tr_next.name args;                                       \
         uint64_t t0_ = rp__tr_ticks();                                          \
         uint64_t q_ = atomic_fetch_add_explicit(&rp__tr_seq, 1, memory_order_relaxed); \
-        CUresult r_ = rp__tr_next.name args;                                    \
         const uint64_t a_[] = {0 RP_TFE_LIST(TR_WORD, args)};                   \
+        rp__tr_before(RP_E_##name, a_ + 1);                                     \
+        CUresult r_ = rp__tr_next.name args;                                    \
         rp__tr_record(RP_E_##name, r_, t0_, q_, a_ + 1);                        \
         return r_;                                                              \
     }
