@@ -450,13 +450,13 @@ typedef struct rp_ctxstate {
                                occurrence captured may have destroyed its own) */
     } fj;
     /* Streams stamped clean for a fork/join replay, carried over eager ops
-     * on other streams; the last eager record (seq/forkjoin.c, rp__fj_eager). */
+     * on other streams; streams whose last eager op records an event
+     * (seq/forkjoin.c, rp__fj_eager). */
 #define RP_FJ_CARRY 8
     struct rp_fj_carry {
-        rp_stream *s[RP_FJ_CARRY], *rec_st;
-        unsigned int n;
-        CUevent rec_ev;
-        uint64_t rec_gen;   /* rp__issued after the record, carried as a stamp */
+        rp_stream *s[RP_FJ_CARRY];
+        unsigned int n, nt;
+        struct { rp_stream *st; CUevent ev; uint64_t gen; } t[RP_FJ_CARRY];
     } fjc;
 } rp_ctxstate;
 

@@ -182,9 +182,9 @@ static void enc_graph(struct tr_call *c, const uint64_t *a)
 static _Thread_local uint32_t tr_dying;
 static _Thread_local bool tr_dying_set;
 
-void rp__tr_before_slow(enum rp__entry e, const uint64_t *a)
+void rp__tr_before(enum rp__entry e, const uint64_t *a)
 {
-    if (rp__tr_families[e] != RP_TRF_CTX_DESTROY)
+    if (RP_LIKELY(rp__tr_families[e] != RP_TRF_CTX_DESTROY))
         return;
     tr_dying_set = false;
     int saved = errno;

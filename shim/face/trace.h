@@ -9,7 +9,6 @@
 #define RP_TRACE_H
 
 #include "core.h"
-#include "tracefmt.h"
 
 /* Open the trace REPRISE_TRACE names (%p, %h, %r expanded as for the stats)
  * and install the recording hooks in front of every member of `core`, which
@@ -48,14 +47,8 @@ extern _Atomic uint64_t rp__tr_seq;
 void rp__tr_record(enum rp__entry id, CUresult r, uint64_t t0, uint64_t seq, const uint64_t *a);
 
 /* Before a call of entry `id` (arguments as for rp__tr_record) goes on:
- * a context's destroy is recorded as having begun (trace.c). */
-extern const unsigned char rp__tr_families[RP_E_COUNT];
-void rp__tr_before_slow(enum rp__entry id, const uint64_t *a);
-static inline void rp__tr_before(enum rp__entry id, const uint64_t *a)
-{
-    if (RP_UNLIKELY(rp__tr_families[id] == RP_TRF_CTX_DESTROY))
-        rp__tr_before_slow(id, a);
-}
+ * a context's destroy is recorded as having begun. */
+void rp__tr_before(enum rp__entry id, const uint64_t *a);
 
 /* Put the hooks in front of every non-NULL member of core (trace_hooks.c). */
 void rp__tr_install(struct rp__driver *core);

@@ -277,6 +277,30 @@ static void test_only_a_wait_on_that_record_from_another_stream_stamps(void **st
     assert_true(fj_clean_for(fj_other, 46, FJ_MAIN));
 }
 
+/* A join of two side streams (forkjoin's step: each side stream records
+ * its event last, the main stream waits on both): both are stamped, each
+ * by the wait on its own record; a side stream that then waits itself has
+ * a new last op, and a wait on its record stamps it no more. */
+static void test_a_join_of_two_side_streams_stamps_both(void **state)
+{
+    (void)state;
+    fj_setup();
+    fj_issue(RP_OP_KERNEL, FJ_SIDE, NULL, 50);
+    fj_issue(RP_OP_EVREC, FJ_SIDE, ev(1), 51);
+    fj_issue(RP_OP_KERNEL, FJ_OTHER, NULL, 52);
+    fj_issue(RP_OP_EVREC, FJ_OTHER, ev(2), 53);
+    fj_issue(RP_OP_EVWAIT, FJ_MAIN, ev(1), 54);
+    fj_issue(RP_OP_EVWAIT, FJ_MAIN, ev(2), 55);
+    fj_issue(RP_OP_KERNEL, FJ_MAIN, NULL, 56);
+    assert_true(fj_clean_for(fj_side, 57, FJ_MAIN));
+    assert_true(fj_clean_for(fj_other, 57, FJ_MAIN));
+    fj_setup();
+    fj_issue(RP_OP_EVREC, FJ_SIDE, ev(1), 60);
+    fj_issue(RP_OP_EVWAIT, FJ_SIDE, ev(3), 61);
+    fj_issue(RP_OP_EVWAIT, FJ_MAIN, ev(1), 62);
+    assert_int_equal(fj_side->fj.after_gen, 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -290,6 +314,7 @@ int main(void)
         cmocka_unit_test(test_work_after_the_record_leaves_the_stream_unstamped),
         cmocka_unit_test(test_an_issue_not_seen_ends_the_stamps),
         cmocka_unit_test(test_only_a_wait_on_that_record_from_another_stream_stamps),
+        cmocka_unit_test(test_a_join_of_two_side_streams_stamps_both),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

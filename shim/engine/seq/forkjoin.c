@@ -414,11 +414,11 @@ void rp__fj_eager(rp_ctxstate *cs, const rp_op *op, uint64_t was)
 {
     struct rp_fj_carry *c = &cs->fjc;
     int evop = op->kind == RP_OP_EVREC || op->kind == RP_OP_EVWAIT;
-    if (!c->n && !evop && c->rec_gen != was)
-        return; /* nothing to carry or to stamp (every stamp lapses) */
+    if (!c->n && !c->nt && !evop)
+        return; /* nothing to carry or to stamp */
     /* Streams told apart by record, not handle: each thread's per-thread
      * stream has the same one. This thread issued the op. */
-    const rp_stream *on = rp__stream_find(cs, op->stream);
+    rp_stream *on = rp__stream_find(cs, op->stream);
     uint64_t now = was + 1;
     /* Nothing but this op reached any stream since `was`: the stamps at
      * `was` of every other stream still hold (a stream's last work is
@@ -433,18 +433,31 @@ void rp__fj_eager(rp_ctxstate *cs, const rp_op *op, uint64_t was)
         }
     }
     c->n = k;
-    int rec_holds = on && c->rec_gen == was && c->rec_st != on;
-    if (op->kind == RP_OP_EVWAIT && rec_holds && c->rec_ev == op->ev)
-        /* The record's stream has had nothing since it, and this stream
-         * now waits on it: all of that stream's work comes before this
-         * one's end. */
-        rp__fj_stamp(cs, c->rec_st, now, op->stream);
-    if (op->kind == RP_OP_EVREC && on) {
-        c->rec_st = (rp_stream *)on;
-        c->rec_ev = op->ev;
-        c->rec_gen = now;
-    } else if (rec_holds) {
-        c->rec_gen = now;
+    /* The streams whose last op records an event, likewise; a record of
+     * the same event elsewhere makes theirs no longer its latest. */
+    k = 0;
+    for (unsigned int i = 0; i < c->nt; i++) {
+        if (!on || c->t[i].st == on || c->t[i].gen != was ||
+            (op->kind == RP_OP_EVREC && c->t[i].ev == op->ev))
+            continue;
+        c->t[k] = c->t[i];
+        c->t[k++].gen = now;
+    }
+    c->nt = k;
+    if (!on)
+        return;
+    if (op->kind == RP_OP_EVWAIT) {
+        /* A stream whose last op records this event, with nothing on it
+         * since: all of its work comes before this stream's end. */
+        for (unsigned int i = 0; i < c->nt; i++)
+            if (c->t[i].ev == op->ev)
+                rp__fj_stamp(cs, c->t[i].st, now, op->stream);
+    } else if (op->kind == RP_OP_EVREC) {
+        if (c->nt == RP_FJ_CARRY) /* full: the oldest goes */
+            memmove(c->t, c->t + 1, --c->nt * sizeof c->t[0]);
+        c->t[c->nt].st = on;
+        c->t[c->nt].ev = op->ev;
+        c->t[c->nt++].gen = now;
     }
 }
 

@@ -237,10 +237,11 @@ void rp__fj_stamp(rp_ctxstate *cs, rp_stream *x, uint64_t gen, CUstream home);
 /* An op issued eagerly, on op->stream; `was`: rp__issued just before that
  * issue counted it (which made it was + 1). A stream stamped clean at
  * `was` other than op's stays clean (nothing reached it); an eager wait on
- * the record issued last, on another stream that has had nothing since,
- * stamps that stream clean for the waiting one: PyTorch's `wait_stream`
- * between two eager steps leaves the side stream ordered before the main
- * stream as a flush that ended so does (rp__fj_tracked). */
+ * an event whose latest record is the last op of another stream, with
+ * nothing issued anywhere but eager ops on other streams since, stamps
+ * that stream clean for the waiting one: PyTorch's `wait_stream` between
+ * two eager steps, or a join of several side streams, leaves them ordered
+ * before the main stream as a flush that ended so does (rp__fj_tracked). */
 void rp__fj_eager(rp_ctxstate *cs, const rp_op *op, uint64_t was);
 void rp__fj_track_begin(rp_fj_tails *tl, int on);
 void rp__fj_track(const rp_stream *st, rp_fj_tails *tl, const rp_op *op);
