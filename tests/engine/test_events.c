@@ -197,6 +197,7 @@ static void fj_issue(rp_op_kind kind, CUstream on, CUevent e, uint64_t was)
     op.kind = kind;
     op.stream = on;
     op.ev = e;
+    op.sid = (uint16_t)(rp__stream_find(&fj_cs, on) - fj_cs.streams + 1); /* as coord/ numbers it */
     rp__fj_eager(&fj_cs, &op, was);
 }
 

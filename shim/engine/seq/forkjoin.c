@@ -416,9 +416,12 @@ void rp__fj_eager(rp_ctxstate *cs, const rp_op *op, uint64_t was)
     int evop = op->kind == RP_OP_EVREC || op->kind == RP_OP_EVWAIT;
     if (!c->n && !c->nt && !evop)
         return; /* nothing to carry or to stamp */
-    /* Streams told apart by record, not handle: each thread's per-thread
-     * stream has the same one. This thread issued the op. */
-    rp_stream *on = rp__stream_find(cs, op->stream);
+    /* Streams told apart by record, not handle (each thread's per-thread
+     * stream has the same one): the op's, whose slot the coordinator
+     * numbered it by as it recorded it (rp_op.sid), under the same lock. */
+    rp_stream *on = NEVER(!op->sid || op->sid > cs->nstreams) ? NULL : &cs->streams[op->sid - 1];
+    if (on && NEVER(!on->used || on->handle != op->stream))
+        on = NULL; /* nothing is concluded */
     uint64_t now = was + 1;
     /* Nothing but this op reached any stream since `was`: the stamps at
      * `was` of every other stream still hold (a stream's last work is
