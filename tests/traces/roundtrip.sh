@@ -19,13 +19,17 @@
 # are compared on it, since the engine changes how threads interleave.)
 #
 # usage: roundtrip.sh [--sanitized] [--asan-runtime LIB] [--env NAME=VALUE]...
-#            [--tolerance T] [--trace-data] [--keep DIR] BUILD_DIR -- APP ARGS...
+#            [--tolerance T] [--order entered] [--trace-data] [--keep DIR]
+#            BUILD_DIR -- APP ARGS...
 # --env sets a variable in every run (CPUCUDA_DELAY_US, an engine bound),
 # --replay-env in the replays only (CPUCUDA_DEVICES=2 for a program that
 # sets it itself); --live-runs K runs the program K times live (default 3)
 # and compares the replay's share with the range of theirs, widened by the
 # tolerance: where the live share itself varies from run to run (threads,
-# timing), one live run is no yardstick; --no-share REASON checks the
+# timing), one live run is no yardstick; --order entered replays the
+# live run's trace in the order its calls began (`reprise replay --order`),
+# for a program whose threads race calls the engine acts on as they begin
+# (docs/trace.md, "What a replay does not reproduce"); --no-share REASON checks the
 # digests only and says why the shares are not compared (docs/trace.md,
 # "What a replay does not reproduce"); --trace-data records the bytes of
 # host-to-device copies (REPRISE_TRACE_DATA=1) and has the fidelity digests
@@ -42,6 +46,7 @@ live_runs=3
 no_share=
 keep=
 data=
+order=
 while [ $# -gt 0 ]; do
     case $1 in
         --sanitized) sanitized=1; shift ;;
@@ -51,6 +56,7 @@ while [ $# -gt 0 ]; do
         --tolerance) tolerance=$2; shift 2 ;;
         --live-runs) live_runs=$2; shift 2 ;;
         --no-share) no_share=$2; live_runs=1; shift 2 ;;
+        --order) order="--order $2"; shift 2 ;;
         --trace-data) data="REPRISE_TRACE_DATA=1 CPUCUDA_FIDELITY_DATA=1"; shift ;;
         --keep) keep=$2; shift 2 ;;
         *) break ;;
@@ -131,7 +137,7 @@ replay() {
     [ "$1" = shim ] && stats="--stats $work/$2.json"
     # shellcheck disable=SC2086
     env LD_LIBRARY_PATH="$driver_dir" CPUCUDA_STATS="$work/$2.drv.json" $asan $extra_env $replay_env $data \
-        "$cmd" replay "$work/t.trace" --"$1" --driver "$driver" --strict $stats \
+        "$cmd" replay "$work/t.trace" --"$1" $order --driver "$driver" --strict $stats \
         >"$work/$2.out" 2>"$work/$2.err"
     rc=$?
     if [ $rc -ne 0 ]; then
