@@ -19,17 +19,18 @@
 # are compared on it, since the engine changes how threads interleave.)
 #
 # usage: roundtrip.sh [--sanitized] [--asan-runtime LIB] [--env NAME=VALUE]...
-#            [--tolerance T] [--order entered] [--trace-data] [--keep DIR]
+#            [--tolerance T] [--order entered|returned] [--trace-data] [--keep DIR]
 #            BUILD_DIR -- APP ARGS...
 # --env sets a variable in every run (CPUCUDA_DELAY_US, an engine bound),
 # --replay-env in the replays only (CPUCUDA_DEVICES=2 for a program that
 # sets it itself); --live-runs K runs the program K times live (default 3)
 # and compares the replay's share with the range of theirs, widened by the
 # tolerance: where the live share itself varies from run to run (threads,
-# timing), one live run is no yardstick; --order entered replays the
-# live run's trace in the order its calls began (`reprise replay --order`),
-# for a program whose threads race calls the engine acts on as they begin
-# (docs/trace.md, "What a replay does not reproduce"); --no-share REASON checks the
+# timing), one live run is no yardstick; the live run's trace is replayed
+# in the order its calls began (`reprise replay --order entered`), the
+# order the engine met them in (a boundary acts as its call begins), unless
+# --order returned says otherwise (docs/trace.md, "What a replay does not
+# reproduce"); --no-share REASON checks the
 # digests only and says why the shares are not compared (docs/trace.md,
 # "What a replay does not reproduce"); --trace-data records the bytes of
 # host-to-device copies (REPRISE_TRACE_DATA=1) and has the fidelity digests
@@ -46,7 +47,7 @@ live_runs=3
 no_share=
 keep=
 data=
-order=
+order="--order entered"
 while [ $# -gt 0 ]; do
     case $1 in
         --sanitized) sanitized=1; shift ;;
