@@ -301,12 +301,12 @@ typedef struct rp_stream {
         rp_seq *hint;       /* the sequence replayed last here, while hint_gone is
                                its context's seqs_gone (no sequence went since) */
         uint64_t hint_gone;
-        /* The fast path's launches with volatile fields are deferred with
-         * their parameters here (the ops borrow them: a flush copies them),
-         * at the sequence's offsets (rp_seq.match.poff): every op so deferred
-         * is of the one candidate, so nothing points in here when it grows. */
+        /* The fast path's launches with volatile fields keep their values here
+         * (borrowed: a flush copies them), at the borrowed sequence's offsets
+         * (rp_seq.match.poff); once records written down point in (arena_held),
+         * it is not grown or filled for another sequence until none is held. */
         uint8_t *arena;
-        size_t arena_cap;
+        size_t arena_cap, arena_held;
         /* The sequence whose ops' values fill the arena (rp_seq.match.gen, 0:
          * none yet) from its records (arena_ops: its entry's, which a new
          * copy replaces): every launch then writes only its op's geometry

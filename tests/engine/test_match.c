@@ -583,6 +583,105 @@ static void an_exact_variant_left_for_a_sequence_with_updates_is_counted_passed_
     assert_int_equal(x->passed_over, 1);
 }
 
+/* A launch (through cuLaunchKernel, the test's geometry) of kernel k. */
+static rp_launch launch_of(int k)
+{
+    static void *args[] = {&buf, &count};
+    rp_launch l = {K(k), {1, 1, 1}, {32, 1, 1}, 0, S_NONBLOCK, args, NULL, NULL, 0};
+    return l;
+}
+
+/* Several candidates alike so far (a generate() step's sequences that part
+ * only late): the fast path follows them all with no record, borrowing one
+ * candidate's ops, as long as every candidate's next op is the launch and
+ * none ends with it; where one leaves, the general path writes the
+ * borrowed ops down and narrows as ever, and the one left goes on. */
+static void several_candidates_alike_so_far_are_followed_without_records(void **state)
+{
+    (void)state;
+    rp_seq *a = make_seq((const int[]){1, 2, 3, 4, 5, 0}, S_NONBLOCK);
+    rp_seq *b = make_seq((const int[]){1, 2, 3, 6, 7, 0}, S_NONBLOCK);
+    assert_int_equal(offer(1), RP_OFFER_DEFERRED);
+    assert_int_equal(st->match.ncand, 2);
+    assert_int_equal(rp__match_launch(st, S_NONBLOCK, launch_of(2), RP_E_cuLaunchKernel),
+                     RP_OFFER_DEFERRED);
+    assert_int_equal(rp__match_launch(st, S_NONBLOCK, launch_of(3), RP_E_cuLaunchKernel),
+                     RP_OFFER_DEFERRED);
+    assert_int_equal(st->match.ndef, 3);
+    assert_int_equal(st->match.ncand, 2);
+    assert_non_null(st->match.borrowed_seq);
+    assert_int_equal(st->match.borrowed_from, 1);
+    /* k6 is a's op no longer: not the fast path's, nothing done. */
+    assert_int_equal(rp__match_launch(st, S_NONBLOCK, launch_of(6), RP_E_cuLaunchKernel),
+                     RP_OFFER_EAGER);
+    assert_int_equal(st->match.ndef, 3);
+    assert_int_equal(offer(6), RP_OFFER_DEFERRED); /* the general path: a leaves */
+    assert_null(st->match.borrowed_seq); /* written down */
+    assert_int_equal(st->match.ncand, 1);
+    assert_ptr_equal(st->match.cand[0], b);
+    for (size_t i = 0; i < 3; i++) /* written down as launched */
+        assert_ptr_equal(st->match.def[i].func, K(i + 1));
+    assert_int_equal(rp__match_launch(st, S_NONBLOCK, launch_of(7), RP_E_cuLaunchKernel),
+                     RP_OFFER_COMPLETE);
+    struct rp_resolved r = resolve();
+    assert_ptr_equal(r.replayed, b);
+    assert_int_equal(r.nflushed, 0);
+    assert_string_equal(log_, "graph5@N"); /* b's 5 ops */
+    assert_int_equal(a->divergences, 1);
+    assert_int_equal(a->pins, 0);
+    assert_int_equal(b->pins, 0);
+}
+
+/* What the fast path held for several candidates is flushed, when they
+ * all diverge, as the program launched it: in order, every op once. */
+static void a_divergence_of_several_candidates_flushes_what_the_fast_path_held(void **state)
+{
+    (void)state;
+    rp_seq *a = make_seq((const int[]){1, 2, 3, 9, 0}, S_NONBLOCK);
+    rp_seq *b = make_seq((const int[]){1, 2, 3, 8, 0}, S_NONBLOCK);
+    assert_int_equal(offer(1), RP_OFFER_DEFERRED);
+    assert_int_equal(rp__match_launch(st, S_NONBLOCK, launch_of(2), RP_E_cuLaunchKernel),
+                     RP_OFFER_DEFERRED);
+    assert_int_equal(rp__match_launch(st, S_NONBLOCK, launch_of(3), RP_E_cuLaunchKernel),
+                     RP_OFFER_DEFERRED);
+    assert_int_equal(offer(5), RP_OFFER_RESOLVE);
+    struct rp_resolved r = resolve();
+    assert_null(r.replayed);
+    assert_int_equal(r.nflushed, 3);
+    assert_string_equal(log_, "k1@N k2@N k3@N");
+    assert_int_equal(a->pins + b->pins, 0);
+    assert_int_equal(a->flushes + b->flushes, 2);
+}
+
+/* A candidate that ends with the launch is the general path's (the
+ * longest complete one wins: note_complete); the longer one then goes on
+ * alone on the fast path, and when it completes too, the shorter one that
+ * completed first is let go (its pin: a sequence pinned for ever is never
+ * evicted). */
+static void a_shorter_candidate_completing_leaves_the_longer_to_the_fast_path(void **state)
+{
+    (void)state;
+    rp_seq *shorter = make_seq((const int[]){1, 2, 3, 0}, S_NONBLOCK);
+    rp_seq *longer = make_seq((const int[]){1, 2, 3, 4, 5, 0}, S_NONBLOCK);
+    assert_int_equal(offer(1), RP_OFFER_DEFERRED);
+    assert_int_equal(rp__match_launch(st, S_NONBLOCK, launch_of(2), RP_E_cuLaunchKernel),
+                     RP_OFFER_DEFERRED);
+    assert_int_equal(rp__match_launch(st, S_NONBLOCK, launch_of(3), RP_E_cuLaunchKernel),
+                     RP_OFFER_EAGER); /* the shorter one would end with it */
+    assert_int_equal(offer(3), RP_OFFER_DEFERRED);
+    assert_ptr_equal(st->match.complete, shorter);
+    assert_int_equal(st->match.ncand, 1);
+    assert_int_equal(rp__match_launch(st, S_NONBLOCK, launch_of(4), RP_E_cuLaunchKernel),
+                     RP_OFFER_DEFERRED);
+    assert_int_equal(rp__match_launch(st, S_NONBLOCK, launch_of(5), RP_E_cuLaunchKernel),
+                     RP_OFFER_COMPLETE);
+    assert_ptr_equal(st->match.complete, longer);
+    assert_int_equal(shorter->pins, 0);
+    assert_ptr_equal(resolve().replayed, longer);
+    assert_int_equal(longer->pins, 0);
+    assert_string_equal(log_, "graph5@N");
+}
+
 int main(void)
 {
 #define T(name) cmocka_unit_test_setup_teardown(name, setup, teardown)
@@ -592,6 +691,9 @@ int main(void)
         T(a_divergence_another_sequence_takes_sends_nothing_eager),
         T(the_longest_complete_candidate_is_replayed),
         T(a_sequence_is_pinned_while_a_stream_matches_against_it),
+        T(several_candidates_alike_so_far_are_followed_without_records),
+        T(a_divergence_of_several_candidates_flushes_what_the_fast_path_held),
+        T(a_shorter_candidate_completing_leaves_the_longer_to_the_fast_path),
         T(the_fast_path_follows_the_one_candidate_and_its_hint_dies_with_any_sequence),
         T(a_sequence_of_another_stream_is_no_candidate),
         T(the_fast_path_takes_no_launch_or_op_with_launch_attributes),

@@ -71,6 +71,7 @@ static void write_down(rp_stream *st)
             const uint8_t *a = arena_of(st, s, i);
             memcpy(d->grid, a, 7 * sizeof(unsigned int));
             d->params = d->param_bytes ? (uint8_t *)a + RP_ARENA_GEOMETRY : NULL;
+            st->match.arena_held = 1; /* until the stream holds nothing */
         }
     }
 }
@@ -185,7 +186,11 @@ void rp__match_resolve(rp_stream *st, CUstream target, struct rp_resolved *out)
         return;
     }
     /* Ops the fast path deferred are written down only if they are flushed
-     * (they are kernels: the replay reads no record of theirs). */
+     * (they are kernels: the replay reads no record of theirs), or if
+     * another sequence than the one they were borrowed from completed (a
+     * match of several candidates: rp__match_several). */
+    if (st->match.borrowed_seq && st->match.complete && st->match.borrowed_seq != st->match.complete)
+        write_down(st);
     size_t written = st->match.borrowed_seq ? st->match.borrowed_from : st->match.ndef;
     rp_ctxstate *cs = st->cs;
     uint64_t gen = rp__issued();
@@ -312,6 +317,7 @@ void rp__match_resolve(rp_stream *st, CUstream target, struct rp_resolved *out)
     out->flushed = st->match.def;
     out->nflushed = kept;
     st->match.ndef = 0;
+    st->match.arena_held = 0; /* the flushed records own their values */
     unpin_all(st);
     destroy_deferred(st);
 }
@@ -329,6 +335,8 @@ int rp__match_part(rp_stream *st, CUstream target)
     }
     if (!c)
         return 0;
+    if (st->match.borrowed_seq && st->match.borrowed_seq != c)
+        write_down(st); /* borrowed from another candidate: c reads records */
     enum rp_replay_step failed = RP_STEP_LAUNCH;
     CUresult after_err = CUDA_SUCCESS;
     rp_vals v = {st->match.def, st->match.borrowed_seq, st->match.borrowed_from,
@@ -486,15 +494,16 @@ enum rp_offer rp__match_offer(rp_stream *st, rp_op *op)
 
 /* The fast path at op k of a candidate with volatile fields (op k's may be
  * none): the launch must equal the sequence's op outside them (as
- * rp__op_match_masked says of records), compared by its image (fast.c).
- * Its geometry and volatile parameters go to the stream's arena, which
- * holds the sequence's bytes (padding zeroed) everywhere else
- * (arena_fill): the update, or, if it is flushed, its record's values
- * (write_down). Returns 0 when it does not match. */
-static int match_masked(rp_stream *st, rp_seq *s, size_t k, const rp_launch *l)
+ * rp__op_match_masked says of records), compared by its image (fast.c)
+ * (masked_same: nothing written). For the borrowed sequence, its geometry
+ * and volatile parameters then go to the stream's arena, which holds the
+ * sequence's bytes (padding zeroed) everywhere else (arena_fill): the
+ * update, or, if it is flushed, its record's values (write_down)
+ * (match_masked). Return 0 when it does not match. */
+static inline __attribute__((always_inline)) int masked_same(const rp_stream *st, rp_seq *s,
+                                                              size_t k, const rp_launch *l)
 {
     const rp_op *want = &s->det->ops[k];
-    const rp_param_layout *L = s->lay[k];
     uint64_t m = s->vmask[k];
     rp_fast *fo = &s->match.fast[k]; /* the caller saw its function */
     if (RP_UNLIKELY(fo->vm != m))
@@ -513,8 +522,15 @@ static int match_masked(rp_stream *st, rp_seq *s, size_t k, const rp_launch *l)
             (!rp__geometry_within(want->grid, l->grid) && !rp__rec_launch_fits(st->cs, want, want, l->grid)))
             return 0;
     }
-    if (!rp__fast_params_in(fo, l->kp, want->params))
+    return rp__fast_params_in(fo, l->kp, want->params);
+}
+
+static int match_masked(rp_stream *st, rp_seq *s, size_t k, const rp_launch *l)
+{
+    if (!masked_same(st, s, k, l))
         return 0;
+    const rp_param_layout *L = s->lay[k];
+    uint64_t m = s->vmask[k];
     uint8_t *a = arena_of(st, s, k);
     memcpy(a, l->grid, 7 * sizeof(unsigned int));
     /* Its volatile parameters, copied (the arena holds the sequence's
@@ -548,11 +564,16 @@ static void arena_fill(rp_stream *st, const rp_seq *s)
     st->match.arena_ops = e->ops;
 }
 
-/* Room in the stream's arena for sequence `s` (0, or -1 if memory runs
- * out). Only the one candidate's ops point in (rp_stream), and none yet
- * when it is too small for it. */
+/* Room in the stream's arena for sequence `s`, filled with its values (0,
+ * or -1 if memory runs out, or if records written down point in and it
+ * would have to grow or be filled for `s`). Only the borrowed sequence's
+ * ops point in (rp_stream), and none yet when it is too small for it. */
 static int arena_room(rp_stream *st, const rp_seq *s)
 {
+    if (st->match.arena_held &&
+        (st->match.arena_cap < s->match.ptotal || st->match.arena_gen != s->match.gen ||
+         st->match.arena_ops != s->det->ops))
+        return -1; /* records written down point into it: the general path */
     if (st->match.arena_cap < s->match.ptotal) {
         uint8_t *a = rp__realloc(st->match.arena, s->match.ptotal);
         if (!a)
@@ -576,6 +597,49 @@ enum rp_offer rp__match_first(rp_stream *st, CUstream h, const rp_launch *l,
 int rp__match_masked(rp_stream *st, rp_seq *s, size_t k, const rp_launch *l)
 {
     return s->match.poff && arena_room(st, s) == 0 && match_masked(st, s, k, l);
+}
+
+enum rp_offer rp__match_several(rp_stream *st, CUstream h, const rp_launch *l,
+                                enum rp__entry entry)
+{
+    size_t k = st->match.ndef, nc = st->match.ncand;
+    rp_seq *b = st->match.borrowed_seq;
+    uint32_t tag = rp__fast_tag(entry, l->ptsz);
+    int seen_b = 0;
+    if (!b)
+        b = st->match.cand[0];
+    /* Every candidate's op k is the launch (the exact ones in full, the
+     * others outside their volatile fields), and none ends with it (a
+     * candidate that completes is the general path's: note_complete).
+     * The borrowed one is compared last: it keeps the launch's values. */
+    for (size_t i = 0; i < nc; i++) {
+        rp_seq *s = st->match.cand[i];
+        const rp_fast *fo = s->match.fast ? &s->match.fast[k] : NULL;
+        if (!fo || fo->f != l->f || fo->stream != h || fo->tag != tag || s->broken ||
+            s->det->n <= k + 1)
+            return RP_OFFER_EAGER;
+        if (s == b) {
+            seen_b = 1;
+            continue;
+        }
+        if (s->vmask ? !masked_same(st, s, k, l) : !rp__fast_same(fo, *l, s, k))
+            return RP_OFFER_EAGER;
+    }
+    if (!seen_b)
+        return RP_OFFER_EAGER; /* never: the borrowed one leaves by a write-down */
+    if (b->vmask ? !rp__match_masked(st, b, k, l) : !rp__fast_same(&b->match.fast[k], *l, b, k))
+        return RP_OFFER_EAGER;
+    if (!st->match.borrowed_seq) {
+        /* Room for the rest of its ops now: writing them down must not fail. */
+        if (b->det->n > st->match.capdef && rp__def_reserve(st, b->det->n) != 0)
+            return RP_OFFER_EAGER;
+        st->match.borrowed_seq = b;
+        st->match.borrowed_from = k;
+        st->match.borrowed_opno = st->opno;
+    }
+    st->opno++;
+    st->match.ndef = k + 1;
+    return RP_OFFER_DEFERRED;
 }
 
 int rp__match_holds_event(const rp_stream *st, uint32_t eser)

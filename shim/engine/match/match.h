@@ -72,6 +72,14 @@ int rp__def_reserve(rp_stream *st, size_t want);
  * `l`: equal outside them; its values are kept in the stream's arena
  * (rp_stream.match.arena). 1, or 0 (nothing done). */
 int rp__match_masked(rp_stream *st, rp_seq *s, size_t k, const rp_launch *l);
+/* The fast path at op k > 0 with several candidates: when every candidate's
+ * op k is launch `l` and none ends with it, deferred as a borrowed record of
+ * one of them (rp_stream.match.borrowed_seq, written down when anything
+ * else reads the records): DEFERRED. Otherwise EAGER, and nothing was done
+ * (the caller records the launch and offers it, which narrows the
+ * candidates as usual). */
+enum rp_offer rp__match_several(rp_stream *st, CUstream h, const rp_launch *l,
+                                enum rp__entry entry);
 /* The fast path for the first op of a match (match.h): the sequence last
  * replayed on the stream, when no other of its home begins with its first
  * op's kernel (rp_seq.first_unique: rp__match_offer would find it alone).
@@ -244,6 +252,8 @@ rp__match_at(rp_stream *st, rp_seq *s, size_t k, CUstream h, rp_launch l, enum r
      * (match.c, note_complete). */
     if ((st->match.ndef = k + 1) < n)
         return RP_OFFER_DEFERRED;
+    if (RP_UNLIKELY(st->match.complete != NULL))
+        st->match.complete->pins--; /* a shorter one completed earlier: this one wins */
     st->match.complete = s;
     st->match.ncand = 0;
     return RP_OFFER_COMPLETE;
@@ -272,8 +282,12 @@ rp__match_launch(rp_stream *st, CUstream h, rp_launch l, enum rp__entry entry)
         rp_launch copy = l; /* in memory here only */
         return rp__match_first(st, h, &copy, entry);
     }
-    if (st->match.ncand != 1)
-        return RP_OFFER_EAGER;
+    if (RP_UNLIKELY(st->match.ncand != 1)) {
+        if (!st->match.ncand)
+            return RP_OFFER_EAGER;
+        rp_launch copy = l; /* in memory here only */
+        return rp__match_several(st, h, &copy, entry);
+    }
     return rp__match_at(st, st->match.cand[0], k, h, l, entry);
 }
 
