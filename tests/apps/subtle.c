@@ -50,8 +50,17 @@
  *             between two sizes every other step (1 KiB, 1 KiB, 2 KiB,
  *             2 KiB, ...): what a trace's launch records carry against the
  *             function's last launch (issue 34, class b)
+ *   twins     two steps alike in their kernels but for the last: a fold,
+ *             scale_add_scalar, the fold again, then scale_add_scalar on z
+ *             (step A, its last argument 3) or the fold once more (step
+ *             B, its last argument 5), alternating; at steps 30 and 31
+ *             one of each mix (A's argument with B's last kernel, and the
+ *             reverse). Both are candidates for the steps' first ops, and
+ *             the one a mix ends like must not be taken for it: its graph
+ *             holds the other argument (the matcher's fast path for
+ *             several candidates, issue 36)
  * Usage: subtle MODULE ITERS
- *        [lastbyte|lastrare|gridy|memset|event|staging|held|stagedlast|stagingorder|pairs|tail]
+ *        [lastbyte|lastrare|gridy|memset|event|staging|held|stagedlast|stagingorder|pairs|tail|twins]
  * (default lastbyte) */
 #include <string.h>
 #include <time.h>
@@ -67,7 +76,7 @@
 int main(int argc, char **argv)
 {
     app_usage(argc, argv, "[lastbyte|lastrare|gridy|memset|event|staging|held|stagedlast|"
-                          "stagingorder|pairs|tail]");
+                          "stagingorder|pairs|tail|twins]");
     long iters = app_arg(argc, argv, 2, 0, 0, 100000000);
     const char *mode = argc > 3 ? argv[3] : "lastbyte";
     int lastbyte = !strcmp(mode, "lastbyte"), lastrare = !strcmp(mode, "lastrare"),
@@ -75,11 +84,12 @@ int main(int argc, char **argv)
         memset_ = !strcmp(mode, "memset"), event = !strcmp(mode, "event"),
         staging = !strcmp(mode, "staging"), held = !strcmp(mode, "held"),
         stagedlast = !strcmp(mode, "stagedlast"), stagingorder = !strcmp(mode, "stagingorder"),
-        pairs = !strcmp(mode, "pairs"), tail = !strcmp(mode, "tail");
+        pairs = !strcmp(mode, "pairs"), tail = !strcmp(mode, "tail"),
+        twins = !strcmp(mode, "twins");
     if (!lastbyte && !lastrare && !gridy && !memset_ && !event && !staging && !held &&
-        !stagedlast && !stagingorder && !pairs && !tail)
+        !stagedlast && !stagingorder && !pairs && !tail && !twins)
         app_die("the third argument must be lastbyte, lastrare, gridy, memset, event, staging, "
-                "held, stagedlast, stagingorder, pairs or tail");
+                "held, stagedlast, stagingorder, pairs, tail or twins");
 
     CUdevice dev;
     CUcontext ctx;
@@ -178,6 +188,18 @@ int main(int argc, char **argv)
             CK(cuLaunchKernel, (f_scale, grid, 1, 1, TK_BLOCK, 1, 1, 0, s, scale_x, NULL));
             CK(cuLaunchKernel, (f_scale, grid, 1, 1, TK_BLOCK, 1, 1, 0, s, scale_z2, NULL));
             CK(cuLaunchKernel, (f_axpy, grid, 1, 1, TK_BLOCK, 1, 1, 0, s, fold_x, NULL));
+            CK(cuStreamSynchronize, (s));
+        } else if (twins) {
+            int b = it == 30 ? 0 : it == 31 ? 1 : (int)(it & 1); /* B's argument */
+            int b_end = it == 30 ? 1 : it == 31 ? 0 : b;          /* B's last kernel */
+            iter = b ? 5u : 3u;
+            CK(cuLaunchKernel, (f_axpy, grid, 1, 1, TK_BLOCK, 1, 1, 0, s, fold_x, NULL));
+            CK(cuLaunchKernel, (f_scale, grid, 1, 1, TK_BLOCK, 1, 1, 0, s, scale_x, NULL));
+            CK(cuLaunchKernel, (f_axpy, grid, 1, 1, TK_BLOCK, 1, 1, 0, s, fold_x, NULL));
+            if (b_end)
+                CK(cuLaunchKernel, (f_axpy, grid, 1, 1, TK_BLOCK, 1, 1, 0, s, fold_x, NULL));
+            else
+                CK(cuLaunchKernel, (f_scale, grid, 1, 1, TK_BLOCK, 1, 1, 0, s, scale_z, NULL));
             CK(cuStreamSynchronize, (s));
         } else if (lastbyte) {
             iter = (it & 1) ? 3u : 3u + (1u << 24);
