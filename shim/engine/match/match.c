@@ -625,8 +625,8 @@ enum rp_offer rp__match_several(rp_stream *st, CUstream h, const rp_launch *l,
         if (s->vmask ? !masked_same(st, s, k, l) : !rp__fast_same(fo, *l, s, k))
             return RP_OFFER_EAGER;
     }
-    if (!seen_b)
-        return RP_OFFER_EAGER; /* never: the borrowed one leaves by a write-down */
+    if (NEVER(!seen_b)) /* the borrowed one leaves the candidates by a write-down */
+        return RP_OFFER_EAGER;
     if (b->vmask ? !rp__match_masked(st, b, k, l) : !rp__fast_same(&b->match.fast[k], *l, b, k))
         return RP_OFFER_EAGER;
     if (!st->match.borrowed_seq) {
