@@ -306,6 +306,14 @@ static void a_sequence_is_pinned_while_a_stream_matches_against_it(void **state)
     assert_int_equal(a->pins, 0);
 }
 
+/* A launch (through cuLaunchKernel, the test's geometry) of kernel k. */
+static rp_launch launch_of(int k)
+{
+    static void *args[] = {&buf, &count};
+    rp_launch l = {K(k), {1, 1, 1}, {32, 1, 1}, 0, S_NONBLOCK, args, NULL, NULL, 0};
+    return l;
+}
+
 /* The fast path defers a launch equal to the one candidate's next op with
  * no record, and begins a match from the sequence last replayed on the
  * stream (its hint) only while no sequence went since: the hint may name
@@ -316,14 +324,12 @@ static void the_fast_path_follows_the_one_candidate_and_its_hint_dies_with_any_s
     rp_seq *s = make_seq((const int[]){1, 2, 0}, S_NONBLOCK);
     rp_seq *other = make_seq((const int[]){7, 8, 0}, S_NONBLOCK);
     assert_int_equal(offer(1), RP_OFFER_DEFERRED);
-    rp_launch l2 = {K(2), {1, 1, 1}, {32, 1, 1}, 0, S_NONBLOCK, (void *[]){&buf, &count}, NULL,
-                    NULL, 0};
-    assert_int_equal(rp__match_launch(st, S_NONBLOCK, l2, RP_E_cuLaunchKernel), RP_OFFER_COMPLETE);
+    assert_int_equal(rp__match_launch(st, S_NONBLOCK, launch_of(2), RP_E_cuLaunchKernel),
+                     RP_OFFER_COMPLETE);
     assert_ptr_equal(st->match.borrowed_seq, s);
     assert_ptr_equal(resolve().replayed, s);
     assert_ptr_equal(st->match.hint, s);
-    rp_launch l1 = l2;
-    l1.f = K(1);
+    rp_launch l1 = launch_of(1);
     assert_int_equal(rp__match_launch(st, S_NONBLOCK, l1, RP_E_cuLaunchKernel), RP_OFFER_DEFERRED);
     resolve(); /* flushed: k1 alone */
     rp__seq_destroy(rp__seqs_remove(cs, other == cs->seqs[0] ? 0 : 1));
@@ -581,14 +587,6 @@ static void an_exact_variant_left_for_a_sequence_with_updates_is_counted_passed_
     assert_int_equal(offer_as(3, 1), RP_OFFER_RESOLVE);
     resolve();
     assert_int_equal(x->passed_over, 1);
-}
-
-/* A launch (through cuLaunchKernel, the test's geometry) of kernel k. */
-static rp_launch launch_of(int k)
-{
-    static void *args[] = {&buf, &count};
-    rp_launch l = {K(k), {1, 1, 1}, {32, 1, 1}, 0, S_NONBLOCK, args, NULL, NULL, 0};
-    return l;
 }
 
 /* Several candidates alike so far (a generate() step's sequences that part

@@ -614,9 +614,8 @@ enum rp_offer rp__match_several(rp_stream *st, CUstream h, const rp_launch *l,
      * The borrowed one is compared last: it keeps the launch's values. */
     for (size_t i = 0; i < nc; i++) {
         rp_seq *s = st->match.cand[i];
-        const rp_fast *fo = s->match.fast ? &s->match.fast[k] : NULL;
-        if (!fo || fo->f != l->f || fo->stream != h || fo->tag != tag || s->broken ||
-            s->det->n <= k + 1)
+        const rp_fast *fo = rp__fast_image(s, k, l->f, h, tag);
+        if (!fo || s->det->n <= k + 1)
             return RP_OFFER_EAGER;
         if (s == b) {
             seen_b = 1;
@@ -629,14 +628,8 @@ enum rp_offer rp__match_several(rp_stream *st, CUstream h, const rp_launch *l,
         return RP_OFFER_EAGER;
     if (b->vmask ? !rp__match_masked(st, b, k, l) : !rp__fast_same(&b->match.fast[k], *l, b, k))
         return RP_OFFER_EAGER;
-    if (!st->match.borrowed_seq) {
-        /* Room for the rest of its ops now: writing them down must not fail. */
-        if (b->det->n > st->match.capdef && rp__def_reserve(st, b->det->n) != 0)
-            return RP_OFFER_EAGER;
-        st->match.borrowed_seq = b;
-        st->match.borrowed_from = k;
-        st->match.borrowed_opno = st->opno;
-    }
+    if (rp__borrow(st, b, k) != 0)
+        return RP_OFFER_EAGER;
     st->opno++;
     st->match.ndef = k + 1;
     return RP_OFFER_DEFERRED;

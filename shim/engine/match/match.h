@@ -210,6 +210,31 @@ static inline __attribute__((always_inline)) int rp__fast_same(const rp_fast *fo
     return 1;
 }
 
+/* The image of op k of `s` (not broken) when a launch of `f` on the stream
+ * whose record's handle is `h`, through the call `tag` says
+ * (rp__fast_tag), may be that op; else NULL. */
+static inline __attribute__((always_inline)) const rp_fast *
+rp__fast_image(const rp_seq *s, size_t k, CUfunction f, CUstream h, uint32_t tag)
+{
+    const rp_fast *fo = s->match.fast ? &s->match.fast[k] : NULL;
+    return fo && fo->f == f && fo->stream == h && fo->tag == tag && !s->broken ? fo : NULL;
+}
+
+/* `s` lends the stream its records from op k on (rp_stream.match.borrowed_seq),
+ * unless one lends already; room for the rest of its ops is made now:
+ * writing them down later must not fail. 0, or -1 (nothing done). */
+static inline __attribute__((always_inline)) int rp__borrow(rp_stream *st, rp_seq *s, size_t k)
+{
+    if (st->match.borrowed_seq)
+        return 0;
+    if (s->det->n > st->match.capdef && rp__def_reserve(st, s->det->n) != 0)
+        return -1;
+    st->match.borrowed_seq = s;
+    st->match.borrowed_from = k;
+    st->match.borrowed_opno = st->opno;
+    return 0;
+}
+
 /* Op k of `s` stands for launch `l` (`s` the stream's only candidate, or,
  * at k = 0, the one rp__match_first chose): deferred as rp__match_launch
  * says. */
@@ -217,9 +242,8 @@ static inline __attribute__((always_inline)) enum rp_offer
 rp__match_at(rp_stream *st, rp_seq *s, size_t k, CUstream h, rp_launch l, enum rp__entry entry)
 {
     size_t n = s->det->n;
-    const rp_fast *fo = s->match.fast ? &s->match.fast[k] : NULL;
-    if (!fo || fo->f != l.f || fo->stream != h || fo->tag != rp__fast_tag(entry, l.ptsz) ||
-        s->broken)
+    const rp_fast *fo = rp__fast_image(s, k, l.f, h, rp__fast_tag(entry, l.ptsz));
+    if (!fo)
         return RP_OFFER_EAGER;
     if (RP_UNLIKELY(s->vmask)) {
         /* Every launch of a sequence with updates keeps its values in the
@@ -232,15 +256,8 @@ rp__match_at(rp_stream *st, rp_seq *s, size_t k, CUstream h, rp_launch l, enum r
     } else if (!rp__fast_same(fo, l, s, k)) {
         return RP_OFFER_EAGER;
     }
-    if (!st->match.borrowed_seq) {
-        /* Room for the rest of the sequence now: writing it down later
-         * must not fail. */
-        if (n > st->match.capdef && rp__def_reserve(st, n) != 0)
-            return RP_OFFER_EAGER;
-        st->match.borrowed_seq = s;
-        st->match.borrowed_from = k;
-        st->match.borrowed_opno = st->opno;
-    }
+    if (rp__borrow(st, s, k) != 0)
+        return RP_OFFER_EAGER;
     if (!k) { /* as rp__match_offer begins a match (nothing was held) */
         st->match.cand[0] = s;
         st->match.ncand = 1;
