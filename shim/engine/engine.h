@@ -145,8 +145,8 @@ typedef struct rp_seq {
             uint32_t head, tail;
         } on, alt_on[RP_SEQ_ALTS];
         unsigned int too_many; /* replays skipped in a row for too many updates */
-        uint64_t *occ_ver;  /* per op: the version of the occurrence being replayed
-                               (seq/versions.c) */
+        uint64_t *occ_ver;  /* per op: the occurrence's version (seq/versions.c) */
+        struct rp_vols *vols; /* its volatile ops, listed (seq/exec.c; NULL: not yet) */
         uint64_t vclock;    /* occurrences prepared for a replay in full (the versions'
                                clock: in step with recent_at where a replay chooses) */
     } ex;

@@ -71,6 +71,7 @@ void rp__seq_destroy(rp_seq *s)
     free(s->fj.shadow);
     free(s->fj.exts);
     rp__ver_free(s);
+    free(s->ex.vols);
     free(s->fj.hwait);
     free(s->fj.hwait_ev);
     free(s->lay);

@@ -199,17 +199,55 @@ static inline int by_version(const rp_seq *s, size_t k)
     return (s->vmask[k] & RP_VOL_FUNC) || s->det->ops[k].param_bytes > RP_VER_SMALL;
 }
 
+/* The list of `s`'s volatile ops (struct rp_vols), made again when its mask
+ * grew: 0, or -1 when memory runs out (the old list, if any, kept). */
+static int vols_fresh(rp_seq *s)
+{
+    struct rp_vols *l = s->ex.vols;
+    if (RP_LIKELY(l && l->widened == s->ex.widened))
+        return 0;
+    size_t n = s->det->n, m = 0;
+    for (size_t k = 0; k < n; k++)
+        m += s->vmask[k] != 0;
+    struct rp_vols *nl = rp__malloc(sizeof *nl + m * sizeof nl->e[0]);
+    if (!nl)
+        return -1;
+    nl->widened = s->ex.widened;
+    nl->n = 0;
+    for (size_t k = 0; k < n; k++) {
+        if (!s->vmask[k])
+            continue;
+        uint32_t how = s->det->ops[k].kind != RP_OP_KERNEL ? RP_VOL_OTHER
+                       : by_version(s, k)                ? RP_VOL_VER
+                                                         : RP_VOL_SMALL;
+        nl->e[nl->n++] = (struct rp_vol){(uint32_t)k, how};
+    }
+    free(l);
+    s->ex.vols = nl;
+    return 0;
+}
+
+/* The first entry of the list at op `lo` or after it. */
+static inline const struct rp_vol *vols_from(const struct rp_vols *l, size_t lo)
+{
+    const struct rp_vol *e = l->e, *end = l->e + l->n;
+    while (e < end && e->k < lo)
+        e++;
+    return e;
+}
+
 /* Whether the executable holds op k's deferred values already (op k has
  * volatile fields). For a kernel (of the sequence's node, like the held
  * record), its function, geometry and parameter bytes decide: the two
  * are the same version (the occurrence's found by rp__exec_prepare), or,
  * for a small block, equal. */
-static inline int held_same_in(rp_op *held, const rp_vals *v, rp_seq *s, size_t k)
+static inline int held_same_in(rp_op *held, const rp_vals *v, rp_seq *s, size_t k,
+                               uint32_t how)
 {
     const rp_op *h = &held[k];
-    if (h->kind != RP_OP_KERNEL)
+    if (how == RP_VOL_OTHER)
         return rp__op_same_content(h, &v->def[k]); /* never the fast path's */
-    if (by_version(s, k)) {
+    if (how == RP_VOL_VER) {
         uint64_t id = s->ex.occ_ver[k];
         return id && id == held_ver(s, held, k);
     }
@@ -221,9 +259,9 @@ static inline int held_same_in(rp_op *held, const rp_vals *v, rp_seq *s, size_t 
            rp__bytes_same(h->params, p, h->param_bytes);
 }
 
-static inline int held_same(const rp_vals *v, rp_seq *s, size_t k)
+static inline int held_same(const rp_vals *v, rp_seq *s, const struct rp_vol *e)
 {
-    return held_same_in(s->ex.held, v, s, k);
+    return held_same_in(s->ex.held, v, s, e->k, e->how);
 }
 
 /* The hash of an op's values: a kernel's by the number of its values'
@@ -258,12 +296,12 @@ static inline uint64_t op_values_hash(uint64_t h, const rp_op *op)
 static uint64_t content_hash(const rp_vals *v, rp_seq *s, rp_op *held)
 {
     uint64_t h = RP_HASH_SEED;
-    for (size_t k = 0; k < s->det->n; k++) {
-        if (!s->vmask[k])
-            continue;
-        if (s->det->ops[k].kind != RP_OP_KERNEL) {
+    const struct rp_vols *l = s->ex.vols;
+    for (const struct rp_vol *e = l->e, *end = l->e + l->n; e < end; e++) {
+        size_t k = e->k;
+        if (e->how == RP_VOL_OTHER) {
             h = op_values_hash(h, held ? &held[k] : &v->def[k]);
-        } else if (by_version(s, k)) {
+        } else if (e->how == RP_VOL_VER) {
             h = ver_hash(h, held ? held_ver(s, held, k) : s->ex.occ_ver[k]);
         } else if (held) {
             h = kernel_values_hash(h, &held[k], held[k].grid, held[k].params);
@@ -284,10 +322,7 @@ static uint64_t content_hash(const rp_vals *v, rp_seq *s, rp_op *held)
  * (apply_updates). If not, making one would only make the replay eager. */
 static int fresh_pays(const rp_seq *s)
 {
-    size_t nvol = 0;
-    for (size_t k = 0; k < s->det->n; k++)
-        nvol += s->vmask[k] != 0;
-    return rp__updates_pay(s->cs, s->det->n, nvol);
+    return rp__updates_pay(s->cs, s->det->n, s->ex.vols->n);
 }
 
 /* Whether a new executable of the sequence's graph could have its volatile
@@ -314,8 +349,9 @@ static int captured_memory_live(const rp_seq *s)
 {
     if (rp__frees() == s->ex.frees_at)
         return 1;
-    for (size_t k = 0; k < s->det->n; k++)
-        if (s->vmask[k] && s->det->ops[k].kind != RP_OP_KERNEL)
+    const struct rp_vols *l = s->ex.vols;
+    for (size_t i = 0; i < l->n; i++)
+        if (l->e[i].how == RP_VOL_OTHER)
             return 0;
     return 1;
 }
@@ -396,14 +432,16 @@ static uint64_t choose_exec(const rp_vals *v, rp_seq *s)
  * the part's ops (a rotation's content that came back: none). */
 static void choose_exec_for_part(const rp_vals *v, rp_seq *s, size_t lo, size_t hi)
 {
+    const struct rp_vols *l = s->ex.vols;
+    const struct rp_vol *from = vols_from(l, lo), *end = l->e + l->n, *e;
     size_t best = 0;
-    for (size_t k = lo; k < hi; k++)
-        best += s->vmask[k] && !held_same(v, s, k);
+    for (e = from; e < end && e->k < hi; e++)
+        best += !held_same(v, s, e);
     unsigned int pick = RP_SEQ_ALTS;
     for (unsigned int j = 0; best && j < s->ex.nalt; j++) {
         size_t need = 0;
-        for (size_t k = lo; k < hi && need < best; k++)
-            need += s->vmask[k] && !held_same_in(s->ex.alt_held[j], v, s, k);
+        for (e = from; e < end && e->k < hi && need < best; e++)
+            need += !held_same_in(s->ex.alt_held[j], v, s, e->k, e->how);
         if (need < best)
             best = need, pick = j;
     }
@@ -437,9 +475,10 @@ static CUresult apply_updates(const rp_vals *v, rp_seq *s, size_t lo, size_t hi)
     size_t n = s->det->n, need = 0;
     if (upd_room(cs, n) != 0)
         return CUDA_ERROR_OUT_OF_MEMORY;
-    for (size_t k = lo; k < hi; k++)
-        if (s->vmask && s->vmask[k] && !held_same(v, s, k))
-            cs->upd[need++] = k;
+    const struct rp_vols *l = s->ex.vols;
+    for (const struct rp_vol *e = vols_from(l, lo), *end = l->e + l->n; e < end && e->k < hi; e++)
+        if (!held_same(v, s, e))
+            cs->upd[need++] = e->k;
     if (!rp__updates_pay(cs, hi - lo, need)) {
         rp__bound_hit(cs, RP_BOUND_UPDATES);
         return CUDA_ERROR_NOT_READY;
@@ -521,9 +560,11 @@ static CUresult apply_updates(const rp_vals *v, rp_seq *s, size_t lo, size_t hi)
  * their numbers. */
 static void occurrence_versions(const rp_vals *v, rp_seq *s, size_t hi)
 {
-    for (size_t k = 0; k < hi; k++) {
-        if (!s->vmask[k] || s->det->ops[k].kind != RP_OP_KERNEL || !by_version(s, k))
+    const struct rp_vols *l = s->ex.vols;
+    for (const struct rp_vol *e = l->e, *end = l->e + l->n; e < end && e->k < hi; e++) {
+        if (e->how != RP_VOL_VER)
             continue;
+        size_t k = e->k;
         const rp_op *f;
         const unsigned int *g;
         const uint8_t *p;
@@ -536,7 +577,7 @@ CUresult rp__exec_prepare(rp_seq *s, const rp_vals *v, size_t lo, size_t hi)
 {
     size_t n = s->det->n;
     if (s->vmask) {
-        if (!s->ex.occ_ver && rp__ver_init(s) != 0)
+        if ((!s->ex.occ_ver && rp__ver_init(s) != 0) || vols_fresh(s) != 0)
             return CUDA_ERROR_OUT_OF_MEMORY;
         if (hi == n)
             s->ex.vclock++; /* an occurrence replayed in full: the versions' clock */

@@ -114,6 +114,24 @@ uint64_t rp__ver_of(rp_seq *s, size_t k, const rp_op *f, const unsigned int *g,
 /* Free the tables (the sequence's destruction). */
 void rp__ver_free(rp_seq *s);
 
+/* The ops of a sequence with updates whose mask is not empty, in order, and
+ * how each one's values are told apart (exec.c): the loops of a replay's
+ * preparation go over these alone. Made again when the mask grew
+ * (ex.widened). */
+enum rp_vol_how {
+    RP_VOL_OTHER = 0, /* a memset or copy: its operands */
+    RP_VOL_SMALL = 1, /* a kernel with a small block (RP_VER_SMALL): its bytes */
+    RP_VOL_VER = 2,   /* a kernel told by the version of its values */
+};
+struct rp_vols {
+    uint64_t widened; /* ex.widened when made */
+    size_t n;
+    struct rp_vol {
+        uint32_t k;
+        uint32_t how; /* enum rp_vol_how */
+    } e[];
+};
+
 /* ---- seqs.c: forms --------------------------------------------------------------- */
 
 /* 1 when op k of `s` may be a launch of `f`: its own function, or a form
