@@ -79,13 +79,19 @@ void rp__widen_commit(rp_stream *st, rp_seq *s)
 
 /* Kernels of `s` whose function is volatile, with those the stream's
  * pending widenings add. */
-static size_t func_volatile(const rp_stream *st, const rp_seq *s, size_t *kernels)
+static size_t func_volatile(const rp_stream *st, rp_seq *s, size_t *kernels)
 {
     size_t fv = 0;
     *kernels = 0;
-    for (size_t k = 0; k < s->det->n; k++) {
-        *kernels += s->det->ops[k].kind == RP_OP_KERNEL;
-        fv += (s->vmask[k] & RP_VOL_FUNC) != 0;
+    const struct rp_vols *l = rp__seq_vols(s); /* counted once per mask */
+    if (l) {
+        *kernels = l->nkernels;
+        fv = l->nfunc;
+    } else { /* out of memory: counted here */
+        for (size_t k = 0; k < s->det->n; k++) {
+            *kernels += s->det->ops[k].kind == RP_OP_KERNEL;
+            fv += (s->vmask[k] & RP_VOL_FUNC) != 0;
+        }
     }
     for (unsigned int i = 0; i < st->match.nwid; i++)
         fv += st->match.wid[i].s == s && (st->match.wid[i].bits & RP_VOL_FUNC) &&

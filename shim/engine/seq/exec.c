@@ -191,42 +191,6 @@ static inline uint64_t held_ver(rp_seq *s, rp_op *held, size_t k)
     return h->ver;
 }
 
-/* Whether kernel op k's values are told by their version (versions.c):
- * a parameter block larger than a few words, or one that may be another
- * function's. A small one is compared and hashed as it is. */
-static inline int by_version(const rp_seq *s, size_t k)
-{
-    return (s->vmask[k] & RP_VOL_FUNC) || s->det->ops[k].param_bytes > RP_VER_SMALL;
-}
-
-/* The list of `s`'s volatile ops (struct rp_vols), made again when its mask
- * grew: 0, or -1 when memory runs out (the old list, if any, kept). */
-static int vols_fresh(rp_seq *s)
-{
-    struct rp_vols *l = s->ex.vols;
-    if (RP_LIKELY(l && l->widened == s->ex.widened))
-        return 0;
-    size_t n = s->det->n, m = 0;
-    for (size_t k = 0; k < n; k++)
-        m += s->vmask[k] != 0;
-    struct rp_vols *nl = rp__malloc(sizeof *nl + m * sizeof nl->e[0]);
-    if (!nl)
-        return -1;
-    nl->widened = s->ex.widened;
-    nl->n = 0;
-    for (size_t k = 0; k < n; k++) {
-        if (!s->vmask[k])
-            continue;
-        uint32_t how = s->det->ops[k].kind != RP_OP_KERNEL ? RP_VOL_OTHER
-                       : by_version(s, k)                ? RP_VOL_VER
-                                                         : RP_VOL_SMALL;
-        nl->e[nl->n++] = (struct rp_vol){(uint32_t)k, how};
-    }
-    free(l);
-    s->ex.vols = nl;
-    return 0;
-}
-
 /* The first entry of the list at op `lo` or after it. */
 static inline const struct rp_vol *vols_from(const struct rp_vols *l, size_t lo)
 {
@@ -577,7 +541,7 @@ CUresult rp__exec_prepare(rp_seq *s, const rp_vals *v, size_t lo, size_t hi)
 {
     size_t n = s->det->n;
     if (s->vmask) {
-        if ((!s->ex.occ_ver && rp__ver_init(s) != 0) || vols_fresh(s) != 0)
+        if ((!s->ex.occ_ver && rp__ver_init(s) != 0) || !rp__seq_vols(s))
             return CUDA_ERROR_OUT_OF_MEMORY;
         if (hi == n)
             s->ex.vclock++; /* an occurrence replayed in full: the versions' clock */

@@ -116,8 +116,9 @@ void rp__ver_free(rp_seq *s);
 
 /* The ops of a sequence with updates whose mask is not empty, in order, and
  * how each one's values are told apart (exec.c): the loops of a replay's
- * preparation go over these alone. Made again when the mask grew
- * (ex.widened). */
+ * preparation go over these alone; with its counts of kernels and of
+ * kernels whose function is volatile (the matcher's widening). Made again
+ * when the mask grew (ex.widened): rp__seq_vols. */
 enum rp_vol_how {
     RP_VOL_OTHER = 0, /* a memset or copy: its operands */
     RP_VOL_SMALL = 1, /* a kernel with a small block (RP_VER_SMALL): its bytes */
@@ -125,12 +126,16 @@ enum rp_vol_how {
 };
 struct rp_vols {
     uint64_t widened; /* ex.widened when made */
+    uint32_t nkernels, nfunc; /* its kernels; those whose mask has RP_VOL_FUNC */
     size_t n;
     struct rp_vol {
         uint32_t k;
         uint32_t how; /* enum rp_vol_how */
     } e[];
 };
+/* The list of `s` (a sequence with updates), made again if its mask grew
+ * since; NULL when memory runs out. */
+const struct rp_vols *rp__seq_vols(rp_seq *s);
 
 /* ---- seqs.c: forms --------------------------------------------------------------- */
 

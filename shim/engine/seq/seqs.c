@@ -6,6 +6,7 @@
 #include "seq.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* Which sequences are the only ones of their home stream to begin with
@@ -30,6 +31,42 @@ static void first_unique_update(rp_ctxstate *cs)
         }
         s->first_unique = unique;
     }
+}
+
+/* Whether kernel op k's values are told by their version (versions.c):
+ * a parameter block larger than a few words, or one that may be another
+ * function's. A small one is compared and hashed as it is. */
+static int by_version(const rp_seq *s, size_t k)
+{
+    return (s->vmask[k] & RP_VOL_FUNC) || s->det->ops[k].param_bytes > RP_VER_SMALL;
+}
+
+const struct rp_vols *rp__seq_vols(rp_seq *s)
+{
+    struct rp_vols *l = s->ex.vols;
+    if (RP_LIKELY(l && l->widened == s->ex.widened))
+        return l;
+    size_t n = s->det->n, m = 0;
+    for (size_t k = 0; k < n; k++)
+        m += s->vmask[k] != 0;
+    struct rp_vols *nl = rp__malloc(sizeof *nl + m * sizeof nl->e[0]);
+    if (!nl)
+        return NULL;
+    nl->widened = s->ex.widened;
+    nl->n = 0;
+    nl->nkernels = nl->nfunc = 0;
+    for (size_t k = 0; k < n; k++) {
+        int kernel = s->det->ops[k].kind == RP_OP_KERNEL;
+        nl->nkernels += kernel;
+        nl->nfunc += (s->vmask[k] & RP_VOL_FUNC) != 0;
+        if (!s->vmask[k])
+            continue;
+        uint32_t how = !kernel ? RP_VOL_OTHER : by_version(s, k) ? RP_VOL_VER : RP_VOL_SMALL;
+        nl->e[nl->n++] = (struct rp_vol){(uint32_t)k, how};
+    }
+    free(l);
+    s->ex.vols = nl;
+    return nl;
 }
 
 int rp__seq_add_form(rp_seq *s, size_t k, CUfunction f)
