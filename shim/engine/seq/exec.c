@@ -87,21 +87,32 @@ static CUgraphExec alt_exec(rp_seq *s, rp_op **held)
  * graph the executable was instantiated from, also when it was since updated
  * to another graph (the driver accepts no other handle: capture.c,
  * take_over). Returns the driver's answer. */
-static CUresult update_kernel(rp_seq *s, size_t k, const rp_op *op, const unsigned int *g,
+static CUresult update_kernel(rp_seq *s, struct rp_vol *e, const rp_op *op, const unsigned int *g,
                               const uint8_t *params)
 {
     rp_ctxstate *cs = s->cs;
+    size_t k = e->k;
     void *ptrs[RP_MAX_PARAMS], **kp = NULL;
     /* `op` names the function (the sequence's own op, or the deferred one
      * when it switched: RP_VOL_FUNC), whose layout lays the bytes out. */
-    const rp_param_layout *L = s->lay && op->func == s->det->ops[k].func ? s->lay[k]
-                                                                          : rp__rec_layout(cs, op);
+    const rp_param_layout *own = s->lay ? s->lay[k] : NULL;
+    const rp_param_layout *L = own && op->func == s->det->ops[k].func ? own : rp__rec_layout(cs, op);
     if (NEVER(!L || L->total != op->param_bytes))
         return CUDA_ERROR_INVALID_VALUE; /* a volatile kernel has a layout */
-    for (uint32_t i = 0; i < L->n; i++)
-        ptrs[i] = (void *)(params + L->off[i]);
-    if (L->n)
-        kp = ptrs;
+    if (L == own && e->ptrs) { /* the pointers into this block, made once */
+        if (e->pbase != params) {
+            for (uint32_t i = 0; i < L->n; i++)
+                e->ptrs[i] = (void *)(params + L->off[i]);
+            e->pbase = params;
+        }
+        if (L->n)
+            kp = e->ptrs;
+    } else {
+        for (uint32_t i = 0; i < L->n; i++)
+            ptrs[i] = (void *)(params + L->off[i]);
+        if (L->n)
+            kp = ptrs;
+    }
     CUDA_KERNEL_NODE_PARAMS_v2 p;
     memset(&p, 0, sizeof p);
     if (op->flags & RP_OPF_KERNEL_HANDLE) {
@@ -439,10 +450,10 @@ static CUresult apply_updates(const rp_vals *v, rp_seq *s, size_t lo, size_t hi)
     size_t n = s->det->n, need = 0;
     if (upd_room(cs, n) != 0)
         return CUDA_ERROR_OUT_OF_MEMORY;
-    const struct rp_vols *l = s->ex.vols;
+    struct rp_vols *l = s->ex.vols;
     for (const struct rp_vol *e = vols_from(l, lo), *end = l->e + l->n; e < end && e->k < hi; e++)
         if (!held_same(v, s, e))
-            cs->upd[need++] = e->k;
+            cs->upd[need++] = (size_t)(e - l->e); /* its entry */
     if (!rp__updates_pay(cs, hi - lo, need)) {
         rp__bound_hit(cs, RP_BOUND_UPDATES);
         return CUDA_ERROR_NOT_READY;
@@ -451,7 +462,8 @@ static CUresult apply_updates(const rp_vals *v, rp_seq *s, size_t lo, size_t hi)
         cs->counters.beyond_max_updates++;
     uint64_t t0 = need && rp__eng.cfg.cost.model ? rp__cost_now() : 0;
     for (size_t j = 0; j < need; j++) {
-        size_t k = cs->upd[j];
+        struct rp_vol *e = &l->e[cs->upd[j]];
+        size_t k = e->k;
         rp_op *h = &s->ex.held[k];
         CUresult rc;
         /* The executable then holds every field of the deferred op; the
@@ -473,7 +485,7 @@ static CUresult apply_updates(const rp_vals *v, rp_seq *s, size_t lo, size_t hi)
                     return CUDA_ERROR_OUT_OF_MEMORY;
                 }
             }
-            rc = update_kernel(s, k, f, g, p);
+            rc = update_kernel(s, e, f, g, p);
             if (rc == CUDA_SUCCESS) {
                 if (block != h->params) {
                     rp__params_free(h->params, h->param_bytes);

@@ -131,6 +131,13 @@ struct rp_vols {
     struct rp_vol {
         uint32_t k;
         uint32_t how; /* enum rp_vol_how */
+        /* A kernel's node update names its parameters by pointer: those
+         * into the block at `pbase` laid out as the op's own layout says
+         * (NULL: none made yet), kept for the next update from the same
+         * block (the stream's arena: every replay's). NULL `ptrs`: made
+         * at each update. */
+        const uint8_t *pbase;
+        void **ptrs;
     } e[];
 };
 /* The list of `s` (a sequence with updates), made again if its mask grew

@@ -46,12 +46,16 @@ const struct rp_vols *rp__seq_vols(rp_seq *s)
     struct rp_vols *l = s->ex.vols;
     if (RP_LIKELY(l && l->widened == s->ex.widened))
         return l;
-    size_t n = s->det->n, m = 0;
-    for (size_t k = 0; k < n; k++)
+    size_t n = s->det->n, m = 0, nptrs = 0;
+    for (size_t k = 0; k < n; k++) {
         m += s->vmask[k] != 0;
-    struct rp_vols *nl = rp__malloc(sizeof *nl + m * sizeof nl->e[0]);
+        if (s->vmask[k] && s->det->ops[k].kind == RP_OP_KERNEL && s->lay && s->lay[k])
+            nptrs += s->lay[k]->n;
+    }
+    struct rp_vols *nl = rp__malloc(sizeof *nl + m * sizeof nl->e[0] + nptrs * sizeof(void *));
     if (!nl)
         return NULL;
+    void **pool = (void **)(void *)&nl->e[m];
     nl->widened = s->ex.widened;
     nl->n = 0;
     nl->nkernels = nl->nfunc = 0;
@@ -62,7 +66,12 @@ const struct rp_vols *rp__seq_vols(rp_seq *s)
         if (!s->vmask[k])
             continue;
         uint32_t how = !kernel ? RP_VOL_OTHER : by_version(s, k) ? RP_VOL_VER : RP_VOL_SMALL;
-        nl->e[nl->n++] = (struct rp_vol){(uint32_t)k, how};
+        void **ptrs = NULL;
+        if (kernel && s->lay && s->lay[k]) {
+            ptrs = pool;
+            pool += s->lay[k]->n;
+        }
+        nl->e[nl->n++] = (struct rp_vol){(uint32_t)k, how, NULL, ptrs};
     }
     free(l);
     s->ex.vols = nl;
