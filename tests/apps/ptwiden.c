@@ -17,7 +17,10 @@
  * alternate on the main thread in an irregular order, each synchronized:
  * A = iota(scratch) with fixed values (idempotent: both threads may run
  * it on the same buffer), axpy(y, scratch), scale_add_scalar(y, it),
- * axpy(z, y); B = scale_add_scalar(x, it) three times. The main thread
+ * axpy(z, y); B = scale_add_scalar(x, it), axpy(w, x), scale_add_scalar(x,
+ * it), whose first two ops' parameters take as many bytes as A's (so a
+ * sequence's values kept for B lie where A's op 1 would be read, and are
+ * another valid launch: a wrong result, not a crash). The main thread
  * ends with B, then holds A's first two launches (both exact, matched
  * with the values A was captured with); the second thread runs A's
  * structure on its own y and z, which widens op 1 (its y) in the match,
@@ -40,7 +43,7 @@
 
 static CUcontext g_ctx;
 static CUfunction f_axpy, f_scale, f_iota;
-static CUdeviceptr g_x1, g_y1, g_x2, g_y2, g_z1, g_z2, g_scratch;
+static CUdeviceptr g_x1, g_y1, g_x2, g_y2, g_z1, g_z2, g_scratch, g_w1;
 static int g_arena;
 
 /* One step on x and y: x = decay*x + dt*it (twice), y += x/2 after each;
@@ -75,14 +78,16 @@ static void step_a(CUdeviceptr y, CUdeviceptr z, uint32_t it, int from, int nops
         CK(cuLaunchKernel, (fs[op], grid, 1, 1, TK_BLOCK, 1, 1, 0, 0, args[op], NULL));
 }
 
-/* Mode arena: structure B on x. */
-static void step_b(CUdeviceptr x, uint32_t it)
+/* Mode arena: structure B on x and w. */
+static void step_b(CUdeviceptr x, CUdeviceptr w, uint32_t it)
 {
     int32_t n = N;
-    float decay = 0.96875f, dt = 0.125f;
+    float a = 0.25f, decay = 0.96875f, dt = 0.125f;
     void *sc[] = {&x, &n, &decay, &dt, &it};
+    void *ax[] = {&w, &x, &a, &n};
     for (int op = 0; op < 3; op++)
-        CK(cuLaunchKernel, (f_scale, app_blocks(N), 1, 1, TK_BLOCK, 1, 1, 0, 0, sc, NULL));
+        CK(cuLaunchKernel, (op == 1 ? f_axpy : f_scale, app_blocks(N), 1, 1, TK_BLOCK, 1, 1, 0, 0,
+                            op == 1 ? ax : sc, NULL));
 }
 
 /* The second thread: three whole steps on its own buffers, once the main
@@ -116,8 +121,8 @@ int main(int argc, char **argv)
     f_axpy = app_function(mod, "axpy");
     f_scale = app_function(mod, "scale_add_scalar");
     f_iota = app_function(mod, "iota_f32");
-    CUdeviceptr *bufs[] = {&g_x1, &g_y1, &g_x2, &g_y2, &g_z1, &g_z2, &g_scratch};
-    int nbufs = g_arena ? 7 : 4;
+    CUdeviceptr *bufs[] = {&g_x1, &g_y1, &g_x2, &g_y2, &g_z1, &g_z2, &g_scratch, &g_w1};
+    int nbufs = g_arena ? 8 : 4;
     for (int i = 0; i < nbufs; i++) {
         int32_t n = N;
         float step0 = 0.001f * (float)(i + 1), base = i % 2 ? 0.0f : 1.0f;
@@ -136,7 +141,7 @@ int main(int argc, char **argv)
             if ((((uint32_t)it * 2654435761u) >> 28 & 1) && it + 1 < iters)
                 step_a(g_y1, g_z1, (uint32_t)it, 0, 4);
             else
-                step_b(g_x1, (uint32_t)it);
+                step_b(g_x1, g_w1, (uint32_t)it);
         } else {
             step(g_x1, g_y1, (uint32_t)it, 0, 4);
         }
@@ -158,7 +163,7 @@ int main(int argc, char **argv)
     if (pthread_join(t, NULL) != 0)
         app_die("pthread_join failed");
     CK(cuCtxSynchronize, ());
-    const char *names[] = {"x1", "y1", "x2", "y2", "z1", "z2", "scratch"};
+    const char *names[] = {"x1", "y1", "x2", "y2", "z1", "z2", "scratch", "w1"};
     for (int i = 0; i < nbufs; i++) {
         float h[N];
         CK(cuMemcpyDtoH, (h, *bufs[i], sizeof h));
