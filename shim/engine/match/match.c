@@ -55,7 +55,8 @@ static uint8_t *arena_of(const rp_stream *st, const rp_seq *s, size_t k)
 
 /* Write down the ops the fast path deferred without a record: the
  * sequence's, borrowed, with, for a sequence with volatile fields, the
- * values of the launch (in the arena, also borrowed: a flush copies them). */
+ * values of the launch, memset or copy (in the arena; a launch's
+ * parameters stay there, borrowed: a flush copies them). */
 static void write_down(rp_stream *st)
 {
     rp_seq *s = st->match.borrowed_seq;
@@ -67,7 +68,9 @@ static void write_down(rp_stream *st)
         *d = s->det->ops[i];
         d->borrowed = 1;
         d->opno = st->match.borrowed_opno + (i - st->match.borrowed_from);
-        if (s->vmask) { /* every launch of it was kept there (match.h) */
+        if (s->vmask && d->kind != RP_OP_KERNEL) { /* rp__match_offer kept it there */
+            rp__arena_get_other(arena_of(st, s, i), d);
+        } else if (s->vmask) { /* every launch of it was kept there (match.h) */
             const uint8_t *a = arena_of(st, s, i);
             memcpy(d->grid, a, 7 * sizeof(unsigned int));
             d->params = d->param_bytes ? (uint8_t *)a + RP_ARENA_GEOMETRY : NULL;
@@ -451,8 +454,36 @@ static void note_complete(rp_stream *st)
     st->match.ncand = k;
 }
 
+/* A memset or a device-to-device copy that is the next op of the one
+ * candidate whose launches the stream holds borrowed (the fast path's run),
+ * and not its last: the general path would keep the candidate (seq_match;
+ * narrow) and defer the record; here it joins the borrowed run instead (no
+ * write-down of the launches before it), its values, for a sequence with
+ * updates, in the arena (also an exact one's: its op may be widened while
+ * it is held, as a launch's). 1 when so (the record was freed), else 0
+ * (nothing done). A training step's zeroed gradients, a decoder's cache
+ * copies. */
+static inline __attribute__((always_inline)) int arena_room(rp_stream *st, const rp_seq *s);
+static int joins_borrowed_run(rp_stream *st, rp_op *op)
+{
+    rp_seq *b = st->match.borrowed_seq;
+    size_t k = st->match.ndef;
+    if ((op->kind != RP_OP_MEMSET && op->kind != RP_OP_DTOD) || st->match.ncand != 1 ||
+        st->match.cand[0] != b || k + 1 >= b->det->n || b->broken || !seq_match(b, k, op) ||
+        (b->vmask && (!b->match.poff || arena_room(st, b) != 0)))
+        return 0;
+    if (b->vmask)
+        rp__arena_put_other(arena_of(st, b, k), op);
+    st->match.ndef = k + 1;
+    rp__op_free(op);
+    memset(op, 0, sizeof *op);
+    return 1;
+}
+
 enum rp_offer rp__match_offer(rp_stream *st, rp_op *op)
 {
+    if (st->match.borrowed_seq && joins_borrowed_run(st, op))
+        return RP_OFFER_DEFERRED;
     write_down(st);
     if (rp__op_is_event(op->kind)) /* which event it is in this occurrence */
         op->erole = rp__op_role_after(st->match.def, st->match.ndef, op->eser);
@@ -547,15 +578,18 @@ static int match_masked(rp_stream *st, rp_seq *s, size_t k, const rp_launch *l)
 }
 
 /* Fill the arena with the values of `s`'s ops (their geometry and
- * parameter bytes), unless they are there already: then a matched launch
- * writes only what may differ (match_masked). */
-static void arena_fill(rp_stream *st, const rp_seq *s)
+ * parameter bytes; a memset's or copy's operands), when they are not there
+ * already (arena_room): then a matched launch writes only what may differ
+ * (match_masked). */
+static __attribute__((noinline)) void arena_fill(rp_stream *st, const rp_seq *s)
 {
     const rp_det_entry *e = s->det;
-    if (st->match.arena_gen == s->match.gen && st->match.arena_ops == e->ops)
-        return;
     for (size_t k = 0; k < e->n; k++) {
         uint8_t *a = arena_of(st, s, k);
+        if (e->ops[k].kind != RP_OP_KERNEL) {
+            rp__arena_put_other(a, &e->ops[k]);
+            continue;
+        }
         memcpy(a, e->ops[k].grid, 7 * sizeof(unsigned int));
         if (e->ops[k].param_bytes)
             memcpy(a + RP_ARENA_GEOMETRY, e->ops[k].params, e->ops[k].param_bytes);
@@ -568,7 +602,7 @@ static void arena_fill(rp_stream *st, const rp_seq *s)
  * or -1 if memory runs out, or if records written down point in and it
  * would have to grow or be filled for `s`). Only the borrowed sequence's
  * ops point in (rp_stream), and none yet when it is too small for it. */
-static int arena_room(rp_stream *st, const rp_seq *s)
+static inline __attribute__((always_inline)) int arena_room(rp_stream *st, const rp_seq *s)
 {
     if (st->match.arena_held &&
         (st->match.arena_cap < s->match.ptotal || st->match.arena_gen != s->match.gen ||
@@ -581,7 +615,8 @@ static int arena_room(rp_stream *st, const rp_seq *s)
         st->match.arena = a;
         st->match.arena_cap = s->match.ptotal;
     }
-    arena_fill(st, s);
+    if (st->match.arena_gen != s->match.gen || st->match.arena_ops != s->det->ops)
+        arena_fill(st, s);
     return 0;
 }
 

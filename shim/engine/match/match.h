@@ -53,7 +53,9 @@ enum rp_offer {
     RP_OFFER_EAGER,    /* no sequence can start with it: issue it now */
     RP_OFFER_MATCHES,  /* candidates can take it: rp__match_defer it */
     RP_OFFER_RESOLVE,  /* what is pending cannot take it: resolve, then offer again */
-    RP_OFFER_DEFERRED, /* (rp__match_defer) deferred: the record belongs to the stream */
+    RP_OFFER_DEFERRED, /* (rp__match_defer; rp__match_offer for a memset or copy
+                          joining the fast path's run) deferred: the record
+                          belongs to the stream (or was freed) */
     RP_OFFER_COMPLETE, /* (rp__match_defer) deferred, and a sequence matched in full */
 };
 /* Offer a recorded capturable op to the matcher of `st`: narrows the

@@ -191,6 +191,18 @@ static inline void kernel_values(const rp_vals *v, const rp_seq *s, size_t k, co
     }
 }
 
+/* A deferred memset's or copy's values: its record's, or, when the fast
+ * path deferred it unwritten (rp__match_offer), the sequence's op with the
+ * arena's values, made in `tmp`. */
+static inline const rp_op *other_values(const rp_vals *v, const rp_seq *s, size_t k, rp_op *tmp)
+{
+    if (!(v->borrowed && k >= v->from))
+        return &v->def[k];
+    *tmp = s->det->ops[k];
+    rp__arena_get_other(v->arena + s->match.poff[k], tmp);
+    return tmp;
+}
+
 /* The version (versions.c) of what held record k, a kernel's, holds: kept
  * in the record, found the first time it is asked for (a fresh executable
  * holds the sequence's values; an op that became volatile since). */
@@ -220,8 +232,10 @@ static inline int held_same_in(rp_op *held, const rp_vals *v, rp_seq *s, size_t 
                                uint32_t how)
 {
     const rp_op *h = &held[k];
-    if (how == RP_VOL_OTHER)
-        return rp__op_same_content(h, &v->def[k]); /* never the fast path's */
+    if (how == RP_VOL_OTHER) {
+        rp_op tmp;
+        return rp__op_same_content(h, other_values(v, s, k, &tmp));
+    }
     if (how == RP_VOL_VER) {
         uint64_t id = s->ex.occ_ver[k];
         return id && id == held_ver(s, held, k);
@@ -275,7 +289,8 @@ static uint64_t content_hash(const rp_vals *v, rp_seq *s, rp_op *held)
     for (const struct rp_vol *e = l->e, *end = l->e + l->n; e < end; e++) {
         size_t k = e->k;
         if (e->how == RP_VOL_OTHER) {
-            h = op_values_hash(h, held ? &held[k] : &v->def[k]);
+            rp_op tmp;
+            h = op_values_hash(h, held ? &held[k] : other_values(v, s, k, &tmp));
         } else if (e->how == RP_VOL_VER) {
             h = ver_hash(h, held ? held_ver(s, held, k) : s->ex.occ_ver[k]);
         } else if (held) {
@@ -507,7 +522,8 @@ static CUresult apply_updates(const rp_vals *v, rp_seq *s, size_t lo, size_t hi)
                     rp__func_update_refused(cs, rc);
             }
         } else {
-            const rp_op *op = &v->def[k];
+            rp_op tmp;
+            const rp_op *op = other_values(v, s, k, &tmp);
             rc = update_node(s, k, op);
             if (rc == CUDA_SUCCESS) {
                 uint8_t *params = h->params;

@@ -52,14 +52,31 @@ void rp__lc_driver_from(rp_lc_driver *lc, const struct rp__driver *drv);
 /* ---- exec.c: executables and updates ------------------------------------------ */
 
 /* An occurrence's deferred values, as the matcher holds them: its records
- * (`def`, those written down), and the launches of `borrowed` from op
- * `from` on, deferred by the fast path with their values in `arena`. */
+ * (`def`, those written down), and the ops of `borrowed` from op `from` on,
+ * deferred by the fast path (launches, and memsets and device-to-device
+ * copies joining them) with their values in `arena`. */
 typedef struct rp_vals {
     const rp_op *def;
     const rp_seq *borrowed;
     size_t from;
     const uint8_t *arena;
 } rp_vals;
+/* A memset's or a device-to-device copy's values in the arena, at its op's
+ * place (RP_ARENA_GEOMETRY bytes): its operands, size and value. */
+static inline void rp__arena_put_other(uint8_t *a, const rp_op *op)
+{
+    uint64_t w[4] = {op->dst, op->src, op->bytes, op->value};
+    memcpy(a, w, sizeof w);
+}
+static inline void rp__arena_get_other(const uint8_t *a, rp_op *d)
+{
+    uint64_t w[4];
+    memcpy(w, a, sizeof w);
+    d->dst = w[0];
+    d->src = w[1];
+    d->bytes = (size_t)w[2];
+    d->value = (unsigned int)w[3];
+}
 /* Before a launch of ops [lo, hi) of a sequence (all of them, 0 and n, but
  * for a part of an occurrence: rp__match_part): for one with volatile
  * fields, run it on the executable that holds its content already, or one
