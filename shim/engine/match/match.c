@@ -45,14 +45,6 @@ static int def_room(rp_stream *st)
     return rp__def_reserve(st, st->match.ndef + 1);
 }
 
-/* Where the fast path put the geometry and the parameters of the launch
- * it deferred as op k of `s`, a sequence with volatile fields
- * (rp_stream.match.arena). */
-static uint8_t *arena_of(const rp_stream *st, const rp_seq *s, size_t k)
-{
-    return st->match.arena + s->match.poff[k];
-}
-
 /* Write down the ops the fast path deferred without a record: the
  * sequence's, borrowed, with, for a sequence with volatile fields, the
  * values of the launch, memset or copy (in the arena; a launch's
@@ -69,9 +61,9 @@ static void write_down(rp_stream *st)
         d->borrowed = 1;
         d->opno = st->match.borrowed_opno + (i - st->match.borrowed_from);
         if (s->vmask && d->kind != RP_OP_KERNEL) { /* rp__match_offer kept it there */
-            rp__arena_get_other(arena_of(st, s, i), d);
+            rp__arena_get_other(rp__arena_of(st, s, i), d);
         } else if (s->vmask) { /* every launch of it was kept there (match.h) */
-            const uint8_t *a = arena_of(st, s, i);
+            const uint8_t *a = rp__arena_of(st, s, i);
             memcpy(d->grid, a, 7 * sizeof(unsigned int));
             d->params = d->param_bytes ? (uint8_t *)a + RP_ARENA_GEOMETRY : NULL;
             st->match.arena_held = 1; /* until the stream holds nothing */
@@ -463,17 +455,16 @@ static void note_complete(rp_stream *st)
  * it is held, as a launch's). 1 when so (the record was freed), else 0
  * (nothing done). A training step's zeroed gradients, a decoder's cache
  * copies. */
-static inline __attribute__((always_inline)) int arena_room(rp_stream *st, const rp_seq *s);
 static int joins_borrowed_run(rp_stream *st, rp_op *op)
 {
     rp_seq *b = st->match.borrowed_seq;
     size_t k = st->match.ndef;
     if ((op->kind != RP_OP_MEMSET && op->kind != RP_OP_DTOD) || st->match.ncand != 1 ||
         st->match.cand[0] != b || k + 1 >= b->det->n || b->broken || !seq_match(b, k, op) ||
-        (b->vmask && (!b->match.poff || arena_room(st, b) != 0)))
+        (b->vmask && (!b->match.poff || rp__arena_room(st, b) != 0)))
         return 0;
     if (b->vmask)
-        rp__arena_put_other(arena_of(st, b, k), op);
+        rp__arena_put_other(rp__arena_of(st, b, k), op);
     st->match.ndef = k + 1;
     rp__op_free(op);
     memset(op, 0, sizeof *op);
@@ -521,153 +512,6 @@ enum rp_offer rp__match_offer(rp_stream *st, rp_op *op)
         }
     }
     return st->match.ncand ? RP_OFFER_MATCHES : RP_OFFER_EAGER;
-}
-
-/* The fast path at op k of a candidate with volatile fields (op k's may be
- * none): the launch must equal the sequence's op outside them (as
- * rp__op_match_masked says of records), compared by its image (fast.c)
- * (masked_same: nothing written). For the borrowed sequence, its geometry
- * and volatile parameters then go to the stream's arena, which holds the
- * sequence's bytes (padding zeroed) everywhere else (arena_fill): the
- * update, or, if it is flushed, its record's values (write_down)
- * (match_masked). Return 0 when it does not match. */
-static inline __attribute__((always_inline)) int masked_same(const rp_stream *st, rp_seq *s,
-                                                              size_t k, const rp_launch *l)
-{
-    const rp_op *want = &s->det->ops[k];
-    uint64_t m = s->vmask[k];
-    rp_fast *fo = &s->match.fast[k]; /* the caller saw its function */
-    if (RP_UNLIKELY(fo->vm != m))
-        rp__fast_remask(s, k, m);
-    if (!(m & (RP_VOL_GRID | RP_VOL_BLOCK | RP_VOL_SHMEM))) {
-        if (!rp__geometry_same(want->grid, l->grid))
-            return 0;
-    } else {
-        for (int i = 0; i < 3; i++)
-            if ((!(m & RP_VOL_GRID) && want->grid[i] != l->grid[i]) ||
-                (!(m & RP_VOL_BLOCK) && want->block[i] != l->block[i]))
-                return 0;
-        if (!(m & RP_VOL_SHMEM) && want->shmem != l->shmem)
-            return 0;
-        if (!rp__geometry_valid(l->grid) ||
-            (!rp__geometry_within(want->grid, l->grid) && !rp__rec_launch_fits(st->cs, want, want, l->grid)))
-            return 0;
-    }
-    return rp__fast_params_in(fo, l->kp, want->params);
-}
-
-static int match_masked(rp_stream *st, rp_seq *s, size_t k, const rp_launch *l)
-{
-    if (!masked_same(st, s, k, l))
-        return 0;
-    const rp_param_layout *L = s->lay[k];
-    uint64_t m = s->vmask[k];
-    uint8_t *a = arena_of(st, s, k);
-    memcpy(a, l->grid, 7 * sizeof(unsigned int));
-    /* Its volatile parameters, copied (the arena holds the sequence's
-     * values elsewhere: a parameter widened while the launch is deferred
-     * was equal to the sequence's). */
-    uint8_t *params = a + RP_ARENA_GEOMETRY;
-    for (uint64_t pm = m & RP_VOL_PARAMS; pm; pm &= pm - 1) {
-        uint32_t i = (uint32_t)__builtin_ctzll(pm);
-        if (i >= L->n)
-            break;
-        rp__param_copy(params + L->off[i], l->kp[i], L->size[i]);
-    }
-    return 1;
-}
-
-/* Fill the arena with the values of `s`'s ops (their geometry and
- * parameter bytes; a memset's or copy's operands), when they are not there
- * already (arena_room): then a matched launch writes only what may differ
- * (match_masked). */
-static __attribute__((noinline)) void arena_fill(rp_stream *st, const rp_seq *s)
-{
-    const rp_det_entry *e = s->det;
-    for (size_t k = 0; k < e->n; k++) {
-        uint8_t *a = arena_of(st, s, k);
-        if (e->ops[k].kind != RP_OP_KERNEL) {
-            rp__arena_put_other(a, &e->ops[k]);
-            continue;
-        }
-        memcpy(a, e->ops[k].grid, 7 * sizeof(unsigned int));
-        if (e->ops[k].param_bytes)
-            memcpy(a + RP_ARENA_GEOMETRY, e->ops[k].params, e->ops[k].param_bytes);
-    }
-    st->match.arena_gen = s->match.gen;
-    st->match.arena_ops = e->ops;
-}
-
-/* Room in the stream's arena for sequence `s`, filled with its values (0,
- * or -1 if memory runs out, or if records written down point in and it
- * would have to grow or be filled for `s`). Only the borrowed sequence's
- * ops point in (rp_stream), and none yet when it is too small for it. */
-static inline __attribute__((always_inline)) int arena_room(rp_stream *st, const rp_seq *s)
-{
-    if (st->match.arena_held &&
-        (st->match.arena_cap < s->match.ptotal || st->match.arena_gen != s->match.gen ||
-         st->match.arena_ops != s->det->ops))
-        return -1; /* records written down point into it: the general path */
-    if (st->match.arena_cap < s->match.ptotal) {
-        uint8_t *a = rp__realloc(st->match.arena, s->match.ptotal);
-        if (!a)
-            return -1;
-        st->match.arena = a;
-        st->match.arena_cap = s->match.ptotal;
-    }
-    if (st->match.arena_gen != s->match.gen || st->match.arena_ops != s->det->ops)
-        arena_fill(st, s);
-    return 0;
-}
-
-enum rp_offer rp__match_first(rp_stream *st, CUstream h, const rp_launch *l,
-                              enum rp__entry entry)
-{
-    rp_seq *s = st->match.hint; /* never a per-thread stream's (rp__match_resolve) */
-    if (!s || st->match.hint_gone != st->cs->seqs_gone || !s->first_unique)
-        return RP_OFFER_EAGER; /* none, or a sequence went since: it may be this one */
-    return rp__match_at(st, s, 0, h, *l, entry);
-}
-
-int rp__match_masked(rp_stream *st, rp_seq *s, size_t k, const rp_launch *l)
-{
-    return s->match.poff && arena_room(st, s) == 0 && match_masked(st, s, k, l);
-}
-
-enum rp_offer rp__match_several(rp_stream *st, CUstream h, const rp_launch *l,
-                                enum rp__entry entry)
-{
-    size_t k = st->match.ndef, nc = st->match.ncand;
-    rp_seq *b = st->match.borrowed_seq;
-    uint32_t tag = rp__fast_tag(entry, l->ptsz);
-    int seen_b = 0;
-    if (!b)
-        b = st->match.cand[0];
-    /* Every candidate's op k is the launch (the exact ones in full, the
-     * others outside their volatile fields), and none ends with it (a
-     * candidate that completes is the general path's: note_complete).
-     * The borrowed one is compared last: it keeps the launch's values. */
-    for (size_t i = 0; i < nc; i++) {
-        rp_seq *s = st->match.cand[i];
-        const rp_fast *fo = rp__fast_image(s, k, l->f, h, tag);
-        if (!fo || s->det->n <= k + 1)
-            return RP_OFFER_EAGER;
-        if (s == b) {
-            seen_b = 1;
-            continue;
-        }
-        if (s->vmask ? !masked_same(st, s, k, l) : !rp__fast_same(fo, *l, s, k))
-            return RP_OFFER_EAGER;
-    }
-    if (NEVER(!seen_b)) /* the borrowed one leaves the candidates by a write-down */
-        return RP_OFFER_EAGER;
-    if (b->vmask ? !rp__match_masked(st, b, k, l) : !rp__fast_same(&b->match.fast[k], *l, b, k))
-        return RP_OFFER_EAGER;
-    if (rp__borrow(st, b, k) != 0)
-        return RP_OFFER_EAGER;
-    st->opno++;
-    st->match.ndef = k + 1;
-    return RP_OFFER_DEFERRED;
 }
 
 int rp__match_holds_event(const rp_stream *st, uint32_t eser)

@@ -145,6 +145,17 @@ void rp__widen_commit(rp_stream *st, rp_seq *s);
 void rp__widen_drop(rp_stream *st, const rp_seq *s);
 
 /* ---- fast.c -------------------------------------------------------------------- */
+/* Where the fast path put the values of the op it deferred as op k of `s`,
+ * a sequence with volatile fields (rp_stream.match.arena): a launch's
+ * geometry and parameters, a memset's or copy's operands. */
+static inline uint8_t *rp__arena_of(const rp_stream *st, const rp_seq *s, size_t k)
+{
+    return st->match.arena + s->match.poff[k];
+}
+/* Room in the stream's arena for `s`, filled with its values (0), or -1:
+ * memory ran out, or records written down point in and it would have to
+ * grow or be filled for `s` (arena_held). */
+int rp__arena_room(rp_stream *st, const rp_seq *s);
 /* Make the fast path's images of `s`'s kernels, once (at its first offer):
  * without memory, none, and every launch of it takes the general path. */
 void rp__match_adopt(rp_seq *s);
