@@ -39,7 +39,7 @@ while read -r name app args; do
         >"$out/$name.out" 2>"$out/$name.err"
     for k in shim drv; do
         awk -f "$paths" "$out/$name.$k.json" |
-            grep -Ev '^(pid|host|rank|rank_from|driver\.path|reprise_version|graph_order|graph_workers)	|_ns	|_us	|costs_ns|cost_samples|time|elapsed' \
+            grep -Ev '^(pid|host|rank|rank_from|driver\.path|reprise_version|graph_order|graph_workers|wall_s)	|_ns	|_us	|costs_ns|cost_samples|time|elapsed' \
             >"$out/$name.$k.txt"
         rm -f "$out/$name.$k.json"
     done
