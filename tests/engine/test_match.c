@@ -680,6 +680,66 @@ static void a_shorter_candidate_completing_leaves_the_longer_to_the_fast_path(vo
     assert_string_equal(log_, "graph5@N");
 }
 
+/* A memset of the test's buffer on `s`, recorded as called through `entry`. */
+static void memset_as(rp_op *op, CUstream s, enum rp__entry entry)
+{
+    memset(op, 0, sizeof *op);
+    op->kind = RP_OP_MEMSET;
+    op->dst = buf;
+    op->value = 7;
+    op->elem = 4;
+    op->bytes = 16;
+    op->ctx = cs->ctx;
+    op->stream = s;
+    op->entry = (uint16_t)entry;
+    rp__op_keys(op);
+}
+
+/* A memset that is the one candidate's next op joins the launches the fast
+ * path holds borrowed (issue 36: no record deferred, nothing written down),
+ * the run going on to its replay; but only through the entry point the
+ * sequence's memset was recorded from, the one a flush would issue it
+ * through. On the legacy stream a synchronous memset and its asynchronous
+ * form compare alike: the other form takes the general path, which keeps
+ * the program's record. */
+static void a_memset_joins_the_held_run_only_through_the_sequences_entry_point(void **state)
+{
+    (void)state;
+    st = rp__stream_of(cs, NULL, 0); /* the legacy stream */
+    rp_seq *s = make_seq((const int[]){1, 2, 9, 3, 0}, st->handle);
+    rp__op_free(&s->det->ops[2]);
+    memset_as(&s->det->ops[2], st->handle, RP_E_cuMemsetD32Async);
+    s->lay[2] = NULL;
+    rp_launch l2 = launch_of(2), l3 = launch_of(3);
+    l2.s = l3.s = NULL;
+    for (int round = 0; round < 2; round++) {
+        rp_op k1, ms;
+        record_as(&k1, 1, st->handle, -2);
+        assert_int_equal(rp__match_offer(st, &k1), RP_OFFER_MATCHES);
+        assert_int_equal(rp__match_defer(st, &k1), RP_OFFER_DEFERRED);
+        assert_int_equal(rp__match_launch(st, st->handle, l2, RP_E_cuLaunchKernel), RP_OFFER_DEFERRED);
+        assert_ptr_equal(st->match.borrowed_seq, s);
+        memset_as(&ms, st->handle, round ? RP_E_cuMemsetD32_v2 : RP_E_cuMemsetD32Async);
+        if (!round) {
+            assert_int_equal(rp__match_offer(st, &ms), RP_OFFER_DEFERRED); /* joined */
+            assert_ptr_equal(st->match.borrowed_seq, s);
+            assert_int_equal(st->match.borrowed_from, 1);
+        } else {
+            assert_int_equal(rp__match_offer(st, &ms), RP_OFFER_MATCHES); /* written down */
+            assert_null(st->match.borrowed_seq);
+            assert_int_equal(rp__match_defer(st, &ms), RP_OFFER_DEFERRED);
+            assert_int_equal(st->match.def[2].entry, RP_E_cuMemsetD32_v2);
+        }
+        assert_int_equal(st->match.ndef, 3);
+        assert_int_equal(rp__match_launch(st, st->handle, l3, RP_E_cuLaunchKernel), RP_OFFER_COMPLETE);
+        struct rp_resolved r = resolve();
+        assert_ptr_equal(r.replayed, s);
+        assert_int_equal(r.nflushed, 0);
+    }
+    assert_int_equal(s->replays, 2);
+    assert_string_equal(log_, "graph4@L graph4@L");
+}
+
 int main(void)
 {
 #define T(name) cmocka_unit_test_setup_teardown(name, setup, teardown)
@@ -703,6 +763,7 @@ int main(void)
         T(no_part_is_launched_where_the_graph_cannot_run_one),
         T(a_sequence_with_updates_is_a_candidate_however_many_exact_variants_begin_alike),
         T(an_exact_variant_left_for_a_sequence_with_updates_is_counted_passed_over),
+        T(a_memset_joins_the_held_run_only_through_the_sequences_entry_point),
     };
 #undef T
     return cmocka_run_group_tests_name("matcher", tests, group_setup, NULL);

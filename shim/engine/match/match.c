@@ -452,15 +452,19 @@ static void note_complete(rp_stream *st)
  * narrow) and defer the record; here it joins the borrowed run instead (no
  * write-down of the launches before it), its values, for a sequence with
  * updates, in the arena (also an exact one's: its op may be widened while
- * it is held, as a launch's). 1 when so (the record was freed), else 0
- * (nothing done). A training step's zeroed gradients, a decoder's cache
+ * it is held, as a launch's). Only through the entry point the sequence's
+ * op was recorded from, which a flush issues it through (the general path
+ * keeps the program's: a synchronous memset and its asynchronous form on
+ * the legacy stream compare alike). 1 when so (the record was freed), else
+ * 0 (nothing done). A training step's zeroed gradients, a decoder's cache
  * copies. */
 static int joins_borrowed_run(rp_stream *st, rp_op *op)
 {
     rp_seq *b = st->match.borrowed_seq;
     size_t k = st->match.ndef;
     if ((op->kind != RP_OP_MEMSET && op->kind != RP_OP_DTOD) || st->match.ncand != 1 ||
-        st->match.cand[0] != b || k + 1 >= b->det->n || b->broken || !seq_match(b, k, op) ||
+        st->match.cand[0] != b || k + 1 >= b->det->n || b->broken ||
+        op->entry != b->det->ops[k].entry || !seq_match(b, k, op) ||
         (b->vmask && (!b->match.poff || rp__arena_room(st, b) != 0)))
         return 0;
     if (b->vmask)
