@@ -102,7 +102,7 @@ int rp__defer(rp_stream *st, rp_op *op, CUresult *err)
 {
     *err = CUDA_SUCCESS;
     enum rp_offer v = rp__match_offer(st, op);
-    if (v == RP_OFFER_DEFERRED) { /* it joined the fast path's run */
+    if (v == RP_OFFER_DEFERRED || v == RP_OFFER_COMPLETE) { /* it joined the fast path's run */
         *err = rp__deferred(st, v);
         return 1;
     }

@@ -446,39 +446,51 @@ static void note_complete(rp_stream *st)
     st->match.ncand = k;
 }
 
-/* A memset or a device-to-device copy that is the next op of the one
- * candidate whose launches the stream holds borrowed (the fast path's run),
- * and not its last: the general path would keep the candidate (seq_match;
- * narrow) and defer the record; here it joins the borrowed run instead (no
- * write-down of the launches before it), its values, for a sequence with
- * updates, in the arena (also an exact one's: its op may be widened while
- * it is held, as a launch's). Only through the entry point the sequence's
- * op was recorded from, which a flush issues it through (the general path
- * keeps the program's: a synchronous memset and its asynchronous form on
- * the legacy stream compare alike). 1 when so (the record was freed), else
- * 0 (nothing done). A training step's zeroed gradients, a decoder's cache
- * copies. */
-static int joins_borrowed_run(rp_stream *st, rp_op *op)
+/* A memset, a device-to-device copy or a device-to-host copy into pinned
+ * memory that is the next op of the one candidate whose launches the stream
+ * holds borrowed (the fast path's run): the general path would keep the
+ * candidate (seq_match; narrow) and defer the record, completing the
+ * candidate at its last op (note_complete); here it joins the borrowed run
+ * instead (no write-down of the launches before it), its values, for a
+ * sequence with updates, in the arena (also an exact one's: its op may be
+ * widened while it is held, as a launch's). Only through the entry point
+ * the sequence's op was recorded from, which a flush issues it through (the
+ * general path keeps the program's: a synchronous memset and its
+ * asynchronous form on the legacy stream compare alike). DEFERRED or
+ * COMPLETE as rp__match_defer would say (the record was freed), or EAGER:
+ * not so, nothing done. A training step's zeroed gradients, a decoder's
+ * cache copies, a step's read-back at its end. */
+static enum rp_offer joins_borrowed_run(rp_stream *st, rp_op *op)
 {
     rp_seq *b = st->match.borrowed_seq;
     size_t k = st->match.ndef;
-    if ((op->kind != RP_OP_MEMSET && op->kind != RP_OP_DTOD) || st->match.ncand != 1 ||
-        st->match.cand[0] != b || k + 1 >= b->det->n || b->broken ||
+    if ((op->kind != RP_OP_MEMSET && op->kind != RP_OP_DTOD && op->kind != RP_OP_DTOH) ||
+        st->match.ncand != 1 || st->match.cand[0] != b || k >= b->det->n || b->broken ||
         op->entry != b->det->ops[k].entry || !seq_match(b, k, op) ||
         (b->vmask && (!b->match.poff || rp__arena_room(st, b) != 0)))
-        return 0;
+        return RP_OFFER_EAGER;
     if (b->vmask)
         rp__arena_put_other(rp__arena_of(st, b, k), op);
-    st->match.ndef = k + 1;
     rp__op_free(op);
     memset(op, 0, sizeof *op);
-    return 1;
+    if ((st->match.ndef = k + 1) < b->det->n)
+        return RP_OFFER_DEFERRED;
+    /* Complete: the longest (note_complete; a shorter one completed
+     * earlier is let go, as on the fast path). */
+    if (st->match.complete)
+        st->match.complete->pins--;
+    st->match.complete = b;
+    st->match.ncand = 0;
+    return RP_OFFER_COMPLETE;
 }
 
 enum rp_offer rp__match_offer(rp_stream *st, rp_op *op)
 {
-    if (st->match.borrowed_seq && joins_borrowed_run(st, op))
-        return RP_OFFER_DEFERRED;
+    if (st->match.borrowed_seq) {
+        enum rp_offer j = joins_borrowed_run(st, op);
+        if (j != RP_OFFER_EAGER)
+            return j;
+    }
     write_down(st);
     if (rp__op_is_event(op->kind)) /* which event it is in this occurrence */
         op->erole = rp__op_role_after(st->match.def, st->match.ndef, op->eser);

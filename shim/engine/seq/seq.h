@@ -61,11 +61,13 @@ typedef struct rp_vals {
     size_t from;
     const uint8_t *arena;
 } rp_vals;
-/* A memset's or a device-to-device copy's values in the arena, at its op's
- * place (RP_ARENA_GEOMETRY bytes): its operands, size and value. */
+/* A memset's or a copy's values in the arena, at its op's place
+ * (RP_ARENA_GEOMETRY bytes): its device operands, size, and a memset's
+ * value or a device-to-host copy's (pinned) destination. `d` has its kind. */
 static inline void rp__arena_put_other(uint8_t *a, const rp_op *op)
 {
-    uint64_t w[4] = {op->dst, op->src, op->bytes, op->value};
+    uint64_t w[4] = {op->dst, op->src, op->bytes,
+                     op->kind == RP_OP_DTOH ? (uint64_t)(uintptr_t)op->host : op->value};
     memcpy(a, w, sizeof w);
 }
 static inline void rp__arena_get_other(const uint8_t *a, rp_op *d)
@@ -75,7 +77,10 @@ static inline void rp__arena_get_other(const uint8_t *a, rp_op *d)
     d->dst = w[0];
     d->src = w[1];
     d->bytes = (size_t)w[2];
-    d->value = (unsigned int)w[3];
+    if (d->kind == RP_OP_DTOH)
+        d->host = (void *)(uintptr_t)w[3];
+    else
+        d->value = (unsigned int)w[3];
 }
 /* Before a launch of ops [lo, hi) of a sequence (all of them, 0 and n, but
  * for a part of an occurrence: rp__match_part): for one with volatile
