@@ -740,6 +740,42 @@ static void a_memset_joins_the_held_run_only_through_the_sequences_entry_point(v
     assert_string_equal(log_, "graph4@L graph4@L");
 }
 
+/* A read-back (device to pinned host memory) that is the one candidate's
+ * last op joins the held run and completes it: the run replays at once,
+ * nothing written down or flushed, as the general path would have it. */
+static void a_read_back_at_the_end_of_a_held_run_completes_it(void **state)
+{
+    (void)state;
+    static float pinned[4];
+    rp_seq *s = make_seq((const int[]){1, 2, 9, 0}, S_NONBLOCK);
+    rp_op *d = &s->det->ops[2];
+    rp__op_free(d);
+    memset(d, 0, sizeof *d);
+    d->kind = RP_OP_DTOH;
+    d->src = buf;
+    d->host = pinned;
+    d->bytes = sizeof pinned;
+    d->ctx = cs->ctx;
+    d->stream = S_NONBLOCK;
+    d->entry = RP_E_cuMemcpyDtoHAsync_v2;
+    rp__op_keys(d);
+    s->lay[2] = NULL;
+    rp_op back = *d;
+    assert_int_equal(offer(1), RP_OFFER_DEFERRED);
+    assert_int_equal(rp__match_launch(st, S_NONBLOCK, launch_of(2), RP_E_cuLaunchKernel),
+                     RP_OFFER_DEFERRED);
+    assert_ptr_equal(st->match.borrowed_seq, s);
+    assert_int_equal(rp__match_offer(st, &back), RP_OFFER_COMPLETE);
+    assert_ptr_equal(st->match.complete, s);
+    assert_int_equal(st->match.ncand, 0);
+    assert_ptr_equal(st->match.borrowed_seq, s); /* nothing written down */
+    struct rp_resolved r = resolve();
+    assert_ptr_equal(r.replayed, s);
+    assert_int_equal(r.nflushed, 0);
+    assert_string_equal(log_, "graph3@N");
+    assert_int_equal(s->pins, 0);
+}
+
 int main(void)
 {
 #define T(name) cmocka_unit_test_setup_teardown(name, setup, teardown)
@@ -764,6 +800,7 @@ int main(void)
         T(a_sequence_with_updates_is_a_candidate_however_many_exact_variants_begin_alike),
         T(an_exact_variant_left_for_a_sequence_with_updates_is_counted_passed_over),
         T(a_memset_joins_the_held_run_only_through_the_sequences_entry_point),
+        T(a_read_back_at_the_end_of_a_held_run_completes_it),
     };
 #undef T
     return cmocka_run_group_tests_name("matcher", tests, group_setup, NULL);
