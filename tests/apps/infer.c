@@ -16,8 +16,15 @@
  *   item [EVERY]    every EVERY steps (default 10) the accumulator's first
  *                   float read back as .item() does (cuMemcpyDtoHAsync into
  *                   pageable memory, cuStreamSynchronize)
+ *   pinned [EVERY]  every step ends with the accumulator's first 4 floats
+ *                   copied into pinned memory (cuMemcpyDtoHAsync), one of 3
+ *                   buffers in turn, as a caching host allocator hands out
+ *                   (.to("cpu", non_blocking=True)); every EVERY steps
+ *                   (default 10) a synchronize, and the 3 buffers read
  * Prints a checksum of the accumulator, the parameters and the values read.
- * Usage: infer MODULE STEPS [nosync|item [EVERY [HOSTUS]]] */
+ * Usage: infer MODULE STEPS [nosync|item|pinned [EVERY [HOSTUS]]] */
+#include <string.h>
+
 #include <cuda.h>
 
 #include "appcommon.h"
@@ -50,14 +57,14 @@ static void launch(CUfunction f, unsigned int grid, void **args)
 
 int main(int argc, char **argv)
 {
-    app_usage(argc, argv, "[nosync|item [EVERY [HOSTUS]]]");
+    app_usage(argc, argv, "[nosync|item|pinned [EVERY [HOSTUS]]]");
     long steps = app_arg(argc, argv, 2, 0, 0, 100000000);
     const char *mode = argc > 3 ? argv[3] : "nosync";
     long every = app_arg(argc, argv, 4, 10, 1, 100000000);
     g_host_us = app_arg(argc, argv, 5, 40, 0, 100000);
-    int item = !strcmp(mode, "item");
-    if (!item && strcmp(mode, "nosync") != 0) {
-        printf("error: bad mode %s (want nosync or item)\n", mode);
+    int item = !strcmp(mode, "item"), pinned = !strcmp(mode, "pinned");
+    if (!item && !pinned && strcmp(mode, "nosync") != 0) {
+        printf("error: bad mode %s (want nosync, item or pinned)\n", mode);
         return 2;
     }
     if (g_host_us > 0 && g_host_us < 5)
@@ -85,6 +92,11 @@ int main(int argc, char **argv)
         CK(cuMemAlloc, (&pool[i], bytes));
     CK(cuMemAlloc, (&x, bytes));
     CK(cuMemAlloc, (&acc, bytes));
+    float *back[3] = {NULL, NULL, NULL};
+    for (int i = 0; pinned && i < 3; i++) {
+        CK(cuMemHostAlloc, ((void **)&back[i], 4 * sizeof(float), 0));
+        memset(back[i], 0, 4 * sizeof(float));
+    }
     {
         float sx = 0.004f, bx = -1.0f, zero = 0.0f;
         void *ax[] = { &x, &n, &sx, &bx };
@@ -117,6 +129,14 @@ int main(int argc, char **argv)
         }
         void *ad[] = { &acc, &in, &eighth, &n };
         launch(f_axpy, grid, ad);
+        if (pinned) {
+            CK(cuMemcpyDtoHAsync, (back[step % 3], acc, 4 * sizeof(float), 0));
+            if ((step + 1) % every == 0) {
+                CK(cuStreamSynchronize, (0));
+                for (int i = 0; i < 3; i++)
+                    seen = app_hash(seen, back[i], 4 * sizeof(float));
+            }
+        }
         if (item && (step + 1) % every == 0) {
             float v;
             CK(cuMemcpyDtoHAsync, (&v, acc, sizeof v, 0));
@@ -147,6 +167,8 @@ int main(int argc, char **argv)
         CK(cuMemFree, (pool[i]));
     CK(cuMemFree, (x));
     CK(cuMemFree, (acc));
+    for (int i = 0; pinned && i < 3; i++)
+        CK(cuMemFreeHost, (back[i]));
     app_close(dev, mod);
     return 0;
 }
