@@ -96,7 +96,12 @@ static void *other(void *arg)
 {
     (void)arg;
     CK(cuCtxSetCurrent, (g_ctx));
-    app_phase_wait(1);
+    int base = 0;
+    if (g_arena) { /* no call of this thread while the main one makes its own */
+        app_phase_set(1);
+        base = 1;
+    }
+    app_phase_wait(base + 1);
     for (uint32_t i = 0; i < 3; i++) {
         if (g_arena)
             step_a(g_y2, g_z2, 1000 + i, 0, 4);
@@ -104,7 +109,7 @@ static void *other(void *arg)
             step(g_x2, g_y2, 1000 + i, 0, 4);
         CK(cuStreamSynchronize, (0));
     }
-    app_phase_set(2);
+    app_phase_set(base + 2);
     return NULL;
 }
 
@@ -134,6 +139,11 @@ int main(int argc, char **argv)
     pthread_t t;
     if (pthread_create(&t, NULL, other, NULL) != 0)
         app_die("pthread_create failed");
+    int base = 0;
+    if (g_arena) {
+        app_phase_wait(1); /* the other thread's context is set */
+        base = 1;
+    }
     for (long it = 0; it < iters; it++) {
         if (g_arena) {
             /* A and B in an order with no period short of the whole run
@@ -151,8 +161,8 @@ int main(int argc, char **argv)
         step_a(g_y1, g_z1, 777, 0, 2); /* held by a replaying shim */
     else
         step(g_x1, g_y1, 777, 0, 2);
-    app_phase_set(1);
-    app_phase_wait(2);
+    app_phase_set(base + 1);
+    app_phase_wait(base + 2);
     if (g_arena) { /* the held half step runs now, on its own */
         CK(cuStreamSynchronize, (0));
         step_a(g_y1, g_z1, 777, 2, 2);
