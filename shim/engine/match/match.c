@@ -475,13 +475,7 @@ static enum rp_offer joins_borrowed_run(rp_stream *st, rp_op *op)
     memset(op, 0, sizeof *op);
     if ((st->match.ndef = k + 1) < b->det->n)
         return RP_OFFER_DEFERRED;
-    /* Complete: the longest (note_complete; a shorter one completed
-     * earlier is let go, as on the fast path). */
-    if (st->match.complete)
-        st->match.complete->pins--;
-    st->match.complete = b;
-    st->match.ncand = 0;
-    return RP_OFFER_COMPLETE;
+    return rp__complete_alone(st, b);
 }
 
 enum rp_offer rp__match_offer(rp_stream *st, rp_op *op)

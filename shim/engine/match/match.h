@@ -56,11 +56,13 @@ enum rp_offer {
     RP_OFFER_DEFERRED, /* (rp__match_defer; rp__match_offer for a memset or copy
                           joining the fast path's run) deferred: the record
                           belongs to the stream (or was freed) */
-    RP_OFFER_COMPLETE, /* (rp__match_defer) deferred, and a sequence matched in full */
+    RP_OFFER_COMPLETE, /* (the same) deferred, and a sequence matched in full */
 };
 /* Offer a recorded capturable op to the matcher of `st`: narrows the
  * candidates (or, with nothing pending, finds them). An event op gets its
- * role in the occurrence first (rp_op.erole). */
+ * role in the occurrence first (rp_op.erole). A memset or copy that joins
+ * the fast path's held run is deferred here already: DEFERRED or COMPLETE
+ * (its record freed). */
 enum rp_offer rp__match_offer(rp_stream *st, rp_op *op);
 /* Defer `op` after rp__match_offer said MATCHES: DEFERRED, COMPLETE (resolve
  * now), or RESOLVE when it cannot be kept (memory; the op is left to the
@@ -248,6 +250,19 @@ static inline __attribute__((always_inline)) int rp__borrow(rp_stream *st, rp_se
     return 0;
 }
 
+/* `s`, the stream's only candidate, matched in full: it is the complete
+ * match, the longest (a shorter one that completed earlier is let go:
+ * note_complete keeps only the longest). */
+static inline __attribute__((always_inline)) enum rp_offer rp__complete_alone(rp_stream *st,
+                                                                               rp_seq *s)
+{
+    if (RP_UNLIKELY(st->match.complete != NULL))
+        st->match.complete->pins--;
+    st->match.complete = s;
+    st->match.ncand = 0;
+    return RP_OFFER_COMPLETE;
+}
+
 /* Op k of `s` stands for launch `l` (`s` the stream's only candidate, or,
  * at k = 0, the one rp__match_first chose): deferred as rp__match_launch
  * says. */
@@ -282,11 +297,7 @@ rp__match_at(rp_stream *st, rp_seq *s, size_t k, CUstream h, rp_launch l, enum r
      * (match.c, note_complete). */
     if ((st->match.ndef = k + 1) < n)
         return RP_OFFER_DEFERRED;
-    if (RP_UNLIKELY(st->match.complete != NULL))
-        st->match.complete->pins--; /* a shorter one completed earlier: this one wins */
-    st->match.complete = s;
-    st->match.ncand = 0;
-    return RP_OFFER_COMPLETE;
+    return rp__complete_alone(st, s);
 }
 
 /* For a launch `l` (by value: see rp__fast_same) through `entry` on the

@@ -171,6 +171,13 @@ static CUresult update_node(rp_seq *s, size_t k, const rp_op *op)
     }
 }
 
+/* Where the fast path keeps the values of op k of `s` it deferred unwritten
+ * (the stream's arena, at the op's place: match.h, rp__arena_of). */
+static inline const uint8_t *arena_at(const rp_vals *v, const rp_seq *s, size_t k)
+{
+    return v->arena + s->match.poff[k];
+}
+
 /* A deferred kernel's values: the record naming its function (with its
  * parameter size), its geometry (7 unsigned ints, as in a record) and its
  * parameter bytes: its record's, or, when the fast path deferred it
@@ -180,7 +187,7 @@ static inline void kernel_values(const rp_vals *v, const rp_seq *s, size_t k, co
                                  const unsigned int **g, const uint8_t **p)
 {
     if (v->borrowed && k >= v->from) {
-        const uint8_t *a = v->arena + s->match.poff[k];
+        const uint8_t *a = arena_at(v, s, k);
         *f = &s->det->ops[k];
         *g = (const unsigned int *)(const void *)a;
         *p = a + RP_ARENA_GEOMETRY;
@@ -199,7 +206,7 @@ static inline const rp_op *other_values(const rp_vals *v, const rp_seq *s, size_
     if (!(v->borrowed && k >= v->from))
         return &v->def[k];
     *tmp = s->det->ops[k];
-    rp__arena_get_other(v->arena + s->match.poff[k], tmp);
+    rp__arena_get_other(arena_at(v, s, k), tmp);
     return tmp;
 }
 
