@@ -7,6 +7,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static __thread CUstreamCaptureMode tl_mode = CU_STREAM_CAPTURE_MODE_GLOBAL;
 
@@ -283,6 +284,10 @@ static CUresult end(CUstream hs, bool pt, CUgraph *phGraph)
     CUresult r = cc__check_init();
     if (r) return r;
     if (!phGraph) return CUDA_ERROR_INVALID_VALUE;
+    /* A real driver's end builds the graph, which takes time for a large
+     * one: CPUCUDA_END_CAPTURE_US makes every end take that long, while
+     * other threads' calls go on (set at load, before any thread). */
+    if (cc__g.end_capture_us) usleep(cc__g.end_capture_us);
     cc__lock();
     cc_stream *s;
     r = cc__stream_get(hs, pt, &s);

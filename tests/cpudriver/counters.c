@@ -425,6 +425,15 @@ __attribute__((constructor)) static void cc_load(void)
         else
             cc__g.delay_us = (unsigned)v;
     }
+    const char *ec = getenv("CPUCUDA_END_CAPTURE_US");
+    if (ec && *ec) {
+        char *end;
+        unsigned long v = strtoul(ec, &end, 10);
+        if (*end || v > 10000000UL)
+            fprintf(stderr, "cpucuda: bad CPUCUDA_END_CAPTURE_US '%s'; using 0\n", ec);
+        else
+            cc__g.end_capture_us = (unsigned)v;
+    }
     const char *nf = getenv("CPUCUDA_NO_FUNC_UPDATE");
     cc__g.no_func_update = nf && *nf && strcmp(nf, "0") != 0;
     const char *fs = getenv("CPUCUDA_FAULTS");

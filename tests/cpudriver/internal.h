@@ -99,6 +99,7 @@ struct cc_global {
     bool initialized;
     int ndev;               /* devices: CPUCUDA_DEVICES (1 or 2, default 1), read at cuInit */
     unsigned delay_us;
+    unsigned end_capture_us; /* CPUCUDA_END_CAPTURE_US: what a capture's end takes */
     bool no_func_update;    /* CPUCUDA_NO_FUNC_UPDATE: kernel node updates keep the function */
     unsigned long long next_id;
     cc_ctx *ctxs;           /* every live context, primary included */
