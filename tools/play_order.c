@@ -1,7 +1,8 @@
 /* play_order.c - the calls in the order they are replayed. Records come in
  * the order calls returned; with --order entered they are replayed in the
  * order calls began (their `seq`), which is the order the engine met them
- * (a boundary acts as its call begins). The two differ only where calls of
+ * (a boundary acts as its call begins; the program's end of a capture, which
+ * the engine acts on as it returns, is placed then by the recorder). The two differ only where calls of
  * several threads overlapped, so a small buffer of decoded calls, each a
  * deep copy (the reader's parameter state moves on), restores it.
  * Definitions are taken in as they are read, under the player's state lock
