@@ -160,7 +160,7 @@ typedef struct rp_seq {
                                parameters go in the stream's arena */
         size_t ptotal;      /* ... and the arena's size for this sequence */
         uint64_t gen;       /* with poff: a number no other sequence has had, naming
-                               its values in a stream's arena (rp_stream.match.arena_gen) */
+                               its values in a stream's arena (rp_stream.match.arena.gen) */
     } match;
     int first_unique;       /* no other sequence of its home begins with its first
                                op's kernel (nor has it among its forms at op 0):
@@ -301,18 +301,18 @@ typedef struct rp_stream {
         rp_seq *hint;       /* the sequence replayed last here, while hint_gone is
                                its context's seqs_gone (no sequence went since) */
         uint64_t hint_gone;
-        /* The fast path's launches with volatile fields keep their values here
-         * (borrowed: a flush copies them), at the borrowed sequence's offsets
-         * (rp_seq.match.poff); once records written down point in (arena_held),
-         * it is not grown or filled for another sequence until none is held. */
-        uint8_t *arena;
-        size_t arena_cap, arena_held;
-        /* The sequence whose ops' values fill the arena (rp_seq.match.gen, 0:
-         * none yet) from its records (arena_ops: its entry's, which a new
-         * copy replaces): every launch then writes only its op's geometry
-         * and volatile parameters, the rest being its record's already. */
-        uint64_t arena_gen;
-        const rp_op *arena_ops;
+        /* The fast path's launches with volatile fields keep their values in
+         * the arena (borrowed: a flush copies them) at the borrowed sequence's
+         * offsets (rp_seq.match.poff), filled from the records (ops) of the
+         * sequence numbered gen (rp_seq.match.gen; 0: none): a launch writes
+         * its geometry and volatile parameters only. While records written
+         * down point in (held), another sequence takes the spare, if free. */
+        struct rp_arena {
+            uint8_t *p;
+            size_t cap, held;
+            uint64_t gen;
+            const rp_op *ops; /* its entry's (a new copy replaces them) */
+        } arena, spare;
         /* def[0..launched) have been launched already, as a part of the
          * one candidate's graph (a quiet spot: rp__match_part); the rest of
          * the occurrence, when it completes, is launched as the rest of

@@ -198,8 +198,22 @@ static __attribute__((noinline)) void arena_fill(rp_stream *st, const rp_seq *s)
         if (e->ops[k].param_bytes)
             memcpy(a + RP_ARENA_GEOMETRY, e->ops[k].params, e->ops[k].param_bytes);
     }
-    st->match.arena_gen = s->match.gen;
-    st->match.arena_ops = e->ops;
+    st->match.arena.gen = s->match.gen;
+    st->match.arena.ops = e->ops;
+}
+
+/* Records written down point into the arena, which sequence `s` would have
+ * to grow or fill: the spare takes its place, unless records point into
+ * that one too (-1). What the spare holds stays, marked with its sequence:
+ * an arena is refilled only for another. */
+static __attribute__((noinline)) int arena_swap(rp_stream *st)
+{
+    if (st->match.spare.held)
+        return -1;
+    struct rp_arena a = st->match.arena;
+    st->match.arena = st->match.spare;
+    st->match.spare = a;
+    return 0;
 }
 
 /* Room in the stream's arena for sequence `s`, filled with its values (0,
@@ -208,18 +222,18 @@ static __attribute__((noinline)) void arena_fill(rp_stream *st, const rp_seq *s)
  * ops point in (rp_stream), and none yet when it is too small for it. */
 static inline __attribute__((always_inline)) int arena_room(rp_stream *st, const rp_seq *s)
 {
-    if (st->match.arena_held &&
-        (st->match.arena_cap < s->match.ptotal || st->match.arena_gen != s->match.gen ||
-         st->match.arena_ops != s->det->ops))
-        return -1; /* records written down point into it: the general path */
-    if (st->match.arena_cap < s->match.ptotal) {
-        uint8_t *a = rp__realloc(st->match.arena, s->match.ptotal);
-        if (!a)
+    struct rp_arena *a = &st->match.arena;
+    if (a->held && (a->cap < s->match.ptotal || a->gen != s->match.gen || a->ops != s->det->ops) &&
+        arena_swap(st) != 0)
+        return -1; /* records written down point into both: the general path */
+    if (a->cap < s->match.ptotal) {
+        uint8_t *p = rp__realloc(a->p, s->match.ptotal);
+        if (!p)
             return -1;
-        st->match.arena = a;
-        st->match.arena_cap = s->match.ptotal;
+        a->p = p;
+        a->cap = s->match.ptotal;
     }
-    if (st->match.arena_gen != s->match.gen || st->match.arena_ops != s->det->ops)
+    if (a->gen != s->match.gen || a->ops != s->det->ops)
         arena_fill(st, s);
     return 0;
 }

@@ -66,7 +66,7 @@ static void write_down(rp_stream *st)
             const uint8_t *a = rp__arena_of(st, s, i);
             memcpy(d->grid, a, 7 * sizeof(unsigned int));
             d->params = d->param_bytes ? (uint8_t *)a + RP_ARENA_GEOMETRY : NULL;
-            st->match.arena_held = 1; /* until the stream holds nothing */
+            st->match.arena.held = 1; /* until the stream holds nothing */
         }
     }
 }
@@ -205,7 +205,7 @@ void rp__match_resolve(rp_stream *st, CUstream target, struct rp_resolved *out)
         enum rp_replay_step failed = RP_STEP_LAUNCH;
         CUresult after_err = CUDA_SUCCESS;
         rp_vals v = {st->match.def, st->match.borrowed_seq, st->match.borrowed_from,
-                     st->match.arena};
+                     st->match.arena.p};
         rp__widen_commit(st, c);
         CUresult rc = rp__seq_replay(st, c, target, &v, done, c->det->n, gen, &failed, &after_err);
         if (after_err != CUDA_SUCCESS)
@@ -312,7 +312,7 @@ void rp__match_resolve(rp_stream *st, CUstream target, struct rp_resolved *out)
     out->flushed = st->match.def;
     out->nflushed = kept;
     st->match.ndef = 0;
-    st->match.arena_held = 0; /* the flushed records own their values */
+    st->match.arena.held = st->match.spare.held = 0; /* the flushed records own their values */
     unpin_all(st);
     destroy_deferred(st);
 }
@@ -335,7 +335,7 @@ int rp__match_part(rp_stream *st, CUstream target)
     enum rp_replay_step failed = RP_STEP_LAUNCH;
     CUresult after_err = CUDA_SUCCESS;
     rp_vals v = {st->match.def, st->match.borrowed_seq, st->match.borrowed_from,
-                 st->match.arena};
+                 st->match.arena.p};
     rp__trace("launch ops %zu-%zu of sequence %u (a quiet spot) on stream %p", lo, hi, c->id,
               (void *)target);
     rp__nvtx_push("reprise: part of sequence %u", c->id);
@@ -559,7 +559,8 @@ void rp__match_stream_free(rp_stream *st)
     }
     destroy_deferred(st); /* the ops that named them go with the record */
     free(st->match.def);
-    free(st->match.arena);
+    free(st->match.arena.p);
+    free(st->match.spare.p);
     memset(&st->match, 0, sizeof st->match);
 }
 

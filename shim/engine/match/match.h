@@ -152,11 +152,11 @@ void rp__widen_drop(rp_stream *st, const rp_seq *s);
  * geometry and parameters, a memset's or copy's operands. */
 static inline uint8_t *rp__arena_of(const rp_stream *st, const rp_seq *s, size_t k)
 {
-    return st->match.arena + s->match.poff[k];
+    return st->match.arena.p + s->match.poff[k];
 }
 /* Room in the stream's arena for `s`, filled with its values (0), or -1:
  * memory ran out, or records written down point in and it would have to
- * grow or be filled for `s` (arena_held). */
+ * grow or be filled for `s`, nor the spare take its place (rp_arena.held). */
 int rp__arena_room(rp_stream *st, const rp_seq *s);
 /* Make the fast path's images of `s`'s kernels, once (at its first offer):
  * without memory, none, and every launch of it takes the general path. */
