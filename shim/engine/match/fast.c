@@ -202,30 +202,32 @@ static __attribute__((noinline)) void arena_fill(rp_stream *st, const rp_seq *s)
     st->match.arena.ops = e->ops;
 }
 
-/* Records written down point into the arena, which sequence `s` would have
- * to grow or fill: the spare takes its place, unless records point into
- * that one too (-1). What the spare holds stays, marked with its sequence:
- * an arena is refilled only for another. */
-static __attribute__((noinline)) int arena_swap(rp_stream *st)
+static void arena_swap(rp_stream *st)
 {
-    if (st->match.spare.held)
-        return -1;
     struct rp_arena a = st->match.arena;
     st->match.arena = st->match.spare;
     st->match.spare = a;
-    return 0;
 }
 
-/* Room in the stream's arena for sequence `s`, filled with its values (0,
- * or -1 if memory runs out, or if records written down point in and it
- * would have to grow or be filled for `s`). Only the borrowed sequence's
- * ops point in (rp_stream), and none yet when it is too small for it. */
-static inline __attribute__((always_inline)) int arena_room(rp_stream *st, const rp_seq *s)
+static int arena_holds(const struct rp_arena *a, const rp_seq *s)
+{
+    return a->gen == s->match.gen && a->ops == s->det->ops && a->cap >= s->match.ptotal;
+}
+
+/* The arena made ready for `s` (arena_room): the spare if it holds `s`'s
+ * values already, or if records written down point into the arena (-1
+ * when they point into both); then grown and filled as needed. What the
+ * other one holds stays, marked with its sequence: a stream whose steps
+ * take turns between two sequences fills neither again. */
+static __attribute__((noinline)) int arena_ready(rp_stream *st, const rp_seq *s)
 {
     struct rp_arena *a = &st->match.arena;
-    if (a->held && (a->cap < s->match.ptotal || a->gen != s->match.gen || a->ops != s->det->ops) &&
-        arena_swap(st) != 0)
+    if (!st->match.spare.held && arena_holds(&st->match.spare, s))
+        arena_swap(st);
+    else if (a->held && !arena_holds(a, s) && st->match.spare.held)
         return -1; /* records written down point into both: the general path */
+    else if (a->held && !arena_holds(a, s))
+        arena_swap(st);
     if (a->cap < s->match.ptotal) {
         uint8_t *p = rp__realloc(a->p, s->match.ptotal);
         if (!p)
@@ -236,6 +238,17 @@ static inline __attribute__((always_inline)) int arena_room(rp_stream *st, const
     if (a->gen != s->match.gen || a->ops != s->det->ops)
         arena_fill(st, s);
     return 0;
+}
+
+/* Room in the stream's arena for sequence `s`, filled with its values (0,
+ * or -1 if memory runs out, or if records written down point into both
+ * arenas and neither holds `s`'s values). Only the borrowed sequence's ops
+ * point in (rp_stream), and none yet when it is too small for it. */
+static inline __attribute__((always_inline)) int arena_room(rp_stream *st, const rp_seq *s)
+{
+    if (RP_LIKELY(arena_holds(&st->match.arena, s)))
+        return 0;
+    return arena_ready(st, s);
 }
 
 enum rp_offer rp__match_first(rp_stream *st, CUstream h, const rp_launch *l,
