@@ -251,12 +251,68 @@ static inline __attribute__((always_inline)) int arena_room(rp_stream *st, const
     return arena_ready(st, s);
 }
 
+/* The first op of a match where the hint's first kernel begins other
+ * sequences of the stream too (decoding steps of several lengths): the
+ * sequences rp__match_offer would find, each compared by its image, become
+ * the candidates in its order (rp__match_take), and the launch is deferred
+ * as a borrowed record of the first, as rp__match_several goes on. EAGER
+ * (nothing done but the arena's values, which a launch overwrites) where
+ * the general path could decide otherwise than the images say: a sequence
+ * whose first op has no image for this launch (not adopted yet, another
+ * stream or entry point, or another form of a kernel whose function is
+ * volatile), one that would end with this op, more than the list holds. */
+static __attribute__((noinline)) enum rp_offer first_several(rp_stream *st, CUstream h,
+                                                            const rp_launch *l,
+                                                            enum rp__entry entry)
+{
+    rp_ctxstate *cs = st->cs;
+    uint32_t tag = rp__fast_tag(entry, l->ptsz);
+    rp_seq *found[RP_MAX_CANDIDATES], *b = NULL;
+    size_t n = 0;
+    for (size_t i = 0; i < cs->nseqs; i++) {
+        rp_seq *s = cs->seqs[i];
+        if (s->broken || s->ctx != cs->ctx || s->home != st->handle)
+            continue;
+        const rp_op *want = &s->det->ops[0];
+        if (want->kind != RP_OP_KERNEL ||
+            (want->func != l->f && !(s->vmask && (s->vmask[0] & RP_VOL_FUNC))))
+            continue; /* another op or another kernel: its structure differs */
+        const rp_fast *fo = rp__fast_image(s, 0, l->f, h, tag);
+        if (!fo || s->det->n < 2)
+            return RP_OFFER_EAGER;
+        if (s->vmask ? !masked_same(st, s, 0, l) : !rp__fast_same(fo, *l, s, 0))
+            continue;
+        if (n == RP_MAX_CANDIDATES)
+            return RP_OFFER_EAGER;
+        found[n++] = s;
+        if (!b || (b->vmask && !s->vmask)) /* cand[0]: the first without updates */
+            b = s;
+    }
+    if (!b || (b->vmask && !rp__match_masked(st, b, 0, l)) || rp__borrow(st, b, 0) != 0)
+        return RP_OFFER_EAGER;
+    rp__match_cancel(st);
+    size_t nexact = 0;
+    for (size_t i = 0; i < n; i++)
+        rp__match_take(st, found[i], &nexact);
+    if (NEVER(st->match.cand[0] != b)) {
+        st->match.borrowed_seq = NULL;
+        rp__match_cancel(st);
+        return RP_OFFER_EAGER;
+    }
+    st->match.complete = NULL;
+    st->opno++;
+    st->match.ndef = 1;
+    return RP_OFFER_DEFERRED;
+}
+
 enum rp_offer rp__match_first(rp_stream *st, CUstream h, const rp_launch *l,
                               enum rp__entry entry)
 {
     rp_seq *s = st->match.hint; /* never a per-thread stream's (rp__match_resolve) */
-    if (!s || st->match.hint_gone != st->cs->seqs_gone || !s->first_unique)
+    if (!s || st->match.hint_gone != st->cs->seqs_gone || st->handle == CU_STREAM_PER_THREAD)
         return RP_OFFER_EAGER; /* none, or a sequence went since: it may be this one */
+    if (!s->first_unique)
+        return first_several(st, h, l, entry);
     return rp__match_at(st, s, 0, h, *l, entry);
 }
 

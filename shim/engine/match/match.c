@@ -499,29 +499,33 @@ enum rp_offer rp__match_offer(rp_stream *st, rp_op *op)
     size_t nexact = 0; /* the candidates without updates: cand[0 .. nexact) */
     for (size_t i = 0; i < st->cs->nseqs; i++) {
         rp_seq *s = st->cs->seqs[i];
-        if (s->broken || s->ctx != op->ctx || s->home != st->handle || !seq_match(s, 0, op))
-            continue;
-        if (st->match.ncand == RP_MAX_CANDIDATES) {
-            /* A sequence with updates matches every content of its
-             * structure; exact variants that begin alike (a counter past
-             * their first op) can fill the list: one of them gives it its
-             * place, or the graph that would serve is never chosen. */
-            if (!s->vmask || nexact == 0)
-                continue;
-            rp_seq *out = st->match.cand[--nexact];
-            out->pins--;
-            st->match.cand[nexact] = st->match.cand[--st->match.ncand];
-        }
-        rp__match_adopt(s);
-        s->pins++;
-        if (!s->vmask) { /* kept in front of those with updates */
-            st->match.cand[st->match.ncand++] = st->match.cand[nexact];
-            st->match.cand[nexact++] = s;
-        } else {
-            st->match.cand[st->match.ncand++] = s;
-        }
+        if (!s->broken && s->ctx == op->ctx && s->home == st->handle && seq_match(s, 0, op))
+            rp__match_take(st, s, &nexact);
     }
     return st->match.ncand ? RP_OFFER_MATCHES : RP_OFFER_EAGER;
+}
+
+void rp__match_take(rp_stream *st, rp_seq *s, size_t *nexact)
+{
+    if (st->match.ncand == RP_MAX_CANDIDATES) {
+        /* A sequence with updates matches every content of its structure;
+         * exact variants that begin alike (a counter past their first op)
+         * can fill the list: one of them gives it its place, or the graph
+         * that would serve is never chosen. */
+        if (!s->vmask || *nexact == 0)
+            return;
+        rp_seq *out = st->match.cand[--*nexact];
+        out->pins--;
+        st->match.cand[*nexact] = st->match.cand[--st->match.ncand];
+    }
+    rp__match_adopt(s);
+    s->pins++;
+    if (!s->vmask) { /* kept in front of those with updates */
+        st->match.cand[st->match.ncand++] = st->match.cand[*nexact];
+        st->match.cand[(*nexact)++] = s;
+    } else {
+        st->match.cand[st->match.ncand++] = s;
+    }
 }
 
 int rp__match_holds_event(const rp_stream *st, uint32_t eser)

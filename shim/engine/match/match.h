@@ -103,6 +103,11 @@ int rp__match_holds_event(const rp_stream *st, uint32_t eser);
 int rp__match_defer_destroy(rp_stream *st, CUevent e);
 /* Forget the candidates rp__match_offer found (nothing deferred yet). */
 void rp__match_cancel(rp_stream *st);
+/* Sequence `s`, whose first op the stream's first held op matches, becomes
+ * a candidate as rp__match_offer makes it one (those without updates kept
+ * in front, cand[0 .. *nexact); a full list gives one of them up for a
+ * sequence with updates). */
+void rp__match_take(rp_stream *st, rp_seq *s, size_t *nexact);
 /* The stream's record goes (or its context's teardown forgets it): the
  * sequences it matched against are its no longer (rp_seq.pins). Frees
  * what the matcher keeps for it. */
