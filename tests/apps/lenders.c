@@ -1,0 +1,106 @@
+/* lenders - steps of three shapes that begin alike, in turn, each with a
+ * value that changes every step (every sequence has updates):
+ *   A = P M T        B = P D Q M T        C = P D Q K T
+ * P: scale_add_scalar(x, step), axpy(y, x), scale_add_scalar(y, step),
+ * axpy(x, y); M: a memset of z to the step; D: a copy of y into z;
+ * Q: scale_add_scalar(x, step), axpy(y, x), scale_add_scalar(y, step);
+ * K: axpy(x, z); T: stencil3(y, x), scale_add_scalar(x, step). Every step
+ * ends with a synchronize. The shapes part where one has another kind of
+ * op than the other (a memset, a copy, a kernel), which no update can
+ * bridge. In a C step the three sequences are candidates from the first
+ * op, and the one whose records the fast path borrows (A, the first
+ * learnt) parts at D; B lends Q and parts at K: records written down from
+ * both then point into the stream's two arenas while C is matched
+ * (issue 36: the spare arena). A mistake in which arena holds what shows
+ * as a wrong step value in a replayed C step: the checksum.
+ * Usage: lenders MODULE STEPS */
+#include <cuda.h>
+
+#include "appcommon.h"
+
+#define N 512
+
+static CUfunction f_axpy, f_scale, f_stencil;
+static CUstream s;
+static unsigned int grid;
+
+static void scale(CUdeviceptr p, uint32_t step)
+{
+    int32_t n = N;
+    float decay = 0.96875f, dt = 0.125f;
+    void *args[] = {&p, &n, &decay, &dt, &step};
+    CK(cuLaunchKernel, (f_scale, grid, 1, 1, TK_BLOCK, 1, 1, 0, s, args, NULL));
+}
+
+static void axpy(CUdeviceptr y, CUdeviceptr x, float a)
+{
+    int32_t n = N;
+    void *args[] = {&y, &x, &a, &n};
+    CK(cuLaunchKernel, (f_axpy, grid, 1, 1, TK_BLOCK, 1, 1, 0, s, args, NULL));
+}
+
+static void stencil(CUdeviceptr out, CUdeviceptr in)
+{
+    int32_t n = N;
+    float wl = 0.25f, wc = 0.5f, wr = 0.25f;
+    void *args[] = {&out, &in, &n, &wl, &wc, &wr};
+    CK(cuLaunchKernel, (f_stencil, grid, 1, 1, TK_BLOCK, 1, 1, 0, s, args, NULL));
+}
+
+int main(int argc, char **argv)
+{
+    app_usage(argc, argv, "");
+    long steps = app_arg(argc, argv, 2, 0, 0, 100000000);
+    CUdevice dev;
+    CUcontext ctx;
+    CUmodule mod;
+    app_open(argv[1], &dev, &ctx, &mod);
+    f_axpy = app_function(mod, "axpy");
+    f_scale = app_function(mod, "scale_add_scalar");
+    f_stencil = app_function(mod, "stencil3");
+    CK(cuStreamCreate, (&s, CU_STREAM_NON_BLOCKING));
+    grid = app_blocks(N);
+    CUdeviceptr x, y, z;
+    static float h[N];
+    CK(cuMemAlloc, (&x, sizeof h));
+    CK(cuMemAlloc, (&y, sizeof h));
+    CK(cuMemAlloc, (&z, sizeof h));
+    for (int i = 0; i < N; i++)
+        h[i] = 0.01f * (float)(i % 17);
+    CK(cuMemcpyHtoD, (x, h, sizeof h));
+    CK(cuMemcpyHtoD, (y, h, sizeof h));
+    CK(cuMemcpyHtoD, (z, h, sizeof h));
+    CK(cuCtxSynchronize, ());
+    for (long it = 0; it < steps; it++) {
+        uint32_t step = (uint32_t)it;
+        int shape = (int)(it % 3); /* A, B, C */
+        scale(x, step); /* P */
+        axpy(y, x, 0.5f);
+        scale(y, step);
+        axpy(x, y, 0.25f);
+        if (shape > 0) {
+            CK(cuMemcpyDtoDAsync, (z, y, sizeof h, s)); /* D */
+            scale(x, step);                              /* Q */
+            axpy(y, x, 0.5f);
+            scale(y, step);
+        }
+        if (shape < 2)
+            CK(cuMemsetD32Async, (z, step, N, s)); /* M */
+        else
+            axpy(x, z, 0.125f); /* K */
+        stencil(y, x);          /* T */
+        scale(x, step);
+        CK(cuStreamSynchronize, (s));
+    }
+    uint64_t sum = 1;
+    CK(cuMemcpyDtoH, (h, x, sizeof h));
+    sum = app_hash(sum, h, sizeof h);
+    CK(cuMemcpyDtoH, (h, y, sizeof h));
+    sum = app_hash(sum, h, sizeof h);
+    CK(cuMemcpyDtoH, (h, z, sizeof h));
+    sum = app_hash(sum, h, sizeof h);
+    app_checksum("lenders", sum);
+    CK(cuStreamDestroy, (s));
+    app_close(dev, mod);
+    return 0;
+}
