@@ -409,6 +409,22 @@ static void fork_child(void)
 
 bool cc__forked_child(void) { return forked_child; }
 
+/* A time in microseconds from variable `name` (0 to 10 s; unset or empty:
+ * 0; anything else is said on stderr and taken as 0). */
+static unsigned env_us(const char *name)
+{
+    const char *d = getenv(name);
+    if (!d || !*d)
+        return 0;
+    char *end;
+    unsigned long v = strtoul(d, &end, 10);
+    if (*end || v > 10000000UL) {
+        fprintf(stderr, "cpucuda: bad %s '%s'; using 0\n", name, d);
+        return 0;
+    }
+    return (unsigned)v;
+}
+
 /* Environment is read once at load: the driver has no other init hook that
  * runs before cuGetProcAddress. */
 __attribute__((constructor)) static void cc_load(void)
@@ -416,24 +432,8 @@ __attribute__((constructor)) static void cc_load(void)
     pthread_atfork(fork_prepare, fork_parent, fork_child);
     const char *l = getenv("CPUCUDA_LOG");
     log_on = l && *l && strcmp(l, "0") != 0;
-    const char *d = getenv("CPUCUDA_DELAY_US");
-    if (d && *d) {
-        char *end;
-        unsigned long v = strtoul(d, &end, 10);
-        if (*end || v > 10000000UL)
-            fprintf(stderr, "cpucuda: bad CPUCUDA_DELAY_US '%s'; using 0\n", d);
-        else
-            cc__g.delay_us = (unsigned)v;
-    }
-    const char *ec = getenv("CPUCUDA_END_CAPTURE_US");
-    if (ec && *ec) {
-        char *end;
-        unsigned long v = strtoul(ec, &end, 10);
-        if (*end || v > 10000000UL)
-            fprintf(stderr, "cpucuda: bad CPUCUDA_END_CAPTURE_US '%s'; using 0\n", ec);
-        else
-            cc__g.end_capture_us = (unsigned)v;
-    }
+    cc__g.delay_us = env_us("CPUCUDA_DELAY_US");
+    cc__g.end_capture_us = env_us("CPUCUDA_END_CAPTURE_US");
     const char *nf = getenv("CPUCUDA_NO_FUNC_UPDATE");
     cc__g.no_func_update = nf && *nf && strcmp(nf, "0") != 0;
     const char *fs = getenv("CPUCUDA_FAULTS");
