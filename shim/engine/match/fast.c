@@ -259,8 +259,10 @@ static inline __attribute__((always_inline)) int arena_room(rp_stream *st, const
  * (nothing done but the arena's values, which a launch overwrites) where
  * the general path could decide otherwise than the images say: a sequence
  * whose first op has no image for this launch (not adopted yet, another
- * stream or entry point, or another form of a kernel whose function is
- * volatile), one that would end with this op, more than the list holds. */
+ * stream or entry point, or another known form of a kernel whose function
+ * is volatile); or where the general path would go another way: a matching
+ * sequence that would end with this op, more candidates than the list
+ * holds. */
 static __attribute__((noinline)) enum rp_offer first_several(rp_stream *st, CUstream h,
                                                             const rp_launch *l,
                                                             enum rp__entry entry)
@@ -278,11 +280,16 @@ static __attribute__((noinline)) enum rp_offer first_several(rp_stream *st, CUst
             (want->func != l->f && !(s->vmask && (s->vmask[0] & RP_VOL_FUNC))))
             continue; /* another op or another kernel: its structure differs */
         const rp_fast *fo = rp__fast_image(s, 0, l->f, h, tag);
-        if (!fo || s->det->n < 2)
+        if (!fo && want->func != l->f && !rp__seq_form_known(s, 0, l->f))
+            continue; /* a form it was not seen with: seq_match says no (op 0 is never widened) */
+        if (!fo)
             return RP_OFFER_EAGER;
         if (s->vmask ? !masked_same(st, s, 0, l) : !rp__fast_same(fo, *l, s, 0))
             continue;
-        if (n == RP_MAX_CANDIDATES)
+        /* One that would complete here, one more than the list holds: the
+         * general path's. (A fork/join one is taken: the fork/join code
+         * reads only event ops of the held list, which are never borrowed.) */
+        if (s->det->n < 2 || n == RP_MAX_CANDIDATES)
             return RP_OFFER_EAGER;
         found[n++] = s;
         if (!b || (b->vmask && !s->vmask)) /* cand[0]: the first without updates */
