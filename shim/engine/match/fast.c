@@ -214,19 +214,20 @@ static int arena_holds(const struct rp_arena *a, const rp_seq *s)
     return a->gen == s->match.gen && a->ops == s->det->ops && a->cap >= s->match.ptotal;
 }
 
-/* The arena made ready for `s` (arena_room): the spare if it holds `s`'s
- * values already, or if records written down point into the arena (-1
- * when they point into both); then grown and filled as needed. What the
- * other one holds stays, marked with its sequence: a stream whose steps
- * take turns between two sequences fills neither again. */
+/* The arena made ready for `s`, which it does not hold (arena_room): the
+ * spare if it holds `s`'s values already, or if records written down
+ * point into the arena (-1 when they point into both); then grown and
+ * filled as needed. What the other one holds stays, marked with its
+ * sequence: a stream whose steps take turns between two sequences fills
+ * neither again. */
 static __attribute__((noinline)) int arena_ready(rp_stream *st, const rp_seq *s)
 {
     struct rp_arena *a = &st->match.arena;
     if (!st->match.spare.held && arena_holds(&st->match.spare, s))
         arena_swap(st);
-    else if (a->held && !arena_holds(a, s) && st->match.spare.held)
+    else if (a->held && st->match.spare.held)
         return -1; /* records written down point into both: the general path */
-    else if (a->held && !arena_holds(a, s))
+    else if (a->held)
         arena_swap(st);
     if (a->cap < s->match.ptotal) {
         uint8_t *p = rp__realloc(a->p, s->match.ptotal);
@@ -249,6 +250,16 @@ static inline __attribute__((always_inline)) int arena_room(rp_stream *st, const
     if (RP_LIKELY(arena_holds(&st->match.arena, s)))
         return 0;
     return arena_ready(st, s);
+}
+
+/* Whether candidate `s`'s op k, whose image is `fo`, is launch `l` (the
+ * whole of an exact one, the rest outside the volatile fields): nothing is
+ * written. */
+static inline __attribute__((always_inline)) int cand_same(const rp_stream *st, rp_seq *s,
+                                                            const rp_fast *fo, size_t k,
+                                                            const rp_launch *l)
+{
+    return s->vmask ? masked_same(st, s, k, l) : rp__fast_same(fo, *l, s, k);
 }
 
 /* The first op of a match where the hint's first kernel begins other
@@ -284,7 +295,7 @@ static __attribute__((noinline)) enum rp_offer first_several(rp_stream *st, CUst
             continue; /* a form it was not seen with: seq_match says no (op 0 is never widened) */
         if (!fo)
             return RP_OFFER_EAGER;
-        if (s->vmask ? !masked_same(st, s, 0, l) : !rp__fast_same(fo, *l, s, 0))
+        if (!cand_same(st, s, fo, 0, l))
             continue;
         /* One that would complete here, one more than the list holds: the
          * general path's. (A fork/join one is taken: the fork/join code
@@ -306,7 +317,6 @@ static __attribute__((noinline)) enum rp_offer first_several(rp_stream *st, CUst
         rp__match_cancel(st);
         return RP_OFFER_EAGER;
     }
-    st->match.complete = NULL;
     st->opno++;
     st->match.ndef = 1;
     return RP_OFFER_DEFERRED;
@@ -350,7 +360,7 @@ enum rp_offer rp__match_several(rp_stream *st, CUstream h, const rp_launch *l,
             seen_b = 1;
             continue;
         }
-        if (s->vmask ? !masked_same(st, s, k, l) : !rp__fast_same(fo, *l, s, k))
+        if (!cand_same(st, s, fo, k, l))
             return RP_OFFER_EAGER;
     }
     if (NEVER(!seen_b)) /* the borrowed one leaves the candidates by a write-down */
