@@ -306,13 +306,13 @@ typedef struct rp_stream {
          * offsets (rp_seq.match.poff), filled from the records (ops) of the
          * sequence numbered gen (rp_seq.match.gen; 0: none): a launch writes
          * its geometry and volatile parameters only. While records written
-         * down point in (held), another sequence takes the spare, if free. */
+         * down point in (held), another sequence takes a spare that is free. */
         struct rp_arena {
             uint8_t *p;
             size_t cap, held;
             uint64_t gen;
             const rp_op *ops; /* its entry's (a new copy replaces them) */
-        } arena, spare;
+        } arena, spare[3];
         /* def[0..launched) have been launched already, as a part of the
          * one candidate's graph (a quiet spot: rp__match_part); the rest of
          * the occurrence, when it completes, is launched as the rest of

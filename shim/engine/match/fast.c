@@ -202,11 +202,13 @@ static __attribute__((noinline)) void arena_fill(rp_stream *st, const rp_seq *s)
     st->match.arena.ops = e->ops;
 }
 
-static void arena_swap(rp_stream *st)
+#define RP_SPARES (sizeof ((rp_stream *)0)->match.spare / sizeof ((rp_stream *)0)->match.spare[0])
+
+static void arena_swap(rp_stream *st, size_t j)
 {
     struct rp_arena a = st->match.arena;
-    st->match.arena = st->match.spare;
-    st->match.spare = a;
+    st->match.arena = st->match.spare[j];
+    st->match.spare[j] = a;
 }
 
 static int arena_holds(const struct rp_arena *a, const rp_seq *s)
@@ -214,21 +216,27 @@ static int arena_holds(const struct rp_arena *a, const rp_seq *s)
     return a->gen == s->match.gen && a->ops == s->det->ops && a->cap >= s->match.ptotal;
 }
 
-/* The arena made ready for `s`, which it does not hold (arena_room): the
- * spare if it holds `s`'s values already, or if records written down
- * point into the arena (-1 when they point into both); then grown and
- * filled as needed. What the other one holds stays, marked with its
- * sequence: a stream whose steps take turns between two sequences fills
- * neither again. */
+/* The arena made ready for `s`, which it does not hold (arena_room): a
+ * spare that holds `s`'s values already, or, if records written down
+ * point into the arena, a spare they do not point into (-1 when they
+ * point into every one); then grown and filled as needed. What the others
+ * hold stays, marked with its sequence: a stream whose steps take turns
+ * between sequences fills none again. */
 static __attribute__((noinline)) int arena_ready(rp_stream *st, const rp_seq *s)
 {
     struct rp_arena *a = &st->match.arena;
-    if (!st->match.spare.held && arena_holds(&st->match.spare, s))
-        arena_swap(st);
-    else if (a->held && st->match.spare.held)
-        return -1; /* records written down point into both: the general path */
-    else if (a->held)
-        arena_swap(st);
+    size_t j = 0;
+    while (j < RP_SPARES && (st->match.spare[j].held || !arena_holds(&st->match.spare[j], s)))
+        j++;
+    if (j == RP_SPARES && a->held) {
+        j = 0;
+        while (j < RP_SPARES && st->match.spare[j].held)
+            j++;
+        if (j == RP_SPARES)
+            return -1; /* records written down point into every one: the general path */
+    }
+    if (j < RP_SPARES)
+        arena_swap(st, j);
     if (a->cap < s->match.ptotal) {
         uint8_t *p = rp__realloc(a->p, s->match.ptotal);
         if (!p)
@@ -338,37 +346,140 @@ int rp__match_masked(rp_stream *st, rp_seq *s, size_t k, const rp_launch *l)
     return s->match.poff && arena_room(st, s) == 0 && match_masked(st, s, k, l);
 }
 
+/* A candidate `s` whose op k > 0 is not the launch as its image says
+ * (masked_same, or no image for the launch's function), decided from the
+ * launch as the general path's narrow() decides from its record:
+ * KEPT, as seq_match keeps an op whose volatile function takes another of
+ * its known forms; WIDENED, *w made as rp__widen would take the fields the
+ * launch differs in (rp__widen_take; rp__op_diff's difference read from
+ * the launch, with the same layouts); or 0, the general path's to decide
+ * (the candidate may go, which needs the launch's record). Only where the
+ * launch would be recorded as the op's node: the same stream, entry point
+ * and handle kind, no attribute (an image's op has none, nor has a launch
+ * the fast path takes), and, for another function, one whose layout the
+ * context has read (recording it reads nothing new). */
+enum { CAND_OUT, CAND_KEPT, CAND_WIDENED };
+static int cand_from_launch(const rp_stream *st, rp_seq *s, size_t k, const rp_launch *l,
+                            CUstream h, uint32_t tag, struct rp_widen *w)
+{
+    const rp_fast *fo = s->match.fast ? &s->match.fast[k] : NULL;
+    if (!rp__widen_may(s, k) || !fo || !fo->f || fo->stream != h || fo->tag != tag || s->broken ||
+        s->det->n <= k + 1)
+        return CAND_OUT;
+    const rp_op *want = &s->det->ops[k];
+    const rp_param_layout *L = s->lay[k]; /* an image: laid out, no attribute */
+    rp_op got;
+    memset(&got, 0, sizeof got);
+    got.kind = RP_OP_KERNEL;
+    got.flags = want->flags; /* entry point (the tag) and handle kind: the same */
+    got.func = l->f;
+    got.param_bytes = want->param_bytes;
+    memcpy(got.grid, l->grid, 7 * sizeof(unsigned int));
+    uint64_t diff = 0;
+    if (memcmp(want->grid, l->grid, sizeof want->grid))
+        diff |= RP_VOL_GRID;
+    if (memcmp(want->block, l->block, sizeof want->block))
+        diff |= RP_VOL_BLOCK;
+    if (want->shmem != l->shmem)
+        diff |= RP_VOL_SHMEM;
+    if (l->f != fo->f) {
+        int kernel;
+        const rp_param_layout *Lb = rp__rec_layout_known(s->cs, l->f, &kernel);
+        if (!Lb || kernel != !!(want->flags & RP_OPF_KERNEL_HANDLE))
+            return CAND_OUT;
+        got.param_bytes = Lb->total;
+        /* seq_match: a known form of a volatile function stands for it
+         * whatever its values, where the driver takes its geometry. */
+        if ((s->vmask[k] & RP_VOL_FUNC) && rp__seq_form_known(s, k, l->f))
+            return rp__match_values_ok(s->cs, want, &got) ? CAND_KEPT : CAND_OUT;
+        diff |= RP_VOL_FUNC; /* rp__op_diff: both laid out, no attribute */
+    } else {
+        if (L->n && !l->kp)
+            return CAND_OUT;
+        for (uint32_t i = 0; i < L->n; i++) {
+            if (!memcmp(want->params + L->off[i], l->kp[i], L->size[i]))
+                continue;
+            if (i >= RP_VOL_MAX_PARAMS)
+                return CAND_OUT;
+            diff |= 1ull << i;
+        }
+    }
+    return rp__widen_take(st, s, k, &got, diff, 1, w) ? CAND_WIDENED : CAND_OUT;
+}
+
 enum rp_offer rp__match_several(rp_stream *st, CUstream h, const rp_launch *l,
                                 enum rp__entry entry)
 {
     size_t k = st->match.ndef, nc = st->match.ncand;
-    rp_seq *b = st->match.borrowed_seq;
+    rp_seq *b = st->match.borrowed_seq, *alt = NULL;
     uint32_t tag = rp__fast_tag(entry, l->ptsz);
-    int seen_b = 0;
+    int seen_b = 0, b_out = 0;
+    unsigned char widened[RP_MAX_CANDIDATES] = {0};
+    struct rp_widen wid[RP_MAX_CANDIDATES];
+    unsigned int nwid = 0;
     if (!b)
         b = st->match.cand[0];
-    /* Every candidate's op k is the launch (the exact ones in full, the
-     * others outside their volatile fields), and none ends with it (a
-     * candidate that completes is the general path's: note_complete).
-     * The borrowed one is compared last: it keeps the launch's values. */
+    /* Every candidate stays as the general path's narrow() would keep it:
+     * its op k is the launch (the exact ones in full, the others outside
+     * their volatile fields), or, for one with volatile fields, decided
+     * from the launch (cand_from_launch: another known form, or fields it
+     * takes as volatile for the occurrence); and none ends with it (a
+     * candidate that completes is the general path's: note_complete). One
+     * whose op k is the launch holds the launch's values: the borrowed
+     * one, compared last, or, where it cannot, the first other (the run
+     * borrowed so far is written down first, as the general path would). */
     for (size_t i = 0; i < nc; i++) {
         rp_seq *s = st->match.cand[i];
         const rp_fast *fo = rp__fast_image(s, k, l->f, h, tag);
-        if (!fo || s->det->n <= k + 1)
+        if (fo && s->det->n <= k + 1)
             return RP_OFFER_EAGER;
-        if (s == b) {
+        if (s == b && fo) {
             seen_b = 1;
             continue;
         }
-        if (!cand_same(st, s, fo, k, l))
+        if (fo && cand_same(st, s, fo, k, l)) {
+            if (!alt)
+                alt = s;
+            continue;
+        }
+        int c = cand_from_launch(st, s, k, l, h, tag, &wid[i]);
+        if (c == CAND_OUT)
             return RP_OFFER_EAGER;
+        widened[i] = c == CAND_WIDENED;
+        nwid += widened[i];
+        if (s == b)
+            seen_b = b_out = 1;
     }
     if (NEVER(!seen_b)) /* the borrowed one leaves the candidates by a write-down */
         return RP_OFFER_EAGER;
-    if (b->vmask ? !rp__match_masked(st, b, k, l) : !rp__fast_same(&b->match.fast[k], *l, b, k))
+    if (!b_out &&
+        !(b->vmask ? rp__match_masked(st, b, k, l) : rp__fast_same(&b->match.fast[k], *l, b, k))) {
+        size_t i = 0;
+        while (st->match.cand[i] != b)
+            i++;
+        int c = cand_from_launch(st, b, k, l, h, tag, &wid[i]);
+        if (c == CAND_OUT)
+            return RP_OFFER_EAGER;
+        widened[i] = c == CAND_WIDENED;
+        nwid += widened[i];
+        b_out = 1;
+    }
+    if (st->match.nwid + nwid > RP_MAX_WIDEN) /* narrow() would drop those past the bound */
         return RP_OFFER_EAGER;
+    if (b_out) {
+        if (!alt)
+            return RP_OFFER_EAGER;
+        rp__match_write_down(st); /* what the general path does first */
+        b = alt;
+        if (b->vmask ? !rp__match_masked(st, b, k, l) : !rp__fast_same(&b->match.fast[k], *l, b, k))
+            return RP_OFFER_EAGER;
+    }
     if (rp__borrow(st, b, k) != 0)
         return RP_OFFER_EAGER;
+    /* In the candidates' order, as narrow() takes them. */
+    for (size_t i = 0; i < nc; i++)
+        if (widened[i])
+            st->match.wid[st->match.nwid++] = wid[i];
     st->opno++;
     st->match.ndef = k + 1;
     return RP_OFFER_DEFERRED;

@@ -51,6 +51,11 @@ static int def_room(rp_stream *st)
  * parameters stay there, borrowed: a flush copies them). */
 static void write_down(rp_stream *st)
 {
+    rp__match_write_down(st);
+}
+
+void rp__match_write_down(rp_stream *st)
+{
     rp_seq *s = st->match.borrowed_seq;
     if (!s)
         return;
@@ -312,7 +317,9 @@ void rp__match_resolve(rp_stream *st, CUstream target, struct rp_resolved *out)
     out->flushed = st->match.def;
     out->nflushed = kept;
     st->match.ndef = 0;
-    st->match.arena.held = st->match.spare.held = 0; /* the flushed records own their values */
+    st->match.arena.held = 0; /* the flushed records own their values */
+    for (size_t j = 0; j < sizeof st->match.spare / sizeof st->match.spare[0]; j++)
+        st->match.spare[j].held = 0;
     unpin_all(st);
     destroy_deferred(st);
 }
@@ -564,7 +571,8 @@ void rp__match_stream_free(rp_stream *st)
     destroy_deferred(st); /* the ops that named them go with the record */
     free(st->match.def);
     free(st->match.arena.p);
-    free(st->match.spare.p);
+    for (size_t j = 0; j < sizeof st->match.spare / sizeof st->match.spare[0]; j++)
+        free(st->match.spare[j].p);
     memset(&st->match, 0, sizeof st->match);
 }
 

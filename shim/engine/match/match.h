@@ -101,6 +101,9 @@ int rp__match_holds_event(const rp_stream *st, uint32_t eser);
  * after the op). Returns 0, or -1 when no more can wait (nothing done:
  * the caller resolves first). */
 int rp__match_defer_destroy(rp_stream *st, CUevent e);
+/* Write down the ops the fast path deferred as records borrowed from
+ * their sequence (rp_stream.match.borrowed_seq; none: nothing done). */
+void rp__match_write_down(rp_stream *st);
 /* Forget the candidates rp__match_offer found (nothing deferred yet). */
 void rp__match_cancel(rp_stream *st);
 /* Sequence `s`, whose first op the stream's first held op matches, becomes
@@ -146,6 +149,19 @@ int rp__match_values_ok(rp_ctxstate *cs, const rp_op *want, const rp_op *op);
 /* Whether candidate `s` may take the fields its op k differs from `op` in
  * as volatile for this occurrence (noted in st->match.wid). */
 int rp__widen(rp_stream *st, rp_seq *s, size_t k, const rp_op *op);
+/* Whether candidate `s` may be widened at op k at all (a sequence with
+ * updates, past its first op, not a fork/join one). */
+static inline int rp__widen_may(const rp_seq *s, size_t k)
+{
+    return s->vmask && k && !s->fj.multi;
+}
+/* rp__widen's decision, for `op` (a kernel's function, flags and geometry
+ * are read) that is op k's node (rp__op_same_node) and differs from it in
+ * `diff` (rp__op_diff, which said `ok`): 1 and *w made (not noted), or 0.
+ * Shared by rp__widen and the fast path, which reads the difference from
+ * the launch (fast.c). */
+int rp__widen_take(const rp_stream *st, rp_seq *s, size_t k, const rp_op *op, uint64_t diff,
+                   int ok, struct rp_widen *w);
 /* `s` is launched for the occurrence: what it took becomes its own. */
 void rp__widen_commit(rp_stream *st, rp_seq *s);
 /* `s` left the candidates: what it took is forgotten. */

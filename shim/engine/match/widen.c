@@ -113,13 +113,24 @@ static size_t func_volatile(const rp_stream *st, rp_seq *s, size_t *kernels)
 int rp__widen(rp_stream *st, rp_seq *s, size_t k, const rp_op *op)
 {
     const rp_op *want = &s->det->ops[k];
-    if (!s->vmask || !k || s->fj.multi || st->match.nwid == RP_MAX_WIDEN ||
-        !rp__op_same_node(want, op))
+    if (!rp__widen_may(s, k) || st->match.nwid == RP_MAX_WIDEN || !rp__op_same_node(want, op))
         return 0;
     rp_ctxstate *cs = s->cs;
     int ok;
     const rp_param_layout *L = s->lay ? s->lay[k] : rp__rec_layout(cs, want);
     uint64_t diff = rp__op_diff(want, op, L, rp__rec_layout(cs, op), &ok);
+    struct rp_widen w;
+    if (!rp__widen_take(st, s, k, op, diff, ok, &w))
+        return 0;
+    st->match.wid[st->match.nwid++] = w;
+    return 1;
+}
+
+int rp__widen_take(const rp_stream *st, rp_seq *s, size_t k, const rp_op *op, uint64_t diff,
+                   int ok, struct rp_widen *w)
+{
+    const rp_op *want = &s->det->ops[k];
+    rp_ctxstate *cs = s->cs;
     uint64_t bits = diff & ~s->vmask[k];
     CUfunction form = (diff & RP_VOL_FUNC) && !rp__seq_form_known(s, k, op->func) ? op->func : NULL;
     if (!ok || (!bits && !form) || !rp__match_values_ok(cs, want, op))
@@ -132,7 +143,6 @@ int rp__widen(rp_stream *st, rp_seq *s, size_t k, const rp_op *op)
             ((bits & RP_VOL_FUNC) && fv + 1 > (kernels / 4 > 1 ? kernels / 4 : 1)))
             return 0;
     }
-    st->match.wid[st->match.nwid++] = (struct rp_widen){s, (uint32_t)k, bits, form};
+    *w = (struct rp_widen){s, (uint32_t)k, bits, form};
     return 1;
 }
-

@@ -37,6 +37,11 @@ CUresult rp__rec_issue(rp_ctxstate *cs, const rp_op *op, CUstream stream, const 
 /* The parameter layout of a kernel record (NULL for other kinds, or if it
  * cannot be read). Valid until rp__rec_reset of the context. */
 const rp_param_layout *rp__rec_layout(rp_ctxstate *cs, const rp_op *op);
+/* The layout of function `f` when the context has read it already, and
+ * its launches are recorded (readable, not excluded); *kernel says whether
+ * `f` is a CUkernel (a record's RP_OPF_KERNEL_HANDLE). NULL otherwise: no
+ * driver call, nothing added. */
+const rp_param_layout *rp__rec_layout_known(rp_ctxstate *cs, CUfunction f, int *kernel);
 /* The kernel name of a record ("" if unknown); for stats. */
 const char *rp__rec_kernel_name(rp_ctxstate *cs, const rp_op *op);
 /* Is `host` pinned (page-locked, registered) memory the driver knows? */

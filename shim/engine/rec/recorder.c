@@ -319,6 +319,25 @@ const rp_param_layout *rp__rec_layout(rp_ctxstate *cs, const rp_op *op)
     return L && L->ok ? &L->p : NULL;
 }
 
+const rp_param_layout *rp__rec_layout_known(rp_ctxstate *cs, CUfunction f, int *kernel)
+{
+    layout *layouts = cs->layouts;
+    if (!layouts)
+        return NULL;
+    size_t i = slot_of(f, LAYOUT_SLOTS - 1);
+    for (size_t probes = 0; probes < LAYOUT_SLOTS && layouts[i].handle; probes++) {
+        const layout *L = &layouts[i];
+        if (L->handle == (const void *)f) {
+            if (!L->ok || L->excluded)
+                return NULL;
+            *kernel = is_kernel_handle(f);
+            return &L->p;
+        }
+        i = (i + 1) & (LAYOUT_SLOTS - 1);
+    }
+    return NULL;
+}
+
 const char *rp__rec_kernel_name(rp_ctxstate *cs, const rp_op *op)
 {
     layout *layouts = cs->layouts;
