@@ -13,7 +13,21 @@
  * both then point into the stream's two arenas while C is matched
  * (issue 36: the spare arena). A mistake in which arena holds what shows
  * as a wrong step value in a replayed C step: the checksum.
- * Usage: lenders MODULE STEPS */
+ * With `parting`, steps of two shapes part first on a value, then on a
+ * kernel:
+ *   U = P axpy(x, y, 0.5) T        V = P axpy(x, y, a) K T
+ * in turn, U (a = 0.5) and V (a = 0.25), then, from halfway on, U, V, U
+ * with a = 0.25, V with a = 0.5: in the first V step with a = 0.5, the
+ * sequence learnt from U steps matches its fifth op and the one learnt
+ * from V steps differs there in `a` only, which it takes as volatile for
+ * the occurrence (issue 36: decided from the launch on the fast path);
+ * U's goes at K and V's completes, replayed with the fifth op's `a`
+ * updated. In the first U step with a = 0.25 the two change places: the
+ * one whose records the fast path borrows (the first learnt) is then the
+ * one that differs, and the other lends from the fifth op on. A widening
+ * lost on the way, or values kept by the wrong lender, show as a wrong
+ * result: the checksum.
+ * Usage: lenders MODULE STEPS [parting] */
 #include <cuda.h>
 
 #include "appcommon.h"
@@ -49,8 +63,11 @@ static void stencil(CUdeviceptr out, CUdeviceptr in)
 
 int main(int argc, char **argv)
 {
-    app_usage(argc, argv, "");
+    app_usage(argc, argv, "[parting]");
     long steps = app_arg(argc, argv, 2, 0, 0, 100000000);
+    int parting = argc > 3 && !strcmp(argv[3], "parting");
+    if (argc > 3 && !parting)
+        app_die("the third argument, if any, is `parting`");
     CUdevice dev;
     CUcontext ctx;
     CUmodule mod;
@@ -71,7 +88,24 @@ int main(int argc, char **argv)
     CK(cuMemcpyHtoD, (y, h, sizeof h));
     CK(cuMemcpyHtoD, (z, h, sizeof h));
     CK(cuCtxSynchronize, ());
-    for (long it = 0; it < steps; it++) {
+    for (long it = 0; parting && it < steps; it++) {
+        uint32_t step = (uint32_t)it;
+        int v = (int)(it % 2); /* U, V, U, V' */
+        scale(x, step); /* P */
+        axpy(y, x, 0.5f);
+        scale(y, step);
+        axpy(x, y, 0.25f);
+        /* U's 0.5 and V's 0.25, but from halfway on, one V step in two
+         * takes 0.5 and one U step in two 0.25 */
+        int other = it >= steps / 2 && it % 4 >= 2;
+        axpy(x, y, v != other ? 0.25f : 0.5f);
+        if (v)
+            axpy(x, z, 0.125f); /* K */
+        stencil(y, x);          /* T */
+        scale(x, step);
+        CK(cuStreamSynchronize, (s));
+    }
+    for (long it = 0; !parting && it < steps; it++) {
         uint32_t step = (uint32_t)it;
         int shape = (int)(it % 3); /* A, B, C */
         scale(x, step); /* P */
