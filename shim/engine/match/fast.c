@@ -372,6 +372,8 @@ static int cand_from_launch(const rp_stream *st, rp_seq *s, size_t k, const rp_l
     memset(&got, 0, sizeof got);
     got.kind = RP_OP_KERNEL;
     got.flags = want->flags; /* entry point (the tag) and handle kind: the same */
+    got.ctx = want->ctx;
+    got.stream = want->stream; /* the image's */
     got.func = l->f;
     got.param_bytes = want->param_bytes;
     memcpy(got.grid, l->grid, 7 * sizeof(unsigned int));
