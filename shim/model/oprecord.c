@@ -302,7 +302,7 @@ void rp__op_free(rp_op *op)
 }
 
 /* A kernel's geometry fields that differ, as volatile bits. */
-static uint64_t kernel_geometry_diff(const rp_op *a, const rp_op *b)
+uint64_t rp__op_geometry_diff(const rp_op *a, const rp_op *b)
 {
     uint64_t m = 0;
     if (memcmp(a->grid, b->grid, sizeof a->grid))
@@ -321,7 +321,7 @@ uint64_t rp__op_diff(const rp_op *a, const rp_op *b, const rp_param_layout *L,
     *ok = 1;
     switch (a->kind) {
     case RP_OP_KERNEL: {
-        m = kernel_geometry_diff(a, b);
+        m = rp__op_geometry_diff(a, b);
         if (rp__op_other_func(a, b)) {
             /* Another function: the node is set to it, geometry and
              * parameters in its own layout, if both layouts are known and
@@ -388,7 +388,7 @@ int rp__op_match_masked(const rp_op *a, const rp_op *b, uint64_t mask, const rp_
     case RP_OP_KERNEL:
         if (NEVER(!L || L->total != a->param_bytes))
             return 0; /* a kernel with a mask was recorded with its layout */
-        if (kernel_geometry_diff(a, b) & ~mask)
+        if (rp__op_geometry_diff(a, b) & ~mask)
             return 0;
         if (!rp__geometry_same(a->grid, b->grid) && !rp__geometry_valid(b->grid))
             return 0;

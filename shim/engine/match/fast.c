@@ -377,13 +377,7 @@ static int cand_from_launch(const rp_stream *st, rp_seq *s, size_t k, const rp_l
     got.func = l->f;
     got.param_bytes = want->param_bytes;
     memcpy(got.grid, l->grid, 7 * sizeof(unsigned int));
-    uint64_t diff = 0;
-    if (memcmp(want->grid, l->grid, sizeof want->grid))
-        diff |= RP_VOL_GRID;
-    if (memcmp(want->block, l->block, sizeof want->block))
-        diff |= RP_VOL_BLOCK;
-    if (want->shmem != l->shmem)
-        diff |= RP_VOL_SHMEM;
+    uint64_t diff = rp__op_geometry_diff(want, &got);
     if (l->f != fo->f) {
         int kernel;
         const rp_param_layout *Lb = rp__rec_layout_known(s->cs, l->f, &kernel);
