@@ -237,11 +237,11 @@ int rp__op_same_content(const rp_op *a, const rp_op *b);
  * its node is not set; another function where either layout is unknown).
  * Two kernels of different functions differ in RP_VOL_FUNC and their
  * geometry; their parameters are not compared (the update sets them all). */
+uint64_t rp__op_diff(const rp_op *a, const rp_op *b, const rp_param_layout *L,
+                     const rp_param_layout *Lb, int *ok);
 /* The geometry bits (RP_VOL_GRID, _BLOCK, _SHMEM) in which two kernel
  * records differ. */
 uint64_t rp__op_geometry_diff(const rp_op *a, const rp_op *b);
-uint64_t rp__op_diff(const rp_op *a, const rp_op *b, const rp_param_layout *L,
-                     const rp_param_layout *Lb, int *ok);
 /* The first field in which record `got` differs from record `want`: what
  * the report says of a divergence or of a structure seen for the first time
  * (explain.h). Structure is compared before content, in the order of the

@@ -250,8 +250,8 @@ static __attribute__((noinline)) int arena_ready(rp_stream *st, const rp_seq *s)
 }
 
 /* Room in the stream's arena for sequence `s`, filled with its values (0,
- * or -1 if memory runs out, or if records written down point into both
- * arenas and neither holds `s`'s values). Only the borrowed sequence's ops
+ * or -1 if memory runs out, or if records written down point into every
+ * arena and none holds `s`'s values). Only the borrowed sequence's ops
  * point in (rp_stream), and none yet when it is too small for it. */
 static inline __attribute__((always_inline)) int arena_room(rp_stream *st, const rp_seq *s)
 {
@@ -357,7 +357,9 @@ int rp__match_masked(rp_stream *st, rp_seq *s, size_t k, const rp_launch *l)
  * launch would be recorded as the op's node: the same stream, entry point
  * and handle kind, no attribute (an image's op has none, nor has a launch
  * the fast path takes), and, for another function, one whose layout the
- * context has read (recording it reads nothing new). */
+ * context has read (recording it reads nothing new). A fork/join sequence,
+ * which only the learner widens, is left to the general path even where
+ * seq_match would keep it. */
 enum { CAND_OUT, CAND_KEPT, CAND_WIDENED };
 static int cand_from_launch(const rp_stream *st, rp_seq *s, size_t k, const rp_launch *l,
                             CUstream h, uint32_t tag, struct rp_widen *w)

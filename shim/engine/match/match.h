@@ -76,12 +76,17 @@ int rp__def_reserve(rp_stream *st, size_t want);
  * `l`: equal outside them; its values are kept in the stream's arena
  * (rp_stream.match.arena). 1, or 0 (nothing done). */
 int rp__match_masked(rp_stream *st, rp_seq *s, size_t k, const rp_launch *l);
-/* The fast path at op k > 0 with several candidates: when every candidate's
- * op k is launch `l` and none ends with it, deferred as a borrowed record of
- * one of them (rp_stream.match.borrowed_seq, written down when anything
- * else reads the records): DEFERRED. Otherwise EAGER, and nothing was done
- * (the caller records the launch and offers it, which narrows the
- * candidates as usual). */
+/* The fast path at op k > 0 with several candidates: when the general
+ * path's narrow() would keep every one (its op k is launch `l`, or, decided
+ * from the launch, takes it as another known form or with fields taken as
+ * volatile for the occurrence, noted as narrow() notes them) and none ends
+ * with it, deferred as a borrowed record of one whose op k is the launch
+ * (rp_stream.match.borrowed_seq, written down when anything else reads the
+ * records; a change of lender writes the run lent so far down first):
+ * DEFERRED. Otherwise EAGER, and nothing was done but, at most, that
+ * write-down, which the general path makes first anyway (the caller
+ * records the launch and offers it, which narrows the candidates as
+ * usual). */
 enum rp_offer rp__match_several(rp_stream *st, CUstream h, const rp_launch *l,
                                 enum rp__entry entry);
 /* The fast path for the first op of a match (match.h): the sequence last
@@ -177,7 +182,7 @@ static inline uint8_t *rp__arena_of(const rp_stream *st, const rp_seq *s, size_t
 }
 /* Room in the stream's arena for `s`, filled with its values (0), or -1:
  * memory ran out, or records written down point in and it would have to
- * grow or be filled for `s`, nor the spare take its place (rp_arena.held). */
+ * grow or be filled for `s`, nor a spare take its place (rp_arena.held). */
 int rp__arena_room(rp_stream *st, const rp_seq *s);
 /* Make the fast path's images of `s`'s kernels, once (at its first offer):
  * without memory, none, and every launch of it takes the general path. */
