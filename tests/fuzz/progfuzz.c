@@ -67,6 +67,16 @@
  *      its kernel changes for good after three repetitions. Every program
  *      has a watchdog: a run that hangs prints `error: hung: ...` after
  *      5 s (a mismatch)
+ *   a  families of steps that begin alike and part (issue 36): two or three
+ *      variants of a block of kernels on one created lane, each step ended
+ *      by synchronizing the lane, the variants differing from one of their
+ *      ops on (there in its scalar or its kernel, and maybe in kernels
+ *      after it), repeated in a random order, so that the engine learns a
+ *      sequence of each and matches them as several candidates that part;
+ *      from halfway on, one step in three takes another variant's scalars
+ *      where their kernels agree (a candidate kept with a field taken as
+ *      volatile for the occurrence, a change of the candidate that lends
+ *      its records)
  *
  * The programs are race-free by construction, so that their output is
  * deterministic: each stream ("lane") owns its device buffers and its host
@@ -79,7 +89,7 @@
  * mid-program hands its order to its successor through events.
  * Usage: progfuzz MODULE SEED [OPS [SHAPES]]
  *   OPS: rough number of ops (default 300); SHAPES: letters of the shapes
- *   above (default all, "ptcdsngfj"), "-" for the base shapes only */
+ *   above (default "ptcdsngfj": all but a), "-" for the base shapes only */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -111,7 +121,7 @@ static unsigned int pick(unsigned int n) { return (unsigned int)(rnd() % n); }
 
 /* The shapes enabled (SHAPES). */
 static int sh_pinned, sh_threads, sh_ctx, sh_teardown, sh_streams, sh_nosync, sh_geometry,
-    sh_fork, sh_fj;
+    sh_fork, sh_fj, sh_alike;
 
 enum op_kind {
     OP_AXPY, OP_SCALE, OP_STENCIL, OP_IOTA, OP_HTOD_PINNED, OP_HTOD_PAGEABLE, OP_DTOH_PINNED,
@@ -777,6 +787,65 @@ static void issue(const op *o, unsigned int rep)
     pthread_mutex_unlock(&h_mu);
 }
 
+/* a: a family of steps that begin alike and part (the shape's comment at
+ * the top). Op 0 of every variant changes its scalar at every step, so that
+ * each variant's sequence has updates (only those are kept, widened, as
+ * candidates that differ in a value); a value parting's op does not. */
+static void alike_family(void)
+{
+    static const enum op_kind kernels[] = { OP_AXPY, OP_SCALE, OP_STENCIL, OP_IOTA };
+    static const int created[] = { 0, 1, 3, 4 };
+    int lane = created[pick(4)];
+    unsigned int len = 4 + pick(MAXOPS - 5), nv = 2 + pick(2);
+    op v[3][MAXOPS], sync;
+    for (unsigned int i = 0; i < len; i++) {
+        op *o = &v[0][i];
+        memset(o, 0, sizeof *o);
+        o->kind = kernels[pick(4)];
+        o->lane = o->lane_b = lane;
+        o->a = (int)pick(BUFS);
+        o->b = (int)pick(BUFS);
+        o->f = (float)(int)(pick(9) + 1) * 0.125f;
+        o->u = (uint32_t)pick(1000);
+        o->varies = i == 0 || pick(3) == 0;
+        o->skip_at = -1;
+    }
+    for (unsigned int j = 1; j < nv; j++) {
+        memcpy(v[j], v[0], len * sizeof v[0][0]);
+        unsigned int p = 1 + pick(len - 1);
+        if (pick(2)) { /* a value: the op's scalar, fixed in every variant */
+            for (unsigned int m = 0; m <= j; m++)
+                v[m][p].varies = 0;
+            v[j][p].f += 0.25f * (float)j;
+        } else { /* a kernel */
+            unsigned int k = 0;
+            while (kernels[k] != v[j][p].kind)
+                k++;
+            v[j][p].kind = kernels[(k + 1 + pick(3)) % 4];
+        }
+        for (unsigned int i = p + 1; i < len; i++)
+            if (pick(3) == 0)
+                v[j][i].kind = kernels[pick(4)];
+    }
+    memset(&sync, 0, sizeof sync);
+    sync.kind = OP_STREAM_SYNC;
+    sync.lane = sync.lane_b = lane;
+    sync.skip_at = -1;
+    unsigned int reps = 12 + pick(24);
+    for (unsigned int r = 0; r < reps; r++) {
+        unsigned int j = pick(nv), m = r >= reps / 2 && pick(3) == 0 ? pick(nv) : j;
+        for (unsigned int i = 0; i < len; i++) {
+            op o = v[j][i];
+            if (v[m][i].kind == o.kind) { /* another variant's scalars */
+                o.f = v[m][i].f;
+                o.varies = v[m][i].varies;
+            }
+            issue(&o, r);
+        }
+        issue(&sync, r);
+    }
+}
+
 /* Allocates (or registers) lane l's host buffer, of its kind. */
 static void host_attach(int l)
 {
@@ -832,8 +901,9 @@ static void parse_shapes(const char *s)
         case 'g': sh_geometry = 1; break;
         case 'f': sh_fork = 1; break;
         case 'j': sh_fj = 1; break;
+        case 'a': sh_alike = 1; break;
         default:
-            fprintf(stderr, "progfuzz: unknown shape '%c' (want letters of ptcdsngfj, or -)\n", *s);
+            fprintf(stderr, "progfuzz: unknown shape '%c' (want letters of ptcdsngfja, or -)\n", *s);
             exit(2);
         }
     }
@@ -932,6 +1002,10 @@ int main(int argc, char **argv)
 
     unsigned int tag = 1;
     while ((long)nops < budget) {
+        if (sh_alike && pick(3) == 0) {
+            alike_family();
+            continue;
+        }
         op block[MAXOPS];
         int nosync = sh_nosync && pick(4) == 0; /* no synchronization at all */
         unsigned int len = 2 + pick(MAXOPS - 1);
