@@ -66,9 +66,9 @@ static CUstream normalise(CUstream s, int ptsz)
  * per-thread stream are the current context's, which the driver is asked
  * for at every call (a context made current where the engine cannot see
  * it must not leave a stale answer), but not looked up again. */
-static RP_TLS CUcontext tl_cur_ctx;
-static RP_TLS rp_ctxstate *tl_cur_cs;
-static RP_TLS unsigned int tl_cur_gen; /* the stream generation it was found in */
+RP_TLS CUcontext rp__tl_cur_ctx;
+RP_TLS rp_ctxstate *rp__tl_cur_cs;
+RP_TLS unsigned int rp__tl_cur_gen; /* the stream generation it was found in */
 
 rp_ctxstate *rp__ctx_of_stream_slow(CUstream s, int ptsz)
 {
@@ -78,12 +78,12 @@ rp_ctxstate *rp__ctx_of_stream_slow(CUstream s, int ptsz)
         if (rp__eng.drv->cuCtxGetCurrent(&ctx) != CUDA_SUCCESS)
             return NULL;
         unsigned int gen = rp__stream_gen(); /* an engine reset bumps it */
-        if (RP_LIKELY(ctx && ctx == tl_cur_ctx && tl_cur_cs && tl_cur_gen == gen))
-            return tl_cur_cs; /* a context's state never changes hands */
-        tl_cur_ctx = ctx;
-        tl_cur_gen = gen;
-        tl_cur_cs = ctx ? rp__ctx_of(ctx) : NULL;
-        return tl_cur_cs;
+        if (RP_LIKELY(ctx && ctx == rp__tl_cur_ctx && rp__tl_cur_cs && rp__tl_cur_gen == gen))
+            return rp__tl_cur_cs; /* a context's state never changes hands */
+        rp__tl_cur_ctx = ctx;
+        rp__tl_cur_gen = gen;
+        rp__tl_cur_cs = ctx ? rp__ctx_of(ctx) : NULL;
+        return rp__tl_cur_cs;
     } else {
         unsigned int gen = rp__stream_gen();
         if (rp__tl_stream == h && rp__tl_gen == gen) {

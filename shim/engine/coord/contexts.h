@@ -22,6 +22,11 @@ rp_ctxstate *rp__ctx_of_stream_slow(CUstream s, int ptsz);
 extern RP_TLS CUstream rp__tl_stream;
 extern RP_TLS unsigned int rp__tl_gen;
 extern RP_TLS struct rp_ctxstate *rp__tl_cs;
+/* The same for the current context (the legacy stream's), asked of the
+ * driver at every call: the context it was, its state, the generation. */
+extern RP_TLS CUcontext rp__tl_cur_ctx;
+extern RP_TLS struct rp_ctxstate *rp__tl_cur_cs;
+extern RP_TLS unsigned int rp__tl_cur_gen;
 static inline unsigned int rp__stream_gen(void)
 {
     return atomic_load_explicit(&rp__eng.stream_gen, memory_order_acquire);
@@ -31,6 +36,11 @@ static inline rp_ctxstate *rp__ctx_of_stream(CUstream s, int ptsz)
     if (RP_LIKELY(s == rp__tl_stream && rp__tl_cs && rp__stream_is_created(s) &&
                   rp__tl_gen == rp__stream_gen()))
         return rp__tl_cs;
+    CUcontext ctx;
+    if ((s == CU_STREAM_LEGACY || (!s && !ptsz)) && rp__tl_cur_cs &&
+        rp__eng.drv->cuCtxGetCurrent(&ctx) == CUDA_SUCCESS && ctx && ctx == rp__tl_cur_ctx &&
+        rp__tl_cur_gen == rp__stream_gen())
+        return rp__tl_cur_cs; /* a context's state never changes hands */
     return rp__ctx_of_stream_slow(s, ptsz);
 }
 /* The current context's state, or NULL. */
