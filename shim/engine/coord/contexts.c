@@ -70,6 +70,14 @@ RP_TLS CUcontext rp__tl_cur_ctx;
 RP_TLS rp_ctxstate *rp__tl_cur_cs;
 RP_TLS unsigned int rp__tl_cur_gen; /* the stream generation it was found in */
 
+rp_ctxstate *rp__ctx_of_current_slow(CUcontext ctx)
+{
+    rp__tl_cur_ctx = ctx;
+    rp__tl_cur_gen = rp__stream_gen(); /* an engine reset bumps it */
+    rp__tl_cur_cs = ctx ? rp__ctx_of(ctx) : NULL;
+    return rp__tl_cur_cs;
+}
+
 rp_ctxstate *rp__ctx_of_stream_slow(CUstream s, int ptsz)
 {
     CUstream h = normalise(s, ptsz);
@@ -77,13 +85,10 @@ rp_ctxstate *rp__ctx_of_stream_slow(CUstream s, int ptsz)
     if (h == CU_STREAM_LEGACY || h == CU_STREAM_PER_THREAD) {
         if (rp__eng.drv->cuCtxGetCurrent(&ctx) != CUDA_SUCCESS)
             return NULL;
-        unsigned int gen = rp__stream_gen(); /* an engine reset bumps it */
-        if (RP_LIKELY(ctx && ctx == rp__tl_cur_ctx && rp__tl_cur_cs && rp__tl_cur_gen == gen))
+        if (RP_LIKELY(ctx && ctx == rp__tl_cur_ctx && rp__tl_cur_cs &&
+                      rp__tl_cur_gen == rp__stream_gen()))
             return rp__tl_cur_cs; /* a context's state never changes hands */
-        rp__tl_cur_ctx = ctx;
-        rp__tl_cur_gen = gen;
-        rp__tl_cur_cs = ctx ? rp__ctx_of(ctx) : NULL;
-        return rp__tl_cur_cs;
+        return rp__ctx_of_current_slow(ctx);
     } else {
         unsigned int gen = rp__stream_gen();
         if (rp__tl_stream == h && rp__tl_gen == gen) {

@@ -16,6 +16,9 @@ rp_ctxstate *rp__ctx_of(CUcontext ctx);
 /* The context whose work stream `s` (as named in an entry point; `ptsz`:
  * a _ptsz/_ptds one) carries; NULL if the driver cannot say. */
 rp_ctxstate *rp__ctx_of_stream_slow(CUstream s, int ptsz);
+/* The state of `ctx`, the current context the driver just named (NULL:
+ * none), which the per-thread cache below did not hold: found, and cached. */
+rp_ctxstate *rp__ctx_of_current_slow(CUcontext ctx);
 /* Each thread caches the last created stream it named and its context's
  * state; a stream handle that may name another stream bumps the engine's
  * stream generation, which empties every thread's cache. */
@@ -36,12 +39,15 @@ static inline rp_ctxstate *rp__ctx_of_stream(CUstream s, int ptsz)
     if (RP_LIKELY(s == rp__tl_stream && rp__tl_cs && rp__stream_is_created(s) &&
                   rp__tl_gen == rp__stream_gen()))
         return rp__tl_cs;
-    CUcontext ctx;
-    if ((s == CU_STREAM_LEGACY || (!s && !ptsz)) && rp__tl_cur_cs &&
-        rp__eng.drv->cuCtxGetCurrent(&ctx) == CUDA_SUCCESS && ctx && ctx == rp__tl_cur_ctx &&
-        rp__tl_cur_gen == rp__stream_gen())
+    if (s != CU_STREAM_LEGACY && (s || ptsz))
+        return rp__ctx_of_stream_slow(s, ptsz);
+    CUcontext ctx = NULL;
+    if (rp__eng.drv->cuCtxGetCurrent(&ctx) != CUDA_SUCCESS)
+        return NULL;
+    if (RP_LIKELY(ctx && ctx == rp__tl_cur_ctx && rp__tl_cur_cs &&
+                  rp__tl_cur_gen == rp__stream_gen()))
         return rp__tl_cur_cs; /* a context's state never changes hands */
-    return rp__ctx_of_stream_slow(s, ptsz);
+    return rp__ctx_of_current_slow(ctx);
 }
 /* The current context's state, or NULL. */
 rp_ctxstate *rp__ctx_current(void);
