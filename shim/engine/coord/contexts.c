@@ -83,12 +83,7 @@ rp_ctxstate *rp__ctx_of_stream_slow(CUstream s, int ptsz)
     CUstream h = normalise(s, ptsz);
     CUcontext ctx = NULL;
     if (h == CU_STREAM_LEGACY || h == CU_STREAM_PER_THREAD) {
-        if (rp__eng.drv->cuCtxGetCurrent(&ctx) != CUDA_SUCCESS)
-            return NULL;
-        if (RP_LIKELY(ctx && ctx == rp__tl_cur_ctx && rp__tl_cur_cs &&
-                      rp__tl_cur_gen == rp__stream_gen()))
-            return rp__tl_cur_cs; /* a context's state never changes hands */
-        return rp__ctx_of_current_slow(ctx);
+        return rp__ctx_of_current();
     } else {
         unsigned int gen = rp__stream_gen();
         if (rp__tl_stream == h && rp__tl_gen == gen) {
@@ -110,10 +105,7 @@ rp_ctxstate *rp__ctx_of_stream_slow(CUstream s, int ptsz)
 
 rp_ctxstate *rp__ctx_current(void)
 {
-    CUcontext ctx = NULL;
-    if (rp__eng.drv->cuCtxGetCurrent(&ctx) != CUDA_SUCCESS || !ctx)
-        return NULL;
-    return rp__ctx_of(ctx);
+    return rp__ctx_of_current();
 }
 
 rp_stream *rp__stream_of(rp_ctxstate *cs, CUstream s, int ptsz)

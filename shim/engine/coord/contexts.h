@@ -34,13 +34,10 @@ static inline unsigned int rp__stream_gen(void)
 {
     return atomic_load_explicit(&rp__eng.stream_gen, memory_order_acquire);
 }
-static inline rp_ctxstate *rp__ctx_of_stream(CUstream s, int ptsz)
+/* The state of the current context (the legacy and the per-thread
+ * stream's), which the driver is asked for at every call. */
+static inline rp_ctxstate *rp__ctx_of_current(void)
 {
-    if (RP_LIKELY(s == rp__tl_stream && rp__tl_cs && rp__stream_is_created(s) &&
-                  rp__tl_gen == rp__stream_gen()))
-        return rp__tl_cs;
-    if (s != CU_STREAM_LEGACY && (s || ptsz))
-        return rp__ctx_of_stream_slow(s, ptsz);
     CUcontext ctx = NULL;
     if (rp__eng.drv->cuCtxGetCurrent(&ctx) != CUDA_SUCCESS)
         return NULL;
@@ -48,6 +45,14 @@ static inline rp_ctxstate *rp__ctx_of_stream(CUstream s, int ptsz)
                   rp__tl_cur_gen == rp__stream_gen()))
         return rp__tl_cur_cs; /* a context's state never changes hands */
     return rp__ctx_of_current_slow(ctx);
+}
+static inline rp_ctxstate *rp__ctx_of_stream(CUstream s, int ptsz)
+{
+    if (RP_LIKELY(s == rp__tl_stream && rp__tl_cs && rp__stream_is_created(s) &&
+                  rp__tl_gen == rp__stream_gen()))
+        return rp__tl_cs;
+    return s != CU_STREAM_LEGACY && (s || ptsz) ? rp__ctx_of_stream_slow(s, ptsz)
+                                                 : rp__ctx_of_current();
 }
 /* The current context's state, or NULL. */
 rp_ctxstate *rp__ctx_current(void);
