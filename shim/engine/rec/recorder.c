@@ -319,37 +319,35 @@ const rp_param_layout *rp__rec_layout(rp_ctxstate *cs, const rp_op *op)
     return L && L->ok ? &L->p : NULL;
 }
 
-const rp_param_layout *rp__rec_layout_known(rp_ctxstate *cs, CUfunction f, int *kernel)
+/* Function `f`'s entry of the context's table when it has one (NULL:
+ * none; nothing is read from the driver, nothing added). */
+static const layout *layout_found(const rp_ctxstate *cs, const void *f)
 {
-    layout *layouts = cs->layouts;
+    const layout *layouts = cs->layouts;
     if (!layouts)
         return NULL;
     size_t i = slot_of(f, LAYOUT_SLOTS - 1);
     for (size_t probes = 0; probes < LAYOUT_SLOTS && layouts[i].handle; probes++) {
-        const layout *L = &layouts[i];
-        if (L->handle == (const void *)f) {
-            if (!L->ok || L->excluded)
-                return NULL;
-            *kernel = is_kernel_handle(f);
-            return &L->p;
-        }
+        if (layouts[i].handle == f)
+            return &layouts[i];
         i = (i + 1) & (LAYOUT_SLOTS - 1);
     }
     return NULL;
 }
 
+const rp_param_layout *rp__rec_layout_known(rp_ctxstate *cs, CUfunction f, int *kernel)
+{
+    const layout *L = layout_found(cs, f);
+    if (!L || !L->ok || L->excluded)
+        return NULL;
+    *kernel = is_kernel_handle(f);
+    return &L->p;
+}
+
 const char *rp__rec_kernel_name(rp_ctxstate *cs, const rp_op *op)
 {
-    layout *layouts = cs->layouts;
-    if (op->kind != RP_OP_KERNEL || !layouts)
-        return "";
-    size_t i = slot_of(op->func, LAYOUT_SLOTS - 1);
-    for (size_t probes = 0; probes < LAYOUT_SLOTS && layouts[i].handle; probes++) {
-        if (layouts[i].handle == op->func)
-            return layouts[i].name;
-        i = (i + 1) & (LAYOUT_SLOTS - 1);
-    }
-    return "";
+    const layout *L = op->kind == RP_OP_KERNEL ? layout_found(cs, op->func) : NULL;
+    return L ? L->name : "";
 }
 
 int rp__rec_param_ptrs(rp_ctxstate *cs, const rp_op *op, void **ptrs, void ***kp)
