@@ -103,11 +103,6 @@ rp_ctxstate *rp__ctx_of_stream_slow(CUstream s, int ptsz)
     return ctx ? rp__ctx_of(ctx) : NULL;
 }
 
-rp_ctxstate *rp__ctx_current(void)
-{
-    return rp__ctx_of_current();
-}
-
 rp_stream *rp__stream_of(rp_ctxstate *cs, CUstream s, int ptsz)
 {
     CUstream h = normalise(s, ptsz);
@@ -267,7 +262,7 @@ void rp__aside_rejoin(void)
     if (inside)
         return;
     inside = 1;
-    rp_ctxstate *cs = rp__ctx_current();
+    rp_ctxstate *cs = rp__ctx_of_current();
     if (cs) {
         lock(cs);
         pthread_t self = pthread_self();

@@ -35,7 +35,8 @@ static inline unsigned int rp__stream_gen(void)
     return atomic_load_explicit(&rp__eng.stream_gen, memory_order_acquire);
 }
 /* The state of the current context (the legacy and the per-thread
- * stream's), which the driver is asked for at every call. */
+ * stream's), which the driver is asked for at every call; NULL when there
+ * is none. */
 static inline rp_ctxstate *rp__ctx_of_current(void)
 {
     CUcontext ctx = NULL;
@@ -54,8 +55,6 @@ static inline rp_ctxstate *rp__ctx_of_stream(CUstream s, int ptsz)
     return s != CU_STREAM_LEGACY && (s || ptsz) ? rp__ctx_of_stream_slow(s, ptsz)
                                                  : rp__ctx_of_current();
 }
-/* The current context's state, or NULL. */
-rp_ctxstate *rp__ctx_current(void);
 /* The engine's record of stream `s` of `cs` (cs locked), made on first use;
  * NULL when the table is full or the stream's flags cannot be read (the
  * call then runs eagerly). The per-thread stream is one per thread; its

@@ -269,14 +269,14 @@ CUresult CUDAAPI rp__hook_cuCtxSynchronize(void)
 {
     if (rp__aside())
         return R->cuCtxSynchronize();
-    return ctx_sync(rp__ctx_current(), sync_v1, NULL);
+    return ctx_sync(rp__ctx_of_current(), sync_v1, NULL);
 }
 
 CUresult CUDAAPI rp__hook_cuCtxSynchronize_v2(CUcontext ctx)
 {
     if (rp__aside())
         return R->cuCtxSynchronize_v2(ctx);
-    return ctx_sync(ctx ? rp__ctx_of(ctx) : rp__ctx_current(), R->cuCtxSynchronize_v2, ctx);
+    return ctx_sync(ctx ? rp__ctx_of(ctx) : rp__ctx_of_current(), R->cuCtxSynchronize_v2, ctx);
 }
 
 CUresult CUDAAPI rp__hook_cuLibraryGetKernel(CUkernel *pKernel, CUlibrary library,
