@@ -202,8 +202,6 @@ static __attribute__((noinline)) void arena_fill(rp_stream *st, const rp_seq *s)
     st->match.arena.ops = e->ops;
 }
 
-#define RP_SPARES (sizeof ((rp_stream *)0)->match.spare / sizeof ((rp_stream *)0)->match.spare[0])
-
 static void arena_swap(rp_stream *st, size_t j)
 {
     struct rp_arena a = st->match.arena;
@@ -268,6 +266,14 @@ static inline __attribute__((always_inline)) int cand_same(const rp_stream *st, 
                                                             const rp_launch *l)
 {
     return s->vmask ? masked_same(st, s, k, l) : rp__fast_same(fo, *l, s, k);
+}
+
+/* Whether candidate `s`'s op k is launch `l`, its values then kept in the
+ * arena for a sequence with volatile fields (rp__match_masked). */
+static inline __attribute__((always_inline)) int lends(rp_stream *st, rp_seq *s, size_t k,
+                                                        const rp_launch *l)
+{
+    return s->vmask ? rp__match_masked(st, s, k, l) : rp__fast_same(&s->match.fast[k], *l, s, k);
 }
 
 /* The first op of a match where the hint's first kernel begins other
@@ -411,7 +417,7 @@ enum rp_offer rp__match_several(rp_stream *st, CUstream h, const rp_launch *l,
     size_t k = st->match.ndef, nc = st->match.ncand;
     rp_seq *b = st->match.borrowed_seq, *alt = NULL;
     uint32_t tag = rp__fast_tag(entry, l->ptsz);
-    int seen_b = 0, b_out = 0;
+    int b_out = 0;
     unsigned char widened[RP_MAX_CANDIDATES] = {0};
     struct rp_widen wid[RP_MAX_CANDIDATES];
     unsigned int nwid = 0;
@@ -423,19 +429,22 @@ enum rp_offer rp__match_several(rp_stream *st, CUstream h, const rp_launch *l,
      * from the launch (cand_from_launch: another known form, or fields it
      * takes as volatile for the occurrence); and none ends with it (a
      * candidate that completes is the general path's: note_complete). One
-     * whose op k is the launch holds the launch's values: the borrowed
-     * one, compared last, or, where it cannot, the first other (the run
-     * borrowed so far is written down first, as the general path would). */
+     * whose op k is the launch holds the launch's values: the borrowed one,
+     * compared last (its comparison keeps them in the arena), or, where it
+     * cannot, the first other (the run borrowed so far is written down
+     * first, as the general path would). */
+    size_t bi = nc;
     for (size_t i = 0; i < nc; i++) {
         rp_seq *s = st->match.cand[i];
         const rp_fast *fo = rp__fast_image(s, k, l->f, h, tag);
         if (fo && s->det->n <= k + 1)
             return RP_OFFER_EAGER;
-        if (s == b && fo) {
-            seen_b = 1;
-            continue;
-        }
-        if (fo && cand_same(st, s, fo, k, l)) {
+        if (s == b) {
+            bi = i;
+            if (fo)
+                continue;
+            b_out = 1;
+        } else if (fo && cand_same(st, s, fo, k, l)) {
             if (!alt)
                 alt = s;
             continue;
@@ -445,21 +454,15 @@ enum rp_offer rp__match_several(rp_stream *st, CUstream h, const rp_launch *l,
             return RP_OFFER_EAGER;
         widened[i] = c == CAND_WIDENED;
         nwid += widened[i];
-        if (s == b)
-            seen_b = b_out = 1;
     }
-    if (NEVER(!seen_b)) /* the borrowed one leaves the candidates by a write-down */
+    if (NEVER(bi == nc)) /* the borrowed one leaves the candidates by a write-down */
         return RP_OFFER_EAGER;
-    if (!b_out &&
-        !(b->vmask ? rp__match_masked(st, b, k, l) : rp__fast_same(&b->match.fast[k], *l, b, k))) {
-        size_t i = 0;
-        while (st->match.cand[i] != b)
-            i++;
-        int c = cand_from_launch(st, b, k, l, h, tag, &wid[i]);
+    if (!b_out && !lends(st, b, k, l)) {
+        int c = cand_from_launch(st, b, k, l, h, tag, &wid[bi]);
         if (c == CAND_OUT)
             return RP_OFFER_EAGER;
-        widened[i] = c == CAND_WIDENED;
-        nwid += widened[i];
+        widened[bi] = c == CAND_WIDENED;
+        nwid += widened[bi];
         b_out = 1;
     }
     if (st->match.nwid + nwid > RP_MAX_WIDEN) /* narrow() would drop those past the bound */
@@ -469,7 +472,7 @@ enum rp_offer rp__match_several(rp_stream *st, CUstream h, const rp_launch *l,
             return RP_OFFER_EAGER;
         rp__match_write_down(st); /* what the general path does first */
         b = alt;
-        if (b->vmask ? !rp__match_masked(st, b, k, l) : !rp__fast_same(&b->match.fast[k], *l, b, k))
+        if (!lends(st, b, k, l))
             return RP_OFFER_EAGER;
     }
     if (rp__borrow(st, b, k) != 0)

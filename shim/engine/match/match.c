@@ -318,7 +318,7 @@ void rp__match_resolve(rp_stream *st, CUstream target, struct rp_resolved *out)
     out->nflushed = kept;
     st->match.ndef = 0;
     st->match.arena.held = 0; /* the flushed records own their values */
-    for (size_t j = 0; j < sizeof st->match.spare / sizeof st->match.spare[0]; j++)
+    for (size_t j = 0; j < RP_SPARES; j++)
         st->match.spare[j].held = 0;
     unpin_all(st);
     destroy_deferred(st);
@@ -571,7 +571,7 @@ void rp__match_stream_free(rp_stream *st)
     destroy_deferred(st); /* the ops that named them go with the record */
     free(st->match.def);
     free(st->match.arena.p);
-    for (size_t j = 0; j < sizeof st->match.spare / sizeof st->match.spare[0]; j++)
+    for (size_t j = 0; j < RP_SPARES; j++)
         free(st->match.spare[j].p);
     memset(&st->match, 0, sizeof st->match);
 }

@@ -180,6 +180,8 @@ static inline uint8_t *rp__arena_of(const rp_stream *st, const rp_seq *s, size_t
 {
     return st->match.arena.p + s->match.poff[k];
 }
+/* The stream's spare arenas (rp_stream.match.spare). */
+#define RP_SPARES (sizeof ((rp_stream *)0)->match.spare / sizeof ((rp_stream *)0)->match.spare[0])
 /* Room in the stream's arena for `s`, filled with its values (0), or -1:
  * memory ran out, or records written down point in and it would have to
  * grow or be filled for `s`, nor a spare take its place (rp_arena.held). */
