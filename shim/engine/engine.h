@@ -411,11 +411,11 @@ typedef struct rp_ctxstate {
     rp_lc_window win;
     rp_stream streams[RP_MAX_STREAMS];
     size_t nstreams;        /* slots in use are all below this index */
+    uint32_t nblocking, nlegacy; /* slots in use of blocking, legacy streams */
     rp_stream *last_stream; /* the slot rp__stream_of found last (checked before use) */
     rp_seq **seqs;          /* sequences with a graph */
     size_t nseqs, capseqs;
-    uint64_t seqs_gone;     /* sequences dropped so far: a stream's hint of a
-                               sequence is good while this has not moved */
+    uint64_t seqs_gone;     /* sequences dropped: a stream's hint is good while it stays */
     size_t nalts;           /* their executables beside their own (rp_seq.alt) */
     rp_detector det;        /* by content: exact repeats, one graph each */
     rp_detector sdet;       /* by structure: repeats whose arguments change */

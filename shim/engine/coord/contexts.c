@@ -146,6 +146,8 @@ rp_stream *rp__stream_of(rp_ctxstate *cs, CUstream s, int ptsz)
     free_slot->ctx = cs->ctx;
     free_slot->legacy = legacy;
     free_slot->blocking = legacy || perthread || !(flags & CU_STREAM_NON_BLOCKING);
+    cs->nblocking += free_slot->blocking;
+    cs->nlegacy += free_slot->legacy;
     free_slot->trace.epoch = ++cs->trace_clock;
     return free_slot;
 }

@@ -37,6 +37,10 @@ static void release_members(rp_stream *st)
 
 void rp__stream_free(rp_stream *st)
 {
+    if (st->used) {
+        st->cs->nblocking -= st->blocking;
+        st->cs->nlegacy -= st->legacy;
+    }
     rp__handoff_forget(st);
     rp__learn_stream_free(st);
     release_members(st);
@@ -161,6 +165,16 @@ CUresult rp__join_trace(rp_stream *st, rp_stream *home)
     home->trace.nmembers++;
     st->cs->counters.stream_joins++;
     return rc;
+}
+
+int rp__stream_counts_wrong(const rp_ctxstate *cs)
+{
+    uint32_t nb = 0, nl = 0;
+    for (size_t i = 0; i < cs->nstreams; i++) {
+        nb += cs->streams[i].used && cs->streams[i].blocking;
+        nl += cs->streams[i].used && cs->streams[i].legacy;
+    }
+    return nb != cs->nblocking || nl != cs->nlegacy;
 }
 
 CUresult rp__end_ordered(rp_stream *st, enum rp_ordered which)
