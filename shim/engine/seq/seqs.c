@@ -139,12 +139,11 @@ static void describe_volatile(const rp_seq *s, char *b, size_t size)
         uint64_t m = s->vmask[k];
         const rp_op *op = &s->det->ops[k];
         char w[96];
-        for (unsigned int i = 0; m && i < 64; i++) {
+        const char *name = m && op->kind == RP_OP_KERNEL ? rp__rec_kernel_name(s->cs, op) : NULL;
+        for (uint64_t left = m; left; left &= left - 1) { /* its fields, lowest bit first */
+            unsigned int i = (unsigned int)__builtin_ctzll(left);
             uint64_t bit = 1ull << i;
-            if (!(m & bit))
-                continue;
             if (op->kind == RP_OP_KERNEL) {
-                const char *name = rp__rec_kernel_name(s->cs, op);
                 if (i < RP_VOL_MAX_PARAMS)
                     snprintf(w, sizeof w, "%s#%u", name, i);
                 else
@@ -187,10 +186,10 @@ static void list_volatile(const rp_seq *s, struct rp__seq_info *o)
     o->vols_cut = 0;
     for (size_t k = 0; s->vmask && k < s->det->n; k++) {
         const rp_op *op = &s->det->ops[k];
-        for (unsigned int i = 0; s->vmask[k] && i < 64; i++) {
+        int name = -1; /* the kernel's name's index, found at its first field */
+        for (uint64_t left = s->vmask[k]; left; left &= left - 1) { /* lowest bit first */
+            unsigned int i = (unsigned int)__builtin_ctzll(left);
             uint64_t bit = 1ull << i;
-            if (!(s->vmask[k] & bit))
-                continue;
             if (o->nvols == RP_INFO_VOLS) {
                 o->vols_cut = 1;
                 return;
@@ -201,7 +200,9 @@ static void list_volatile(const rp_seq *s, struct rp__seq_info *o)
             v->index = 0;
             v->name = -1;
             if (op->kind == RP_OP_KERNEL) {
-                v->name = (int8_t)vol_name(o, rp__rec_kernel_name(s->cs, op), &nnames);
+                if (name < 0)
+                    name = vol_name(o, rp__rec_kernel_name(s->cs, op), &nnames);
+                v->name = (int8_t)name;
                 v->field = i < RP_VOL_MAX_PARAMS ? RP_FIELD_PARAM
                            : bit == RP_VOL_GRID  ? RP_FIELD_GRID
                            : bit == RP_VOL_BLOCK ? RP_FIELD_BLOCK
