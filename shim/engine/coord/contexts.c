@@ -10,13 +10,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Per-thread cache of the last looked-up stream's context. A destroyed
- * stream's handle may come back for another context: every destroy bumps
- * the generation and so empties every thread's cache. */
-RP_TLS CUstream rp__tl_stream;
-static RP_TLS CUcontext tl_ctx;
-RP_TLS rp_ctxstate *rp__tl_cs; /* tl_ctx's state, once looked up */
-RP_TLS unsigned int rp__tl_gen;
+/* Per-thread caches of the last looked-up stream's context and of the
+ * current context's state (contexts.h). A destroyed stream's handle may
+ * come back for another context: every destroy bumps the generation and
+ * so empties every thread's cache. */
+RP_TLS struct rp_tl_ctx rp__tl;
 
 static inline void lock(rp_ctxstate *cs) { rp__lock(&cs->lock); }
 static inline void unlock(rp_ctxstate *cs) { rp__unlock(&cs->lock); }
@@ -62,20 +60,18 @@ static CUstream normalise(CUstream s, int ptsz)
     return s ? s : (ptsz ? CU_STREAM_PER_THREAD : CU_STREAM_LEGACY);
 }
 
-/* Per-thread cache of the current context's state: the legacy and the
- * per-thread stream are the current context's, which the driver is asked
- * for at every call (a context made current where the engine cannot see
- * it must not leave a stale answer), but not looked up again. */
-RP_TLS CUcontext rp__tl_cur_ctx;
-RP_TLS rp_ctxstate *rp__tl_cur_cs;
-RP_TLS unsigned int rp__tl_cur_gen; /* the stream generation it was found in */
+/* The current context's state, cached per thread (rp__tl.cur_*): the
+ * legacy and the per-thread stream are the current context's, which the
+ * driver is asked for at every call (a context made current where the
+ * engine cannot see it must not leave a stale answer), but not looked up
+ * again while the stream generation it was found in holds. */
 
 rp_ctxstate *rp__ctx_of_current_slow(CUcontext ctx)
 {
-    rp__tl_cur_ctx = ctx;
-    rp__tl_cur_gen = rp__stream_gen(); /* an engine reset bumps it */
-    rp__tl_cur_cs = ctx ? rp__ctx_of(ctx) : NULL;
-    return rp__tl_cur_cs;
+    rp__tl.cur_ctx = ctx;
+    rp__tl.cur_gen = rp__stream_gen(); /* an engine reset bumps it */
+    rp__tl.cur_cs = ctx ? rp__ctx_of(ctx) : NULL;
+    return rp__tl.cur_cs;
 }
 
 rp_ctxstate *rp__ctx_of_stream_slow(CUstream s, int ptsz)
@@ -86,19 +82,19 @@ rp_ctxstate *rp__ctx_of_stream_slow(CUstream s, int ptsz)
         return rp__ctx_of_current();
     } else {
         unsigned int gen = rp__stream_gen();
-        if (rp__tl_stream == h && rp__tl_gen == gen) {
-            if (rp__tl_cs) /* a context's state never changes hands */
-                return rp__tl_cs;
-            ctx = tl_ctx;
+        if (rp__tl.stream == h && rp__tl.gen == gen) {
+            if (rp__tl.cs) /* a context's state never changes hands */
+                return rp__tl.cs;
+            ctx = rp__tl.ctx;
         } else {
             if (rp__eng.drv->cuStreamGetCtx(h, &ctx) != CUDA_SUCCESS)
                 return NULL;
-            rp__tl_stream = h;
-            tl_ctx = ctx;
-            rp__tl_gen = gen;
+            rp__tl.stream = h;
+            rp__tl.ctx = ctx;
+            rp__tl.gen = gen;
         }
-        rp__tl_cs = ctx ? rp__ctx_of(ctx) : NULL;
-        return rp__tl_cs;
+        rp__tl.cs = ctx ? rp__ctx_of(ctx) : NULL;
+        return rp__tl.cs;
     }
     return ctx ? rp__ctx_of(ctx) : NULL;
 }

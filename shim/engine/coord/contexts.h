@@ -19,17 +19,22 @@ rp_ctxstate *rp__ctx_of_stream_slow(CUstream s, int ptsz);
 /* The state of `ctx`, the current context the driver just named (NULL:
  * none), which the per-thread cache below did not hold: found, and cached. */
 rp_ctxstate *rp__ctx_of_current_slow(CUcontext ctx);
-/* Each thread caches the last created stream it named and its context's
- * state; a stream handle that may name another stream bumps the engine's
- * stream generation, which empties every thread's cache. */
-extern RP_TLS CUstream rp__tl_stream;
-extern RP_TLS unsigned int rp__tl_gen;
-extern RP_TLS struct rp_ctxstate *rp__tl_cs;
-/* The same for the current context (the legacy stream's), asked of the
- * driver at every call: the context it was, its state, the generation. */
-extern RP_TLS CUcontext rp__tl_cur_ctx;
-extern RP_TLS struct rp_ctxstate *rp__tl_cur_cs;
-extern RP_TLS unsigned int rp__tl_cur_gen;
+/* Each thread caches the last created stream it named, its context and
+ * that context's state; a stream handle that may name another stream
+ * bumps the engine's stream generation, which empties every thread's
+ * cache. The same for the current context (the legacy stream's), asked of
+ * the driver at every call: the context it was, its state, the generation.
+ * One block, found at one per-thread address by every hook. */
+struct rp_tl_ctx {
+    CUstream stream;
+    unsigned int gen;
+    CUcontext ctx;
+    struct rp_ctxstate *cs;
+    CUcontext cur_ctx;
+    struct rp_ctxstate *cur_cs;
+    unsigned int cur_gen;
+};
+extern RP_TLS struct rp_tl_ctx rp__tl;
 static inline unsigned int rp__stream_gen(void)
 {
     return atomic_load_explicit(&rp__eng.stream_gen, memory_order_acquire);
@@ -42,16 +47,16 @@ static inline rp_ctxstate *rp__ctx_of_current(void)
     CUcontext ctx = NULL;
     if (rp__eng.drv->cuCtxGetCurrent(&ctx) != CUDA_SUCCESS)
         return NULL;
-    if (RP_LIKELY(ctx && ctx == rp__tl_cur_ctx && rp__tl_cur_cs &&
-                  rp__tl_cur_gen == rp__stream_gen()))
-        return rp__tl_cur_cs; /* a context's state never changes hands */
+    if (RP_LIKELY(ctx && ctx == rp__tl.cur_ctx && rp__tl.cur_cs &&
+                  rp__tl.cur_gen == rp__stream_gen()))
+        return rp__tl.cur_cs; /* a context's state never changes hands */
     return rp__ctx_of_current_slow(ctx);
 }
 static inline rp_ctxstate *rp__ctx_of_stream(CUstream s, int ptsz)
 {
-    if (RP_LIKELY(s == rp__tl_stream && rp__tl_cs && rp__stream_is_created(s) &&
-                  rp__tl_gen == rp__stream_gen()))
-        return rp__tl_cs;
+    if (RP_LIKELY(s == rp__tl.stream && rp__tl.cs && rp__stream_is_created(s) &&
+                  rp__tl.gen == rp__stream_gen()))
+        return rp__tl.cs;
     return s != CU_STREAM_LEGACY && (s || ptsz) ? rp__ctx_of_stream_slow(s, ptsz)
                                                  : rp__ctx_of_current();
 }

@@ -53,7 +53,7 @@ static inline __attribute__((always_inline)) rp_ctxstate *rp__lock_ctx_of_stream
         if (!cs)
             return NULL;
         rp__hook_lock(cs);
-        if (RP_LIKELY(!rp__stream_is_created(s) || rp__tl_gen == rp__stream_gen()))
+        if (RP_LIKELY(!rp__stream_is_created(s) || rp__tl.gen == rp__stream_gen()))
             return cs;
         rp__hook_unlock(cs);
     }
