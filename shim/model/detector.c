@@ -280,6 +280,8 @@ rp_det_verdict rp__det_observe(rp_detector *d, const rp_op *ops, size_t n,
         e->n = n;
         e->key = key;
         e->id = ++d->next_id;
+        if ((size_t)(e - d->slots) >= d->used_to)
+            d->used_to = (size_t)(e - d->slots) + 1;
         index_add(d, e);
     }
     e->seen++;

@@ -79,6 +79,7 @@ typedef struct rp_detector {
     uint32_t *index;
     size_t index_mask;
     size_t free_from;    /* no slot below this one is free */
+    size_t used_to;      /* no slot from this one on was ever keyed (a scan stops here) */
     unsigned int warmup;
     size_t min_ops, max_ops;
     uint64_t clock;

@@ -443,7 +443,7 @@ static rp_det_entry *form_family(rp_ctxstate *cs, const rp_stream *st, const rp_
         if (ops[k].stream != st->handle || rp__op_is_event(ops[k].kind))
             return NULL;
     rp_detector *d = &cs->sdet;
-    for (size_t i = 0; i < d->cap; i++) {
+    for (size_t i = 0; i < d->used_to; i++) {
         rp_det_entry *f = &d->slots[i];
         size_t other, funcs, kernels;
         if (f == e || !f->key || f->n != e->n || !f->ops || !f->differs ||
