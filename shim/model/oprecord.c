@@ -9,14 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* A multiply-xorshift mix per 8-byte word: fast on the short buffers of
- * kernel parameters, and only ever used to narrow a search. */
-static inline uint64_t mix(uint64_t h, uint64_t v)
-{
-    h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
-    h *= 0xff51afd7ed558ccdull;
-    return h ^ (h >> 33);
-}
 
 const char *rp__op_kind_name(rp_op_kind kind)
 {
@@ -27,25 +19,20 @@ const char *rp__op_kind_name(rp_op_kind kind)
     return (unsigned int)kind < sizeof names / sizeof names[0] && names[kind] ? names[kind] : "?";
 }
 
-uint64_t rp__hash_u64(uint64_t h, uint64_t v)
-{
-    return mix(h, v);
-}
-
 uint64_t rp__hash_bytes(uint64_t h, const void *p, size_t n)
 {
     const unsigned char *b = p;
     while (n >= 8) {
         uint64_t w;
         memcpy(&w, b, 8);
-        h = mix(h, w);
+        h = rp__hash_u64(h, w);
         b += 8;
         n -= 8;
     }
     if (n) {
         uint64_t w = 0;
         memcpy(&w, b, n);
-        h = mix(h, w ^ ((uint64_t)n << 56));
+        h = rp__hash_u64(h, w ^ ((uint64_t)n << 56));
     }
     return h;
 }

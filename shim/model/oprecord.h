@@ -152,10 +152,18 @@ static inline int rp__op_host_is_content(const rp_op *op)
 /* The kind's name for logs and traces ("kernel", "htod copy", ...). */
 const char *rp__op_kind_name(rp_op_kind kind);
 
-/* 64-bit hash of `n` bytes, continuing from `h` (start with RP_HASH_SEED). */
+/* 64-bit hash of `n` bytes, continuing from `h` (start with RP_HASH_SEED),
+ * and of one word: a multiply-xorshift mix per 8-byte word, fast on the
+ * short buffers of kernel parameters, and only ever used to narrow a
+ * search. The word's inline: a segment's key takes one per op. */
 #define RP_HASH_SEED 0x9e3779b97f4a7c15ull
 uint64_t rp__hash_bytes(uint64_t h, const void *p, size_t n);
-uint64_t rp__hash_u64(uint64_t h, uint64_t v);
+static inline uint64_t rp__hash_u64(uint64_t h, uint64_t v)
+{
+    h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
+    h *= 0xff51afd7ed558ccdull;
+    return h ^ (h >> 33);
+}
 
 /* A cheap hash for what is hashed on every op (the op keys, a replay's
  * content): one rotate, xor and multiply per 8-byte word (rp__acc,
