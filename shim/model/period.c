@@ -482,6 +482,23 @@ int rp__period_feed(rp_period *p, uint64_t pos, uint64_t key, uint64_t ckey)
     return changed || (changed_landmark && !p->d);
 }
 
+/* Keep the first cut at or after `pos` (at least p->base): a step's start,
+ * or a chunk's within the step (offsets that are multiples of chunk). */
+static void keep_next_cut(rp_period *p, uint64_t pos, uint64_t chunk)
+{
+    uint64_t L = p->step;
+    uint64_t off = (pos - p->base) % L, next = L;
+    if (off == 0)
+        next = 0;
+    else if (chunk && chunk < L)
+        next = (off + chunk - 1) / chunk * chunk;
+    if (next > L)
+        next = L;
+    p->cut_from = pos;
+    p->cut_next = pos - off + next;
+    p->cut_chunk = chunk;
+}
+
 int rp__period_cut_before(rp_period *p, uint64_t pos, uint64_t chunk)
 {
     if (!p->d) {
@@ -490,20 +507,12 @@ int rp__period_cut_before(rp_period *p, uint64_t pos, uint64_t chunk)
     }
     if (!p->step || pos < p->base)
         return 0; /* its step is being decided */
-    if (!p->cut_next || pos < p->cut_from || pos > p->cut_next || chunk != p->cut_chunk) {
-        /* The first cut at or after pos: a step's start, or a chunk's
-         * within the step (offsets that are multiples of chunk). */
-        uint64_t L = p->step;
-        uint64_t off = (pos - p->base) % L, next = L;
-        if (off == 0)
-            next = 0;
-        else if (chunk && chunk < L)
-            next = (off + chunk - 1) / chunk * chunk;
-        if (next > L)
-            next = L;
-        p->cut_from = pos;
-        p->cut_next = pos - off + next;
-        p->cut_chunk = chunk;
-    }
-    return pos == p->cut_next;
+    if (!p->cut_next || pos < p->cut_from || pos > p->cut_next || chunk != p->cut_chunk)
+        keep_next_cut(p, pos, chunk);
+    if (pos != p->cut_next)
+        return 0;
+    /* A cut here: the next one is kept already, so that the ops up to it
+     * are answered inline (rp__period_no_cut_at) from the one after this. */
+    keep_next_cut(p, pos + 1, chunk);
+    return 1;
 }
