@@ -189,8 +189,22 @@ bool rp__option_kernel_allowed(const char *name);
 void rp__options_log(void);
 
 /* ---- nvtx.c: ranges for Nsight Systems (REPRISE_NVTX) -------------------- */
-void rp__nvtx_push(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-void rp__nvtx_pop(void);
+/* Whether ranges are on: -1 until the option is read (by the first push or
+ * pop), then 0 or 1; tested inline, so that a replay with NVTX off pays a
+ * load, not two calls. */
+extern _Atomic int rp__nvtx_on;
+void rp__nvtx_push_on(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void rp__nvtx_pop_on(void);
+#define rp__nvtx_push(...)                                                       \
+    do {                                                                         \
+        if (atomic_load_explicit(&rp__nvtx_on, memory_order_relaxed))           \
+            rp__nvtx_push_on(__VA_ARGS__);                                       \
+    } while (0)
+#define rp__nvtx_pop()                                                           \
+    do {                                                                         \
+        if (atomic_load_explicit(&rp__nvtx_on, memory_order_relaxed))           \
+            rp__nvtx_pop_on();                                                   \
+    } while (0)
 
 /* ---- log.c --------------------------------------------------------------- */
 

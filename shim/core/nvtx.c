@@ -17,19 +17,19 @@
 
 /* Read once, by whichever thread comes first; several may, with the same
  * answer, so relaxed atomics are enough (a plain int was a data race). */
-static _Atomic int on = -1;
+_Atomic int rp__nvtx_on = -1;
 
 static int nvtx_on(void)
 {
-    int v = atomic_load_explicit(&on, memory_order_relaxed);
+    int v = atomic_load_explicit(&rp__nvtx_on, memory_order_relaxed);
     if (v < 0) {
         v = rp__option(RP_OPTION_NVTX).b;
-        atomic_store_explicit(&on, v, memory_order_relaxed);
+        atomic_store_explicit(&rp__nvtx_on, v, memory_order_relaxed);
     }
     return v;
 }
 
-void rp__nvtx_push(const char *fmt, ...)
+void rp__nvtx_push_on(const char *fmt, ...)
 {
     if (!nvtx_on())
         return;
@@ -41,7 +41,7 @@ void rp__nvtx_push(const char *fmt, ...)
     nvtxRangePushA(msg);
 }
 
-void rp__nvtx_pop(void)
+void rp__nvtx_pop_on(void)
 {
     if (nvtx_on())
         nvtxRangePop();
