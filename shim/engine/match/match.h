@@ -167,8 +167,14 @@ static inline int rp__widen_may(const rp_seq *s, size_t k)
  * the launch (fast.c). */
 int rp__widen_take(const rp_stream *st, rp_seq *s, size_t k, const rp_op *op, uint64_t diff,
                    int ok, struct rp_widen *w);
-/* `s` is launched for the occurrence: what it took becomes its own. */
-void rp__widen_commit(rp_stream *st, rp_seq *s);
+/* `s` is launched for the occurrence: what it took becomes its own
+ * (nothing to do, and no call, when no candidate took anything). */
+void rp__widen_commit_taken(rp_stream *st, rp_seq *s);
+static inline void rp__widen_commit(rp_stream *st, rp_seq *s)
+{
+    if (st->match.nwid)
+        rp__widen_commit_taken(st, s);
+}
 /* `s` left the candidates: what it took is forgotten. */
 void rp__widen_drop(rp_stream *st, const rp_seq *s);
 

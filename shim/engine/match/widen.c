@@ -59,7 +59,7 @@ void rp__widen_drop(rp_stream *st, const rp_seq *s)
 /* `s` is about to be launched for this occurrence (a part of it, or the
  * whole): the fields it took as volatile on the way become its own, so
  * that the updates bring its nodes to the occurrence's values. */
-void rp__widen_commit(rp_stream *st, rp_seq *s)
+void rp__widen_commit_taken(rp_stream *st, rp_seq *s)
 {
     for (unsigned int i = 0; i < st->match.nwid; i++) {
         struct rp_widen *w = &st->match.wid[i];
