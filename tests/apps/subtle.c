@@ -59,8 +59,16 @@
  *             the one a mix ends like must not be taken for it: its graph
  *             holds the other argument (the matcher's fast path for
  *             several candidates, issue 36)
+ *   legacyorder  three launches on the legacy stream that write x, then
+ *             three on s (a blocking stream) that read it into z, with no
+ *             event between them: s's work is ordered after the legacy
+ *             stream's by the driver alone (DESIGN.md §2.2), so an engine
+ *             that holds the legacy stream's step while s's launches go
+ *             ahead gives z from the step before's x; s is synchronized
+ *             every fourth step
  * Usage: subtle MODULE ITERS
- *        [lastbyte|lastrare|gridy|memset|event|staging|held|stagedlast|stagingorder|pairs|tail|twins]
+ *        [lastbyte|lastrare|gridy|memset|event|staging|held|stagedlast|stagingorder|pairs|tail|twins|
+ *         legacyorder]
  * (default lastbyte) */
 #include <string.h>
 #include <time.h>
@@ -76,7 +84,7 @@
 int main(int argc, char **argv)
 {
     app_usage(argc, argv, "[lastbyte|lastrare|gridy|memset|event|staging|held|stagedlast|"
-                          "stagingorder|pairs|tail|twins]");
+                          "stagingorder|pairs|tail|twins|legacyorder]");
     long iters = app_arg(argc, argv, 2, 0, 0, 100000000);
     const char *mode = argc > 3 ? argv[3] : "lastbyte";
     int lastbyte = !strcmp(mode, "lastbyte"), lastrare = !strcmp(mode, "lastrare"),
@@ -85,11 +93,11 @@ int main(int argc, char **argv)
         staging = !strcmp(mode, "staging"), held = !strcmp(mode, "held"),
         stagedlast = !strcmp(mode, "stagedlast"), stagingorder = !strcmp(mode, "stagingorder"),
         pairs = !strcmp(mode, "pairs"), tail = !strcmp(mode, "tail"),
-        twins = !strcmp(mode, "twins");
+        twins = !strcmp(mode, "twins"), legacyorder = !strcmp(mode, "legacyorder");
     if (!lastbyte && !lastrare && !gridy && !memset_ && !event && !staging && !held &&
-        !stagedlast && !stagingorder && !pairs && !tail && !twins)
+        !stagedlast && !stagingorder && !pairs && !tail && !twins && !legacyorder)
         app_die("the third argument must be lastbyte, lastrare, gridy, memset, event, staging, "
-                "held, stagedlast, stagingorder, pairs, tail or twins");
+                "held, stagedlast, stagingorder, pairs, tail, twins or legacyorder");
 
     CUdevice dev;
     CUcontext ctx;
@@ -201,6 +209,16 @@ int main(int argc, char **argv)
             else
                 CK(cuLaunchKernel, (f_scale, grid, 1, 1, TK_BLOCK, 1, 1, 0, s, scale_z, NULL));
             CK(cuStreamSynchronize, (s));
+        } else if (legacyorder) {
+            iter = 3u + (uint32_t)(it % 4); /* every step's x differs */
+            CK(cuLaunchKernel, (f_scale, grid, 1, 1, TK_BLOCK, 1, 1, 0, CU_STREAM_LEGACY, scale_x, NULL));
+            CK(cuLaunchKernel, (f_axpy, grid, 1, 1, TK_BLOCK, 1, 1, 0, CU_STREAM_LEGACY, fold_x, NULL));
+            CK(cuLaunchKernel, (f_scale, grid, 1, 1, TK_BLOCK, 1, 1, 0, CU_STREAM_LEGACY, scale_x, NULL));
+            CK(cuLaunchKernel, (f_axpy, grid, 1, 1, TK_BLOCK, 1, 1, 0, s, fold_x, NULL));
+            CK(cuLaunchKernel, (f_scale, grid, 1, 1, TK_BLOCK, 1, 1, 0, s, scale_z, NULL));
+            CK(cuLaunchKernel, (f_axpy, grid, 1, 1, TK_BLOCK, 1, 1, 0, s, fold_x, NULL));
+            if (it % 4 == 3)
+                CK(cuStreamSynchronize, (s));
         } else if (lastbyte) {
             iter = (it & 1) ? 3u : 3u + (1u << 24);
             CK(cuLaunchKernel, (f_scale, grid, 1, 1, TK_BLOCK, 1, 1, 0, s, scale_x, NULL));
