@@ -10,7 +10,10 @@
 # those, which the annotation lists apart and untagged, and undercounts by a
 # third), the writing of the stats file left out (the profile is dumped
 # before and after each call of the function that writes it, and those
-# parts dropped), divided
+# parts dropped; the periodic rewrite is off, REPRISE_STATS_EVERY=0: it
+# ran on the shim's thread every 5 s of the slowed replay, as timing
+# fell, and a part it overlapped was counted or dropped with the replay's
+# work beside it, up to 15 % of an op's figure on the MLP traces), divided
 # by the ops the stats file counts (`ops`). With OLD_BUILD, each trace is replayed under
 # both builds' libraries (the same replayer and CPU driver, BUILD's): a
 # before and an after column. TOP=N prints each trace's N costliest shim
@@ -69,7 +72,7 @@ cost() {
   writer=$(writer_of "$1")
   env LD_LIBRARY_PATH="$drv" LD_PRELOAD="$1/lib/libreprise.so" REPRISE=1 \
       REPRISE_DRIVER="$drv/libcuda.so.1" REPRISE_IDLE_US=0 REPRISE_COSTS=3000,500,10000 \
-      REPRISE_STATS="$work/s.json" \
+      REPRISE_STATS="$work/s.json" REPRISE_STATS_EVERY=0 \
       valgrind --tool=callgrind --dump-instr=no --dump-before="$writer" \
       --dump-after="$writer" --callgrind-out-file="$work/cg.out" \
       "$build/bin/reprise" replay "$2" --no-shim --driver "$drv/libcuda.so.1" \
