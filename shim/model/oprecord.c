@@ -9,7 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-
 const char *rp__op_kind_name(rp_op_kind kind)
 {
     static const char *const names[] = {[RP_OP_KERNEL] = "kernel", [RP_OP_HTOD] = "htod copy",

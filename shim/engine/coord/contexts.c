@@ -65,7 +65,6 @@ static CUstream normalise(CUstream s, int ptsz)
  * driver is asked for at every call (a context made current where the
  * engine cannot see it must not leave a stale answer), but not looked up
  * again while the stream generation it was found in holds. */
-
 rp_ctxstate *rp__ctx_of_current_slow(CUcontext ctx)
 {
     rp__tl.cur_ctx = ctx;
