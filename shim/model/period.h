@@ -11,6 +11,7 @@
 #ifndef REPRISE_PERIOD_H
 #define REPRISE_PERIOD_H
 
+#include <assert.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -138,11 +139,15 @@ static inline int rp__period_cut_due(rp_period *p, uint64_t pos, uint64_t chunk)
 }
 /* 1 when rp__period_cut_before(p, pos, chunk) would answer 0 from what it
  * answered last (the first cut at or after an earlier position lies past
- * pos), the step decided: nothing to decide, nothing to do. */
+ * pos), the step decided: nothing to decide, nothing to do. A cut is kept
+ * (cut_next, not 0) only with a period and its step decided, from a
+ * position at or after base, and every change of d, step or base clears
+ * it: those need no test of their own (debug builds check). */
 static inline int rp__period_no_cut_at(const rp_period *p, uint64_t pos, uint64_t chunk)
 {
-    return p->d && p->step && pos >= p->base && p->cut_next && pos >= p->cut_from &&
-           pos < p->cut_next && chunk == p->cut_chunk;
+    int none = pos >= p->cut_from && pos < p->cut_next && chunk == p->cut_chunk;
+    assert(!none || (p->d && p->step && pos >= p->base));
+    return none;
 }
 static inline void rp__period_cut_taken(rp_period *p)
 {
