@@ -19,4 +19,12 @@
 #define ALWAYS(x) ((x) ? 1 : (assert(!"ALWAYS: " #x), 0))
 #endif
 
+/* HOLDS(x): a belief the code relies on with no defensive branch, where
+ * testing it would cost what the code saves on the hot path (an invariant
+ * kept by every writer of some state, that lets a test of that state be
+ * left out). Debug builds assert it; release builds do not evaluate it,
+ * so a belief proved wrong would cost the result: each use names the
+ * writers that keep it, and the suite runs under a debug build. */
+#define HOLDS(x) assert(x)
+
 #endif

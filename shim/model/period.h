@@ -11,9 +11,10 @@
 #ifndef REPRISE_PERIOD_H
 #define REPRISE_PERIOD_H
 
-#include <assert.h>
 #include <stddef.h>
 #include <stdint.h>
+
+#include "check.h"
 
 #define RP_PERIOD_RING 8192u   /* op shapes remembered per stream (a power of two) */
 #define RP_PERIOD_HEAD 4096u   /* hash-head slots (a power of two) */
@@ -141,12 +142,13 @@ static inline int rp__period_cut_due(rp_period *p, uint64_t pos, uint64_t chunk)
  * answered last (the first cut at or after an earlier position lies past
  * pos), the step decided: nothing to decide, nothing to do. A cut is kept
  * (cut_next, not 0) only with a period and its step decided, from a
- * position at or after base, and every change of d, step or base clears
- * it: those need no test of their own (debug builds check). */
+ * position at or after base (period.c, keep_next_cut), and every change of
+ * d, step or base clears it (rp__period_align, and period.c where each
+ * changes): those need no test of their own (HOLDS). */
 static inline int rp__period_no_cut_at(const rp_period *p, uint64_t pos, uint64_t chunk)
 {
     int none = pos >= p->cut_from && pos < p->cut_next && chunk == p->cut_chunk;
-    assert(!none || (p->d && p->step && pos >= p->base));
+    HOLDS(!none || (p->d && p->step && pos >= p->base));
     return none;
 }
 static inline void rp__period_cut_taken(rp_period *p)

@@ -16,15 +16,18 @@ enum rp_ordered { RP_ORDERED_AND_SELF, RP_ORDERED_OTHERS };
 /* Resolve and end the segments of the streams implicitly ordered with
  * `st` (and of `st`, as `which` says). Returns the first flush error. */
 CUresult rp__end_ordered(rp_stream *st, enum rp_ordered which);
+/* Whether the context's counts of its blocking and legacy stream records
+ * (nblocking, nlegacy: kept by rp__stream_of, which makes a record, and
+ * rp__stream_free, which ends one) differ from the records. */
+int rp__stream_counts_wrong(const rp_ctxstate *cs);
 /* The same for the streams ordered with `st`, itself left out (every
  * capturable op does this), at the cost of a test when none is: the legacy
  * stream orders the blocking ones, a blocking one the legacy stream, a
- * non-blocking one none (the context counts its records of each kind). */
-int rp__stream_counts_wrong(const rp_ctxstate *cs); /* (checked by debug builds) */
+ * non-blocking one none (the context's counts say which it has: HOLDS). */
 static inline __attribute__((always_inline)) CUresult rp__end_ordered_others(rp_stream *st)
 {
     const rp_ctxstate *cs = st->cs;
-    assert(!rp__stream_counts_wrong(cs));
+    HOLDS(!rp__stream_counts_wrong(cs));
     int any = cs->nstreams > 1 && (st->legacy ? cs->nblocking > 1 : st->blocking && cs->nlegacy);
     return any ? rp__end_ordered(st, RP_ORDERED_OTHERS) : CUDA_SUCCESS;
 }
