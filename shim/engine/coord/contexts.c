@@ -76,26 +76,23 @@ rp_ctxstate *rp__ctx_of_current_slow(CUcontext ctx)
 rp_ctxstate *rp__ctx_of_stream_slow(CUstream s, int ptsz)
 {
     CUstream h = normalise(s, ptsz);
-    CUcontext ctx = NULL;
-    if (h == CU_STREAM_LEGACY || h == CU_STREAM_PER_THREAD) {
+    if (h == CU_STREAM_LEGACY || h == CU_STREAM_PER_THREAD)
         return rp__ctx_of_current();
+    CUcontext ctx = NULL;
+    unsigned int gen = rp__stream_gen();
+    if (rp__tl.stream == h && rp__tl.gen == gen) {
+        if (rp__tl.cs) /* a context's state never changes hands */
+            return rp__tl.cs;
+        ctx = rp__tl.ctx;
     } else {
-        unsigned int gen = rp__stream_gen();
-        if (rp__tl.stream == h && rp__tl.gen == gen) {
-            if (rp__tl.cs) /* a context's state never changes hands */
-                return rp__tl.cs;
-            ctx = rp__tl.ctx;
-        } else {
-            if (rp__eng.drv->cuStreamGetCtx(h, &ctx) != CUDA_SUCCESS)
-                return NULL;
-            rp__tl.stream = h;
-            rp__tl.ctx = ctx;
-            rp__tl.gen = gen;
-        }
-        rp__tl.cs = ctx ? rp__ctx_of(ctx) : NULL;
-        return rp__tl.cs;
+        if (rp__eng.drv->cuStreamGetCtx(h, &ctx) != CUDA_SUCCESS)
+            return NULL;
+        rp__tl.stream = h;
+        rp__tl.ctx = ctx;
+        rp__tl.gen = gen;
     }
-    return ctx ? rp__ctx_of(ctx) : NULL;
+    rp__tl.cs = ctx ? rp__ctx_of(ctx) : NULL;
+    return rp__tl.cs;
 }
 
 rp_stream *rp__stream_of(rp_ctxstate *cs, CUstream s, int ptsz)
