@@ -178,9 +178,9 @@ static inline uint64_t rp__acc_bytes(uint64_t h, const void *p, size_t n)
 {
     const unsigned char *b = p;
     for (; n >= 32; b += 32, n -= 32) { /* the same words, four a turn of the loop */
-        uint64_t w[4];
-        memcpy(w, b, 32);
-        h = rp__acc(rp__acc(rp__acc(rp__acc(h, w[0]), w[1]), w[2]), w[3]);
+        uint64_t w0, w1, w2, w3; /* each its own load (one 32-byte copy went through the stack) */
+        memcpy(&w0, b, 8), memcpy(&w1, b + 8, 8), memcpy(&w2, b + 16, 8), memcpy(&w3, b + 24, 8);
+        h = rp__acc(rp__acc(rp__acc(rp__acc(h, w0), w1), w2), w3);
     }
     for (; n >= 8; b += 8, n -= 8) {
         uint64_t w;
