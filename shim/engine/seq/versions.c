@@ -45,6 +45,7 @@ struct rp_vtab {
     struct rp_ver *v;
     uint32_t probe[RP_VER_PROBES]; /* offsets of the words a larger block's hash reads */
     uint32_t nprobe;
+    uint32_t fit; /* the least size of a block that holds every probe's word */
     /* The slots in use by hash: open addressing, each place a slot + 1 (0:
      * empty), probed linearly from the hash's low bits. */
     uint8_t index[RP_VER_INDEX];
@@ -125,7 +126,21 @@ static uint64_t key_of(const struct rp_vtab *t, CUfunction func, uint32_t bytes,
     uint64_t h = rp__acc(RP_HASH_SEED, (uint64_t)(uintptr_t)func);
     if (bytes <= RP_VER_SMALL)
         return rp__acc_bytes(h, p, bytes);
-    for (uint32_t i = 0; i < t->nprobe; i++) {
+    uint32_t np = t->nprobe;
+    if (RP_LIKELY(bytes >= t->fit)) { /* every probe read: the loop below, unrolled */
+        _Static_assert(RP_VER_PROBES == 4, "four probes unrolled");
+        uint64_t w;
+        if (np > 0)
+            memcpy(&w, p + t->probe[0], 8), h = rp__acc(h, w);
+        if (np > 1)
+            memcpy(&w, p + t->probe[1], 8), h = rp__acc(h, w);
+        if (np > 2)
+            memcpy(&w, p + t->probe[2], 8), h = rp__acc(h, w);
+        if (np > 3)
+            memcpy(&w, p + t->probe[3], 8), h = rp__acc(h, w);
+        return h;
+    }
+    for (uint32_t i = 0; i < np; i++) {
         if (t->probe[i] + 8 > bytes)
             continue;
         uint64_t w;
@@ -159,6 +174,8 @@ static void learn_probe(struct rp_vtab *t, uint32_t bytes, const uint8_t *a, con
         if (t->probe[i] == off)
             return;
     t->probe[t->nprobe++] = off;
+    if (t->fit < off + 8)
+        t->fit = off + 8;
     memset(t->index, 0, sizeof t->index);
     for (uint32_t i = 0; i < t->n; i++) {
         if (!t->id[i])
