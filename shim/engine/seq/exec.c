@@ -7,6 +7,7 @@
  * occurrence (rp_vals). Runs under the context's lock. */
 #include "seq.h"
 
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -113,18 +114,19 @@ static CUresult update_kernel(rp_seq *s, struct rp_vol *e, const rp_op *op, cons
         if (L->n)
             kp = ptrs;
     }
+    /* Every field set once (no clearing first); the geometry copied as
+     * the seven consecutive words it is in both. */
+    _Static_assert(offsetof(CUDA_KERNEL_NODE_PARAMS_v2, sharedMemBytes) ==
+                       offsetof(CUDA_KERNEL_NODE_PARAMS_v2, gridDimX) + 6 * sizeof(unsigned int),
+                   "a kernel node's geometry is seven consecutive unsigned ints");
     CUDA_KERNEL_NODE_PARAMS_v2 p;
-    memset(&p, 0, sizeof p);
-    if (op->flags & RP_OPF_KERNEL_HANDLE) {
-        p.kern = (CUkernel)op->func;
-        p.ctx = cs->ctx;
-    } else {
-        p.func = op->func;
-    }
-    p.gridDimX = g[0], p.gridDimY = g[1], p.gridDimZ = g[2];
-    p.blockDimX = g[3], p.blockDimY = g[4], p.blockDimZ = g[5];
-    p.sharedMemBytes = g[6];
+    int handle = (op->flags & RP_OPF_KERNEL_HANDLE) != 0;
+    p.func = handle ? NULL : op->func;
+    memcpy(&p.gridDimX, g, 7 * sizeof(unsigned int));
     p.kernelParams = kp;
+    p.extra = NULL;
+    p.kern = handle ? (CUkernel)op->func : NULL;
+    p.ctx = handle ? cs->ctx : NULL;
     return rp__eng.drv->cuGraphExecKernelNodeSetParams_v2(s->exec, s->ex.nodes[k], &p);
 }
 
