@@ -381,10 +381,17 @@ static void swap_in(rp_seq *s, unsigned int j)
  * compared value by value before any replay. Not for a sequence whose
  * executable was taken over (its node handles are another graph's), a
  * fork/join one, or one with staging. */
-static uint64_t choose_exec(const rp_vals *v, rp_seq *s)
+static int hashes_current(const rp_seq *s)
+{
+    return s->ex.hashed_widened == s->ex.widened && s->ex.held_hash;
+}
+
+/* (`h`: the content's hash, found with its versions (scan_full) while
+ * every hash was current; 0: not yet.) */
+static uint64_t choose_exec(const rp_vals *v, rp_seq *s, uint64_t h)
 {
     rp_ctxstate *cs = s->cs;
-    if (s->ex.hashed_widened != s->ex.widened || !s->ex.held_hash) {
+    if (!hashes_current(s)) {
         /* The first time, or fields became volatile since: every hash
          * covers them now. */
         s->ex.hashed_widened = s->ex.widened;
@@ -393,7 +400,8 @@ static uint64_t choose_exec(const rp_vals *v, rp_seq *s)
             s->ex.alt_hash[j] = content_hash(v, s, s->ex.alt_held[j]);
         memset(s->ex.recent, 0, sizeof s->ex.recent);
     }
-    uint64_t h = content_hash(v, s, NULL);
+    if (!h)
+        h = content_hash(v, s, NULL);
     int came_back = 0;
     for (unsigned int i = 0; i < RP_SEQ_RECENT; i++)
         came_back |= s->ex.recent[i] == h;
@@ -461,23 +469,29 @@ static int upd_room(rp_ctxstate *cs, size_t n)
     return 0;
 }
 
+#define RP_NOT_LISTED SIZE_MAX
+
 /* Bring the executable's volatile fields of ops [lo, hi) to this
  * occurrence's values: only the nodes whose values differ from what the
- * executable holds now. Returns
+ * executable holds now (listed in cs->upd by the caller: `listed` of
+ * them; RP_NOT_LISTED: found here). Returns
  * CUDA_SUCCESS, the driver's error (the executable may then hold a mix: the
  * sequence is dropped by the caller), or CUDA_ERROR_NOT_READY when more
  * than REPRISE_MAX_UPDATES nodes would change (nothing updated: eager is
  * cheaper). */
-static CUresult apply_updates(const rp_vals *v, rp_seq *s, size_t lo, size_t hi)
+static CUresult apply_updates(const rp_vals *v, rp_seq *s, size_t lo, size_t hi, size_t listed)
 {
     rp_ctxstate *cs = s->cs;
     size_t n = s->det->n, need = 0;
     if (upd_room(cs, n) != 0)
         return CUDA_ERROR_OUT_OF_MEMORY;
     struct rp_vols *l = s->ex.vols;
-    for (const struct rp_vol *e = vols_from(l, lo), *end = l->e + l->n; e < end && e->k < hi; e++)
-        if (!held_same(v, s, e))
-            cs->upd[need++] = (size_t)(e - l->e); /* its entry */
+    if (listed != RP_NOT_LISTED)
+        need = listed; /* in cs->upd already (scan_full) */
+    else
+        for (const struct rp_vol *e = vols_from(l, lo), *end = l->e + l->n; e < end && e->k < hi; e++)
+            if (!held_same(v, s, e))
+                cs->upd[need++] = (size_t)(e - l->e); /* its entry */
     if (!rp__updates_pay(cs, hi - lo, need)) {
         rp__bound_hit(cs, RP_BOUND_UPDATES);
         return CUDA_ERROR_NOT_READY;
@@ -574,27 +588,85 @@ static void occurrence_versions(const rp_vals *v, rp_seq *s, size_t hi)
     }
 }
 
+/* A whole occurrence's volatile ops in one pass, as occurrence_versions,
+ * content_hash (of the occurrence) and apply_updates' comparison with
+ * `held` (the executable's) would take them one after the other, each
+ * op's values found once: their versions, the content's hash (returned),
+ * and, in cs->upd (room made), the entries `held` does not hold (*listed
+ * of them; RP_NOT_LISTED when a held version is not known yet: then
+ * apply_updates finds them, asking for it, as before). */
+static uint64_t scan_full(const rp_vals *v, rp_seq *s, const rp_op *held, size_t *listed)
+{
+    const struct rp_vols *l = s->ex.vols;
+    size_t need = 0;
+    int known = 1;
+    uint64_t h = RP_HASH_SEED;
+    for (const struct rp_vol *e = l->e, *end = l->e + l->n; e < end; e++) {
+        size_t k = e->k;
+        const rp_op *hk = &held[k];
+        int same;
+        if (e->how == RP_VOL_OTHER) {
+            rp_op tmp;
+            const rp_op *op = other_values(v, s, k, &tmp);
+            h = op_values_hash(h, op);
+            same = rp__op_same_content(hk, op);
+        } else {
+            const rp_op *f;
+            const unsigned int *g;
+            const uint8_t *p;
+            kernel_values(v, s, k, &f, &g, &p);
+            if (e->how == RP_VOL_VER) {
+                uint64_t id = rp__ver_of(s, k, f, g, p, s->ex.vclock);
+                s->ex.occ_ver[k] = id;
+                h = ver_hash(h, id);
+                known &= hk->ver != 0;
+                same = id && id == hk->ver;
+            } else {
+                h = kernel_values_hash(h, f, g, p);
+                same = !rp__op_other_func(hk, f) && rp__geometry_same(hk->grid, g) &&
+                       rp__bytes_same(hk->params, p, hk->param_bytes);
+            }
+        }
+        if (!same)
+            s->cs->upd[need++] = (size_t)(e - l->e);
+    }
+    *listed = known ? need : RP_NOT_LISTED;
+    h = rp__fin(h);
+    return h ? h : 1;
+}
+
 CUresult rp__exec_prepare(rp_seq *s, const rp_vals *v, size_t lo, size_t hi)
 {
     size_t n = s->det->n;
+    int choosing = s->vmask && rp__eng.cfg.max_variants > 1 && !s->origin && !s->fj.multi &&
+                   !s->sealed.nstaging;
+    uint64_t found = 0;               /* the content's hash, found with its versions */
+    size_t listed = RP_NOT_LISTED;    /* the updates `exec` needs, found with them */
+    const rp_op *listed_for = NULL;
     if (s->vmask) {
         if ((!s->ex.occ_ver && rp__ver_init(s) != 0) || !rp__seq_vols(s))
             return CUDA_ERROR_OUT_OF_MEMORY;
         if (hi == n)
             s->ex.vclock++; /* an occurrence replayed in full: the versions' clock */
-        occurrence_versions(v, s, hi);
+        if (choosing && !lo && hi == n && hashes_current(s) && upd_room(s->cs, n) == 0) {
+            /* The common case, a whole occurrence: one pass. */
+            listed_for = s->ex.held;
+            found = scan_full(v, s, listed_for, &listed);
+        } else {
+            occurrence_versions(v, s, hi);
+        }
     }
-    int choosing = s->vmask && rp__eng.cfg.max_variants > 1 && !s->origin && !s->fj.multi &&
-                   !s->sealed.nstaging;
     /* Only an occurrence's last part knows every value its content hash
      * covers: a part before it runs on the executable that holds most of
      * its values. */
     uint64_t h = 0;
     if (choosing && hi == n)
-        h = choose_exec(v, s);
+        h = choose_exec(v, s, found);
     else if (choosing && s->ex.nalt)
         choose_exec_for_part(v, s, lo, hi);
-    CUresult rc = s->vmask ? apply_updates(v, s, lo, hi) : CUDA_SUCCESS;
+    if (s->ex.held != listed_for) /* another executable chosen: its own updates */
+        listed = RP_NOT_LISTED;
+    CUresult rc = s->vmask ? apply_updates(v, s, lo, hi, listed) : CUDA_SUCCESS;
     if (rc == CUDA_SUCCESS && h && !lo)
         s->ex.held_hash = h; /* it holds this content now */
     else if (rc == CUDA_SUCCESS && choosing && s->ex.held_hash)
