@@ -591,11 +591,13 @@ static void occurrence_versions(const rp_vals *v, rp_seq *s, size_t hi)
 /* A whole occurrence's volatile ops in one pass, as occurrence_versions,
  * content_hash (of the occurrence) and apply_updates' comparison with
  * `held` (the executable's) would take them one after the other, each
- * op's values found once: their versions, the content's hash (returned),
- * and, in cs->upd (room made), the entries `held` does not hold (*listed
- * of them; RP_NOT_LISTED when a held version is not known yet: then
+ * op's values found once: their versions, the content's hash (returned
+ * when `hashing`, the sequence choosing among executables; else 0), and,
+ * in cs->upd (room made), the entries `held` does not hold (*listed of
+ * them; RP_NOT_LISTED when a held version is not known yet: then
  * apply_updates finds them, asking for it, as before). */
-static uint64_t scan_full(const rp_vals *v, rp_seq *s, const rp_op *held, size_t *listed)
+static inline __attribute__((always_inline)) uint64_t
+scan_full(const rp_vals *v, rp_seq *s, const rp_op *held, int hashing, size_t *listed)
 {
     const struct rp_vols *l = s->ex.vols;
     size_t need = 0;
@@ -608,7 +610,8 @@ static uint64_t scan_full(const rp_vals *v, rp_seq *s, const rp_op *held, size_t
         if (e->how == RP_VOL_OTHER) {
             rp_op tmp;
             const rp_op *op = other_values(v, s, k, &tmp);
-            h = op_values_hash(h, op);
+            if (hashing)
+                h = op_values_hash(h, op);
             same = rp__op_same_content(hk, op);
         } else {
             const rp_op *f;
@@ -618,11 +621,13 @@ static uint64_t scan_full(const rp_vals *v, rp_seq *s, const rp_op *held, size_t
             if (e->how == RP_VOL_VER) {
                 uint64_t id = rp__ver_of(s, k, f, g, p, s->ex.vclock);
                 s->ex.occ_ver[k] = id;
-                h = ver_hash(h, id);
+                if (hashing)
+                    h = ver_hash(h, id);
                 known &= hk->ver != 0;
                 same = id && id == hk->ver;
             } else {
-                h = kernel_values_hash(h, f, g, p);
+                if (hashing)
+                    h = kernel_values_hash(h, f, g, p);
                 same = !rp__op_other_func(hk, f) && rp__geometry_same(hk->grid, g) &&
                        rp__bytes_same(hk->params, p, hk->param_bytes);
             }
@@ -631,6 +636,8 @@ static uint64_t scan_full(const rp_vals *v, rp_seq *s, const rp_op *held, size_t
             s->cs->upd[need++] = (size_t)(e - l->e);
     }
     *listed = known ? need : RP_NOT_LISTED;
+    if (!hashing)
+        return 0;
     h = rp__fin(h);
     return h ? h : 1;
 }
@@ -648,10 +655,12 @@ CUresult rp__exec_prepare(rp_seq *s, const rp_vals *v, size_t lo, size_t hi)
             return CUDA_ERROR_OUT_OF_MEMORY;
         if (hi == n)
             s->ex.vclock++; /* an occurrence replayed in full: the versions' clock */
-        if (choosing && !lo && hi == n && hashes_current(s) && upd_room(s->cs, n) == 0) {
+        if (!lo && hi == n && s->ex.held && (!choosing || hashes_current(s)) &&
+            upd_room(s->cs, n) == 0) {
             /* The common case, a whole occurrence: one pass. */
             listed_for = s->ex.held;
-            found = scan_full(v, s, listed_for, &listed);
+            found = choosing ? scan_full(v, s, listed_for, 1, &listed)
+                             : scan_full(v, s, listed_for, 0, &listed);
         } else {
             occurrence_versions(v, s, hi);
         }
