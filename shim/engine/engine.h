@@ -140,7 +140,7 @@ typedef struct rp_seq {
                                memory, which a later free may have freed */
         /* The nodes each executable has enabled, `exec`'s and each
          * alternate's: ops [head, n - tail). All of them (0, 0) but after a
-         * part of an occurrence was launched (seq/exec.c, rp__exec_range). */
+         * part of an occurrence was launched (seq/parts.c, rp__exec_range). */
         struct rp_exec_on {
             uint32_t head, tail;
         } on, alt_on[RP_SEQ_ALTS];

@@ -92,6 +92,13 @@ static inline void rp__arena_get_other(const uint8_t *a, rp_op *d)
  * changed), or the driver's error (the executable may then hold a mix: the
  * caller drops the sequence). */
 CUresult rp__exec_prepare(rp_seq *s, const rp_vals *v, size_t lo, size_t hi);
+/* The values a fresh executable of `e`'s graph holds: its records, without
+ * payload. NULL when memory runs out. */
+rp_op *rp__exec_held_values(const rp_det_entry *e);
+/* Free such values (n ops; those never filled own nothing). */
+void rp__exec_held_free(rp_op *held, size_t n);
+
+/* ---- parts.c: an executable run for a part ---------------------------------- */
 /* Nodes: how many must be enabled or disabled for `exec` to run ops
  * [lo, hi) only (rp_seq.ex.on); and doing it (cuGraphNodeSetEnabled: a
  * disabled node runs as an empty one, for the launches made after). Returns
@@ -111,11 +118,6 @@ int rp__exec_parts(const rp_seq *s);
  * part of it runs only home-stream nodes: its side streams, events and
  * waits stay the rest's). */
 size_t rp__exec_part_limit(const rp_seq *s);
-/* The values a fresh executable of `e`'s graph holds: its records, without
- * payload. NULL when memory runs out. */
-rp_op *rp__exec_held_values(const rp_det_entry *e);
-/* Free such values (n ops; those never filled own nothing). */
-void rp__exec_held_free(rp_op *held, size_t n);
 
 /* ---- versions.c: the values an op has taken ------------------------------- */
 
