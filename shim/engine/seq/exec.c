@@ -232,6 +232,15 @@ static inline const struct rp_vol *vols_from(const struct rp_vols *l, size_t lo)
     return e;
 }
 
+/* Whether held record `h` of a kernel told by its bytes (RP_VOL_SMALL)
+ * holds these values: function, geometry and parameter bytes. */
+static inline int small_held(const rp_op *h, const rp_op *f, const unsigned int *g,
+                             const uint8_t *p)
+{
+    return !rp__op_other_func(h, f) && rp__geometry_same(h->grid, g) &&
+           rp__bytes_same(h->params, p, h->param_bytes);
+}
+
 /* Whether the executable holds op k's deferred values already (op k has
  * volatile fields). For a kernel (of the sequence's node, like the held
  * record), its function, geometry and parameter bytes decide: the two
@@ -253,8 +262,7 @@ static inline int held_same_in(rp_op *held, const rp_vals *v, rp_seq *s, size_t 
     const unsigned int *g;
     const uint8_t *p;
     kernel_values(v, s, k, &f, &g, &p);
-    return !rp__op_other_func(h, f) && rp__geometry_same(h->grid, g) &&
-           rp__bytes_same(h->params, p, h->param_bytes);
+    return small_held(h, f, g, p);
 }
 
 static inline int held_same(const rp_vals *v, rp_seq *s, const struct rp_vol *e)
@@ -628,8 +636,7 @@ scan_full(const rp_vals *v, rp_seq *s, const rp_op *held, int hashing, size_t *l
             } else {
                 if (hashing)
                     h = kernel_values_hash(h, f, g, p);
-                same = !rp__op_other_func(hk, f) && rp__geometry_same(hk->grid, g) &&
-                       rp__bytes_same(hk->params, p, hk->param_bytes);
+                same = small_held(hk, f, g, p);
             }
         }
         if (!same)
