@@ -654,8 +654,8 @@ CUresult rp__exec_prepare(rp_seq *s, const rp_vals *v, size_t lo, size_t hi)
     size_t n = s->det->n;
     int choosing = s->vmask && rp__eng.cfg.max_variants > 1 && !s->origin && !s->fj.multi &&
                    !s->sealed.nstaging;
-    uint64_t found = 0;               /* the content's hash, found with its versions */
-    size_t listed = RP_NOT_LISTED;    /* the updates `exec` needs, found with them */
+    uint64_t found = 0;            /* the content's hash, found with its versions */
+    size_t listed = RP_NOT_LISTED; /* the updates `exec` needs, found with them */
     const rp_op *listed_for = NULL;
     if (s->vmask) {
         if ((!s->ex.occ_ver && rp__ver_init(s) != 0) || !rp__seq_vols(s))
