@@ -663,8 +663,10 @@ CUresult rp__exec_prepare(rp_seq *s, const rp_vals *v, size_t lo, size_t hi)
         if (hi == n)
             s->ex.vclock++; /* an occurrence replayed in full: the versions' clock */
         if (!lo && hi == n && s->ex.held && (!choosing || hashes_current(s)) &&
-            upd_room(s->cs, n) == 0) {
-            /* The common case, a whole occurrence: one pass. */
+            n <= s->cs->capupd) {
+            /* The common case, a whole occurrence: one pass (only with
+             * the room made already: apply_updates makes it, after the
+             * versions' allocations, an order the fault sweeps see). */
             listed_for = s->ex.held;
             found = choosing ? scan_full(v, s, listed_for, 1, &listed)
                              : scan_full(v, s, listed_for, 0, &listed);
