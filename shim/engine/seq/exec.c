@@ -662,12 +662,13 @@ CUresult rp__exec_prepare(rp_seq *s, const rp_vals *v, size_t lo, size_t hi)
             return CUDA_ERROR_OUT_OF_MEMORY;
         if (hi == n)
             s->ex.vclock++; /* an occurrence replayed in full: the versions' clock */
-        if (!lo && hi == n && s->ex.held && (!choosing || hashes_current(s)) &&
-            n <= s->cs->capupd) {
+        if (!lo && hi == n && (!choosing || hashes_current(s)) && n <= s->cs->capupd) {
             /* The common case, a whole occurrence: one pass (only with
              * the room made already: apply_updates makes it, after the
              * versions' allocations, an order the fault sweeps see). */
             listed_for = s->ex.held;
+            /* (two calls, each inlined with `hashing` known: one call
+             * with it unknown cost 1-3 an op) */
             found = choosing ? scan_full(v, s, listed_for, 1, &listed)
                              : scan_full(v, s, listed_for, 0, &listed);
         } else {
