@@ -160,24 +160,36 @@ static inline __attribute__((always_inline)) int masked_same(const rp_stream *st
     return rp__fast_params_in(fo, l->kp, want->params);
 }
 
+/* Op k's volatile parameters copied to the arena (which holds the
+ * sequence's values elsewhere: a parameter widened while the launch is
+ * deferred was equal to the sequence's). */
+static inline __attribute__((always_inline)) void arena_params_in(rp_stream *st, const rp_seq *s,
+                                                                  size_t k, void **kp)
+{
+    const rp_param_layout *L = s->lay[k];
+    uint8_t *params = rp__arena_of(st, s, k) + RP_ARENA_GEOMETRY;
+    for (uint64_t pm = s->vmask[k] & RP_VOL_PARAMS; pm; pm &= pm - 1) {
+        uint32_t i = (uint32_t)__builtin_ctzll(pm);
+        if (i >= L->n)
+            break;
+        rp__param_copy(params + L->off[i], kp[i], L->size[i]);
+    }
+}
+
+int rp__masked_params(rp_stream *st, const rp_seq *s, size_t k, const rp_fast *fo, void **kp)
+{
+    if (!rp__fast_params_in(fo, kp, s->det->ops[k].params))
+        return 0;
+    arena_params_in(st, s, k, kp);
+    return 1;
+}
+
 static int match_masked(rp_stream *st, rp_seq *s, size_t k, const rp_launch *l)
 {
     if (!masked_same(st, s, k, l))
         return 0;
-    const rp_param_layout *L = s->lay[k];
-    uint64_t m = s->vmask[k];
-    uint8_t *a = rp__arena_of(st, s, k);
-    memcpy(a, l->grid, 7 * sizeof(unsigned int));
-    /* Its volatile parameters, copied (the arena holds the sequence's
-     * values elsewhere: a parameter widened while the launch is deferred
-     * was equal to the sequence's). */
-    uint8_t *params = a + RP_ARENA_GEOMETRY;
-    for (uint64_t pm = m & RP_VOL_PARAMS; pm; pm &= pm - 1) {
-        uint32_t i = (uint32_t)__builtin_ctzll(pm);
-        if (i >= L->n)
-            break;
-        rp__param_copy(params + L->off[i], l->kp[i], L->size[i]);
-    }
+    memcpy(rp__arena_of(st, s, k), l->grid, 7 * sizeof(unsigned int));
+    arena_params_in(st, s, k, l->kp);
     return 1;
 }
 
@@ -209,10 +221,6 @@ static void arena_swap(rp_stream *st, size_t j)
     st->match.spare[j] = a;
 }
 
-static int arena_holds(const struct rp_arena *a, const rp_seq *s)
-{
-    return a->gen == s->match.gen && a->ops == s->det->ops && a->cap >= s->match.ptotal;
-}
 
 /* The arena made ready for `s`, which it does not hold (arena_room): a
  * spare that holds `s`'s values already, or, if records written down
@@ -224,7 +232,7 @@ static __attribute__((noinline)) int arena_ready(rp_stream *st, const rp_seq *s)
 {
     struct rp_arena *a = &st->match.arena;
     size_t j = 0;
-    while (j < RP_SPARES && (st->match.spare[j].held || !arena_holds(&st->match.spare[j], s)))
+    while (j < RP_SPARES && (st->match.spare[j].held || !rp__arena_holds(&st->match.spare[j], s)))
         j++;
     if (j == RP_SPARES && a->held) {
         j = 0;
@@ -253,7 +261,7 @@ static __attribute__((noinline)) int arena_ready(rp_stream *st, const rp_seq *s)
  * point in (rp_stream), and none yet when it is too small for it. */
 static inline __attribute__((always_inline)) int arena_room(rp_stream *st, const rp_seq *s)
 {
-    if (RP_LIKELY(arena_holds(&st->match.arena, s)))
+    if (RP_LIKELY(rp__arena_holds(&st->match.arena, s)))
         return 0;
     return arena_ready(st, s);
 }

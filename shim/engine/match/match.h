@@ -76,6 +76,11 @@ int rp__def_reserve(rp_stream *st, size_t want);
  * `l`: equal outside them; its values are kept in the stream's arena
  * (rp_stream.match.arena). 1, or 0 (nothing done). */
 int rp__match_masked(rp_stream *st, rp_seq *s, size_t k, const rp_launch *l);
+/* rp__masked_at's parameters: a launch's (`kp`) compared as op k's image
+ * `fo` of `s` compares them, outside the op's volatile ones, which are
+ * then copied to the arena (which holds `s`'s values). 1, or 0 (nothing
+ * written). */
+int rp__masked_params(rp_stream *st, const rp_seq *s, size_t k, const rp_fast *fo, void **kp);
 /* The fast path at op k > 0 with several candidates: when the general
  * path's narrow() would keep every one (its op k is launch `l`, or, decided
  * from the launch, takes it as another known form or with fields taken as
@@ -185,6 +190,11 @@ void rp__widen_drop(rp_stream *st, const rp_seq *s);
 static inline uint8_t *rp__arena_of(const rp_stream *st, const rp_seq *s, size_t k)
 {
     return st->match.arena.p + s->match.poff[k];
+}
+/* Whether the stream's arena holds `s`'s values (fast.c, arena_room). */
+static inline int rp__arena_holds(const struct rp_arena *a, const rp_seq *s)
+{
+    return a->gen == s->match.gen && a->ops == s->det->ops && a->cap >= s->match.ptotal;
 }
 /* The stream's spare arenas (rp_stream.match.spare). */
 #define RP_SPARES (sizeof ((rp_stream *)0)->match.spare / sizeof ((rp_stream *)0)->match.spare[0])
@@ -297,6 +307,34 @@ static inline __attribute__((always_inline)) enum rp_offer rp__complete_alone(rp
     return RP_OFFER_COMPLETE;
 }
 
+/* rp__match_masked for op k of the stream's only candidate, whose image
+ * is `fo`, and launch `l` (by value: see rp__fast_same), in its common
+ * case inline: the op's mask names no geometry, its image compares what
+ * the mask leaves already, and the arena holds the sequence's values. The
+ * same comparison and the same values written as rp__match_masked's
+ * (masked_same, match_masked); any other case is rp__match_masked's. */
+static inline __attribute__((always_inline)) int rp__masked_at(rp_stream *st, rp_seq *s, size_t k,
+                                                               const rp_fast *fo, rp_launch l)
+{
+    uint64_t m = s->vmask[k];
+    if (RP_UNLIKELY((m & (RP_VOL_GRID | RP_VOL_BLOCK | RP_VOL_SHMEM)) || fo->vm != m ||
+                    !s->match.poff || !rp__arena_holds(&st->match.arena, s))) {
+        rp_launch copy = l; /* in memory here only */
+        return rp__match_masked(st, s, k, &copy);
+    }
+    const rp_op *want = &s->det->ops[k];
+    if ((want->grid[0] ^ l.grid[0]) | (want->grid[1] ^ l.grid[1]) | (want->grid[2] ^ l.grid[2]) |
+        (want->block[0] ^ l.block[0]) | (want->block[1] ^ l.block[1]) |
+        (want->block[2] ^ l.block[2]) | (want->shmem ^ l.shmem))
+        return 0;
+    if (!rp__masked_params(st, s, k, fo, l.kp))
+        return 0;
+    unsigned int *a = (unsigned int *)(void *)rp__arena_of(st, s, k);
+    a[0] = l.grid[0], a[1] = l.grid[1], a[2] = l.grid[2];
+    a[3] = l.block[0], a[4] = l.block[1], a[5] = l.block[2], a[6] = l.shmem;
+    return 1;
+}
+
 /* Op k of `s` stands for launch `l` (`s` the stream's only candidate, or,
  * at k = 0, the one rp__match_first chose): deferred as rp__match_launch
  * says. */
@@ -312,8 +350,7 @@ rp__match_at(rp_stream *st, rp_seq *s, size_t k, CUstream h, rp_launch l, enum r
          * arena, also one matched exactly: its op's mask may be widened
          * while it is deferred (another thread's per-thread stream learns
          * the same structure), and the arena is then what it is read from. */
-        rp_launch copy = l; /* in memory here only */
-        if (!rp__match_masked(st, s, k, &copy))
+        if (!rp__masked_at(st, s, k, fo, l))
             return RP_OFFER_EAGER;
     } else if (!rp__fast_same(fo, l, s, k)) {
         return RP_OFFER_EAGER;
