@@ -59,6 +59,11 @@
  *             the one a mix ends like must not be taken for it: its graph
  *             holds the other argument (the matcher's fast path for
  *             several candidates, issue 36)
+ *   smemrare  a step whose scalar changes every step (a graph with updates)
+ *             and whose second kernel adds its launch's dynamic shared
+ *             memory size to a word read back at the end: 256 bytes,
+ *             except every tenth step 512, all else alike (a launch whose
+ *             shared memory is not its op's must not be taken for it)
  *   legacyorder  three launches on the legacy stream that write x, then
  *             three on s (a blocking stream) that read it into z, with no
  *             event between them: s's work is ordered after the legacy
@@ -68,7 +73,7 @@
  *             every fourth step
  * Usage: subtle MODULE ITERS
  *        [lastbyte|lastrare|gridy|memset|event|staging|held|stagedlast|stagingorder|pairs|tail|twins|
- *         legacyorder]
+ *         smemrare|legacyorder]
  * (default lastbyte) */
 #include <string.h>
 #include <time.h>
@@ -84,7 +89,7 @@
 int main(int argc, char **argv)
 {
     app_usage(argc, argv, "[lastbyte|lastrare|gridy|memset|event|staging|held|stagedlast|"
-                          "stagingorder|pairs|tail|twins|legacyorder]");
+                          "stagingorder|pairs|tail|twins|smemrare|legacyorder]");
     long iters = app_arg(argc, argv, 2, 0, 0, 100000000);
     const char *mode = argc > 3 ? argv[3] : "lastbyte";
     int lastbyte = !strcmp(mode, "lastbyte"), lastrare = !strcmp(mode, "lastrare"),
@@ -93,16 +98,17 @@ int main(int argc, char **argv)
         staging = !strcmp(mode, "staging"), held = !strcmp(mode, "held"),
         stagedlast = !strcmp(mode, "stagedlast"), stagingorder = !strcmp(mode, "stagingorder"),
         pairs = !strcmp(mode, "pairs"), tail = !strcmp(mode, "tail"),
-        twins = !strcmp(mode, "twins"), legacyorder = !strcmp(mode, "legacyorder");
+        twins = !strcmp(mode, "twins"), smemrare = !strcmp(mode, "smemrare"),
+        legacyorder = !strcmp(mode, "legacyorder");
     if (!lastbyte && !lastrare && !gridy && !memset_ && !event && !staging && !held &&
-        !stagedlast && !stagingorder && !pairs && !tail && !twins && !legacyorder)
+        !stagedlast && !stagingorder && !pairs && !tail && !twins && !smemrare && !legacyorder)
         app_die("the third argument must be lastbyte, lastrare, gridy, memset, event, staging, "
-                "held, stagedlast, stagingorder, pairs, tail, twins or legacyorder");
+                "held, stagedlast, stagingorder, pairs, tail, twins, smemrare or legacyorder");
 
     CUdevice dev;
     CUcontext ctx;
     CUmodule mod;
-    CUfunction f_scale, f_axpy, f_iota, f_jacobi, f_reduce, f_finalize;
+    CUfunction f_scale, f_axpy, f_iota, f_jacobi, f_reduce, f_finalize, f_smem;
     app_open(argv[1], &dev, &ctx, &mod);
     f_reduce = app_function(mod, "reduce_sum_u64");
     f_finalize = app_function(mod, "reduce_finalize_u64");
@@ -110,6 +116,7 @@ int main(int argc, char **argv)
     f_axpy = app_function(mod, "axpy");
     f_iota = app_function(mod, "iota_f32");
     f_jacobi = app_function(mod, "jacobi2d");
+    f_smem = app_function(mod, "smem_size_add");
 
     CUstream s;
     CK(cuStreamCreate, (&s, CU_STREAM_DEFAULT));
@@ -179,6 +186,11 @@ int main(int argc, char **argv)
     int32_t rn = N, nparts = (int32_t)grid;
     void *reduce_args[] = { &m, &x, &rn };           /* partials in m, x as 32-bit words */
     void *finalize_args[] = { &y, &m, &nparts };     /* the sum in y */
+    void *smem_args[] = { &m };                      /* a 64-bit sum in m */
+    if (smemrare) {
+        CK(cuMemsetD32, (m, 0, 2));
+        CK(cuCtxSynchronize, ());
+    }
     for (long it = 0; it < iters; it++) {
         if (tail) {
             rn = N - (int32_t)(it % 5) * 7;
@@ -223,6 +235,12 @@ int main(int argc, char **argv)
             iter = (it & 1) ? 3u : 3u + (1u << 24);
             CK(cuLaunchKernel, (f_scale, grid, 1, 1, TK_BLOCK, 1, 1, 0, s, scale_x, NULL));
             CK(cuLaunchKernel, (f_axpy, grid, 1, 1, TK_BLOCK, 1, 1, 0, s, fold_x, NULL));
+            CK(cuStreamSynchronize, (s));
+        } else if (smemrare) {
+            iter = (uint32_t)it;
+            unsigned int shmem = it % 10 == 9 ? 512u : 256u;
+            CK(cuLaunchKernel, (f_scale, grid, 1, 1, TK_BLOCK, 1, 1, 0, s, scale_x, NULL));
+            CK(cuLaunchKernel, (f_smem, 1, 1, 1, 1, 1, 1, shmem, s, smem_args, NULL));
             CK(cuStreamSynchronize, (s));
         } else if (lastrare) {
             iter = it % 10 == 9 ? 3u + (1u << 24) : 3u;
@@ -295,6 +313,11 @@ int main(int argc, char **argv)
     app_checksum("subtle-z", app_hash(0x7375627ull, h, bytes));
     CK(cuMemcpyDtoH, (h, x, bytes));
     app_checksum("subtle-x", app_hash(0x78ull, h, bytes));
+    if (smemrare) {
+        uint64_t acc;
+        CK(cuMemcpyDtoH, (&acc, m, sizeof acc));
+        reads = app_hash(reads, &acc, sizeof acc);
+    }
     app_checksum("subtle-reads", reads);
 
     free(pageable);

@@ -104,6 +104,9 @@ runs=("kernelcheck 2" "heat 200" "pingpong 96" "pingpong 60 2 3" "stepper 200 1"
       "forkjoin 100 nested" "forkjoin 100 previous" "forkjoin 30 query" "forkjoin 30 sidequery" "forkjoin 30 streamquery"
       "forkjoin 30 foreign" "forkjoin 100 later" "forkjoin 200 nosync"
       "forkjoin 20 held" "forkjoin 20 blocked" "twodev 30" "subtle 25 lastrare"
+      # 2026-12-07: a launch whose dynamic shared memory (read by the kernel
+      # as %dynamic_smem_size) differs in a rare step of a graph with updates
+      "subtle 30 smemrare"
       # 2026-12-01: executables per content that comes back (rotate), a
       # field widened on another thread while work is held (ptwiden), steps
       # of varying length cut after a landmark (diverge, 500 steps)

@@ -203,6 +203,15 @@ static void k_checksum_u64(const cpuk_block *b, void *const *p)
     }
 }
 
+/* Block 0 adds the launch's dynamic shared memory size (bytes) to *acc:
+ * a result that only the launch's shared memory decides. */
+static void k_smem_size_add(const cpuk_block *b, void *const *p)
+{
+    uint64_t *acc = CPUK_ARG(p, 0, uint64_t *);
+    if (b->blockIdx.x == 0 && b->blockIdx.y == 0 && b->blockIdx.z == 0)
+        *acc += b->shared_bytes;
+}
+
 static void k_iota_f32(const cpuk_block *b, void *const *p)
 {
     float *x = CPUK_ARG(p, 0, float *);
@@ -352,6 +361,7 @@ const cpuk_kernel cpuk_module_kernels[] = {
     { "checksum_u64", k_checksum_u64, 4,
       { P(tk_checksum_u64_args, out), P(tk_checksum_u64_args, words),
         P(tk_checksum_u64_args, nwords), P(tk_checksum_u64_args, seed) } },
+    { "smem_size_add", k_smem_size_add, 1, { P(tk_smem_size_add_args, acc) } },
     { "iota_f32", k_iota_f32, 4,
       { P(tk_iota_f32_args, x), P(tk_iota_f32_args, n), P(tk_iota_f32_args, scale),
         P(tk_iota_f32_args, base) } },

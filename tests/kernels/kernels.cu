@@ -137,6 +137,18 @@ extern "C" __global__ void checksum_u64(uint64_t *out, const uint32_t *words,
     atomicAdd((unsigned long long *)out, (unsigned long long)s);
 }
 
+/* Block 0's thread 0 adds the launch's dynamic shared memory size (bytes,
+ * PTX's %dynamic_smem_size) to *acc. */
+extern "C" __global__ void smem_size_add(uint64_t *acc)
+{
+    if (blockIdx.x == 0 && blockIdx.y == 0 && blockIdx.z == 0 && threadIdx.x == 0 &&
+        threadIdx.y == 0 && threadIdx.z == 0) {
+        unsigned int bytes;
+        asm volatile("mov.u32 %0, %%dynamic_smem_size;" : "=r"(bytes));
+        *acc += bytes;
+    }
+}
+
 extern "C" __global__ void iota_f32(float *x, int32_t n, float scale, float base)
 {
     for (uint64_t i = GID(); i < (uint64_t)(n > 0 ? n : 0); i += GSTRIDE())

@@ -62,6 +62,9 @@ typedef struct tk_jacobi2d_args {           /* one sweep, src -> dst */
 typedef struct tk_boundary_apply_args {     /* x[0] = b[0], x[n-1] = b[1] */
     uint64_t x; int32_t n; uint64_t bvals;
 } tk_boundary_apply_args;
+typedef struct tk_smem_size_add_args {     /* *acc += the launch's dynamic shared bytes */
+    uint64_t acc;
+} tk_smem_size_add_args;
 typedef struct tk_checksum_u64_args {       /* *out += sum of word hashes */
     uint64_t out, words; int32_t nwords; uint64_t seed;
 } tk_checksum_u64_args;
