@@ -221,7 +221,6 @@ static void arena_swap(rp_stream *st, size_t j)
     st->match.spare[j] = a;
 }
 
-
 /* The arena made ready for `s`, which it does not hold (arena_room): a
  * spare that holds `s`'s values already, or, if records written down
  * point into the arena, a spare they do not point into (-1 when they
