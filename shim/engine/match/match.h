@@ -239,16 +239,35 @@ static inline __attribute__((always_inline)) int rp__fast_params_in(const rp_fas
 }
 int rp__fast_params(const rp_fast *fo, void **kp, const uint8_t *seqp);
 
-/* 1 when the launch's geometry and arguments are those of the image. The
- * launch is taken by value, and its fields read one by one, so that it
- * need not be made in memory (the caller's inline code keeps it in
- * registers). */
+/* Word i of seven consecutive geometry words (read as bytes, as
+ * rp__geometry_same reads them: a record's grid, block and shared memory
+ * are three fields). */
+static inline unsigned int rp__geometry_word(const unsigned int *geometry, int i)
+{
+    unsigned int w;
+    memcpy(&w, (const unsigned char *)geometry + i * sizeof w, sizeof w);
+    return w;
+}
+/* 1 when launch `l`'s geometry is `geometry`'s seven words (grid, block,
+ * shared memory: an image's, or a record's from its grid on). The launch
+ * is taken by value, and its fields read one by one, so that it need not
+ * be made in memory (the caller's inline code keeps it in registers). */
+static inline __attribute__((always_inline)) int rp__launch_geometry_same(const unsigned int *geometry,
+                                                                          rp_launch l)
+{
+    const unsigned int *g = geometry;
+    return !((rp__geometry_word(g, 0) ^ l.grid[0]) | (rp__geometry_word(g, 1) ^ l.grid[1]) |
+             (rp__geometry_word(g, 2) ^ l.grid[2]) | (rp__geometry_word(g, 3) ^ l.block[0]) |
+             (rp__geometry_word(g, 4) ^ l.block[1]) | (rp__geometry_word(g, 5) ^ l.block[2]) |
+             (rp__geometry_word(g, 6) ^ l.shmem));
+}
+
+/* 1 when the launch's geometry and arguments are those of the image (the
+ * launch by value: rp__launch_geometry_same). */
 static inline __attribute__((always_inline)) int rp__fast_same(const rp_fast *fo, rp_launch l,
                                                                const rp_seq *s, size_t k)
 {
-    const unsigned int *g = fo->geometry;
-    if ((g[0] ^ l.grid[0]) | (g[1] ^ l.grid[1]) | (g[2] ^ l.grid[2]) | (g[3] ^ l.block[0]) |
-        (g[4] ^ l.block[1]) | (g[5] ^ l.block[2]) | (g[6] ^ l.shmem))
+    if (!rp__launch_geometry_same(fo->geometry, l))
         return 0;
     if (RP_UNLIKELY(!fo->words))
         return rp__fast_params(fo, l.kp, s->det->ops[k].params);
@@ -322,10 +341,7 @@ static inline __attribute__((always_inline)) int rp__masked_at(rp_stream *st, rp
         rp_launch copy = l; /* in memory here only */
         return rp__match_masked(st, s, k, &copy);
     }
-    const rp_op *want = &s->det->ops[k];
-    if ((want->grid[0] ^ l.grid[0]) | (want->grid[1] ^ l.grid[1]) | (want->grid[2] ^ l.grid[2]) |
-        (want->block[0] ^ l.block[0]) | (want->block[1] ^ l.block[1]) |
-        (want->block[2] ^ l.block[2]) | (want->shmem ^ l.shmem))
+    if (!rp__launch_geometry_same(s->det->ops[k].grid, l))
         return 0;
     if (!rp__masked_params(st, s, k, fo, l.kp))
         return 0;
