@@ -105,6 +105,44 @@ CUresult rp__not_capturable(CUstream s, int ptsz)
     return rc;
 }
 
+/* The fields of a capturable op's record that name its stream `st` of cs. */
+static inline void op_on_stream(const rp_ctxstate *cs, const rp_stream *st, int ptsz, rp_op *op)
+{
+    op->ctx = cs->ctx;
+    op->stream = st->handle;
+    op->sid = (uint16_t)(st - cs->streams + 1); /* its slot: the order streams were met */
+    if (ptsz)
+        op->flags |= RP_OPF_PTSZ;
+}
+
+/* A memset or copy that is the next op of the run the matcher's fast path
+ * holds borrowed (a loop's steady state: a training step's zeroed
+ * gradients, a decoder's cache copies), on a stream found the fast way that
+ * joined no other's trace, with no cut before it and no capture of the
+ * program's beginning: deferred as rp__capturable_locked, rp__next_op and
+ * rp__defer defer it (rp__match_join, the count, the op's position, the
+ * ordering with other streams, the replay when it completes the sequence),
+ * as launch.c's fast path defers a launch. Returns 1 when deferred (cs
+ * unlocked, *out its result), 0 when nothing was done. */
+static int joins_fast(rp_ctxstate *cs, CUstream s, int ptsz, rp_op *op, CUresult *out)
+{
+    rp_stream *st = rp__stream_fast(cs, s, ptsz);
+    if (!st || st->trace.owner || !st->match.borrowed_seq || rp__program_capture_pending() ||
+        rp__learn_cuts_next(st))
+        return 0;
+    rp_op_kind kind = op->kind;
+    op_on_stream(cs, st, ptsz, op);
+    enum rp_offer v = rp__match_join(st, op);
+    if (v == RP_OFFER_EAGER)
+        return 0;
+    cs->counters.ops_seen[kind]++;
+    st->opno++; /* its position (rp__learn_next): the borrowed run's */
+    CUresult pre = rp__end_ordered_others(st);
+    *out = rp__first_error(pre, rp__deferred(st, v));
+    rp__hook_unlock(cs);
+    return 1;
+}
+
 /* A capturable call whose record is `op` (kind fields set), with cs locked.
  * Returns 1 when the engine deferred it (*out is the call's result; cs is
  * unlocked), or 0 when the caller must now issue it eagerly, cs still
@@ -124,11 +162,7 @@ int rp__capturable_locked(rp_ctxstate *cs, CUstream s, int ptsz, rp_op *op,
      * there; the ordering with other streams is its own. */
     rp_stream *home = rp__home(st);
     cs->counters.ops_seen[op->kind]++;
-    op->ctx = cs->ctx;
-    op->stream = st->handle;
-    op->sid = (uint16_t)(st - cs->streams + 1); /* its slot: the order streams were met */
-    if (ptsz)
-        op->flags |= RP_OPF_PTSZ;
+    op_on_stream(cs, st, ptsz, op);
     if (rp__program_capture_pending()) {
         /* The program is beginning a capture: nothing more is deferred
          * (what the stream holds goes first). */
@@ -167,6 +201,9 @@ int rp__capturable(CUstream s, int ptsz, rp_op *op, rp_ctxstate **pcs, rp_stream
         *out = rp__boundary_global();
         return 0;
     }
+    if ((op->kind == RP_OP_MEMSET || op->kind == RP_OP_DTOD || op->kind == RP_OP_DTOH) &&
+        joins_fast(cs, s, ptsz, op, out))
+        return 1;
     return rp__capturable_locked(cs, s, ptsz, op, pst, out);
 }
 

@@ -467,7 +467,7 @@ static void note_complete(rp_stream *st)
  * COMPLETE as rp__match_defer would say (the record was freed), or EAGER:
  * not so, nothing done. A training step's zeroed gradients, a decoder's
  * cache copies, a step's read-back at its end. */
-static enum rp_offer joins_borrowed_run(rp_stream *st, rp_op *op)
+enum rp_offer rp__match_join(rp_stream *st, rp_op *op)
 {
     rp_seq *b = st->match.borrowed_seq;
     size_t k = st->match.ndef;
@@ -478,8 +478,7 @@ static enum rp_offer joins_borrowed_run(rp_stream *st, rp_op *op)
         return RP_OFFER_EAGER;
     if (b->vmask)
         rp__arena_put_other(rp__arena_of(st, b, k), op);
-    rp__op_free(op);
-    memset(op, 0, sizeof *op);
+    rp__op_free(op); /* (zeroed) */
     if ((st->match.ndef = k + 1) < b->det->n)
         return RP_OFFER_DEFERRED;
     return rp__complete_alone(st, b);
@@ -488,7 +487,7 @@ static enum rp_offer joins_borrowed_run(rp_stream *st, rp_op *op)
 enum rp_offer rp__match_offer(rp_stream *st, rp_op *op)
 {
     if (st->match.borrowed_seq) {
-        enum rp_offer j = joins_borrowed_run(st, op);
+        enum rp_offer j = rp__match_join(st, op);
         if (j != RP_OFFER_EAGER)
             return j;
     }

@@ -64,6 +64,11 @@ enum rp_offer {
  * the fast path's held run is deferred here already: DEFERRED or COMPLETE
  * (its record freed). */
 enum rp_offer rp__match_offer(rp_stream *st, rp_op *op);
+/* The memset or copy `op` (its stream's fields set) offered to the run the
+ * fast path holds borrowed, as rp__match_offer offers it first (match.c):
+ * DEFERRED or COMPLETE when it joined (its record freed), EAGER when it
+ * does not (nothing done). */
+enum rp_offer rp__match_join(rp_stream *st, rp_op *op);
 /* Defer `op` after rp__match_offer said MATCHES: DEFERRED, COMPLETE (resolve
  * now), or RESOLVE when it cannot be kept (memory; the op is left to the
  * caller, to issue eagerly after resolving). */
