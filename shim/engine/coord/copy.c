@@ -35,7 +35,7 @@ static CUresult htod_async(CUdeviceptr d, const void *h, size_t n, CUstream s, i
                 .entry = ptsz ? RP_E_cuMemcpyHtoDAsync_v2_ptsz : RP_E_cuMemcpyHtoDAsync_v2};
     rp_stream *st;
     CUresult pre;
-    if (rp__capturable(s, ptsz, &op, &cs, &st, &pre))
+    if (rp__capturable(s, ptsz, &op, NULL, &cs, &st, &pre))
         return pre;
     if (!pinned)
         op.host = NULL; /* the program's pageable buffer: not kept past the call */
@@ -74,7 +74,7 @@ static CUresult dtoh_async(void *h, CUdeviceptr d, size_t n, CUstream s, int pts
                 .entry = ptsz ? RP_E_cuMemcpyDtoHAsync_v2_ptsz : RP_E_cuMemcpyDtoHAsync_v2};
     rp_stream *st;
     CUresult pre;
-    if (rp__capturable(s, ptsz, &op, &cs, &st, &pre))
+    if (rp__capturable(s, ptsz, &op, NULL, &cs, &st, &pre))
         return pre;
     return rp__eager_done(cs, st, &op, pre, real(h, d, n, s));
 }
@@ -108,11 +108,11 @@ static CUresult device_op(rp_op *op, CUstream s, int ptsz)
         CUresult pre_ = rp__not_capturable(s, ptsz);
         return rp__issued_after(pre_, rp__rec_issue_entry(op));
     }
-    rp_op copy = *op; /* the record may move into the stream */
+    rp_op copy; /* the call as made: the record may move into the stream */
     rp_ctxstate *cs;
     rp_stream *st;
     CUresult pre;
-    if (rp__capturable(s, ptsz, op, &cs, &st, &pre))
+    if (rp__capturable(s, ptsz, op, &copy, &cs, &st, &pre))
         return pre;
     return rp__eager_done(cs, st, op, pre, rp__rec_issue_entry(&copy));
 }

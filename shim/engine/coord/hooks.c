@@ -131,10 +131,18 @@ static int joins_fast(rp_ctxstate *cs, CUstream s, int ptsz, rp_op *op, CUresult
         rp__learn_cuts_next(st))
         return 0;
     rp_op_kind kind = op->kind;
+    /* What op_on_stream sets is put back when it does not join: the record
+     * stays the call's, for its caller to keep (rp__capturable). */
+    CUcontext ctx = op->ctx;
+    CUstream stream = op->stream;
+    uint16_t sid = op->sid;
+    uint32_t flags = op->flags;
     op_on_stream(cs, st, ptsz, op);
     enum rp_offer v = rp__match_join(st, op);
-    if (v == RP_OFFER_EAGER)
+    if (v == RP_OFFER_EAGER) {
+        op->ctx = ctx, op->stream = stream, op->sid = sid, op->flags = flags;
         return 0;
+    }
     cs->counters.ops_seen[kind]++;
     st->opno++; /* its position (rp__learn_next): the borrowed run's */
     CUresult pre = rp__end_ordered_others(st);
@@ -188,22 +196,22 @@ int rp__capturable_locked(rp_ctxstate *cs, CUstream s, int ptsz, rp_op *op,
     return 0;
 }
 
-/* The same, for a call whose context is not known yet. Returns 1 (deferred;
- * nothing locked), or 0 with *pcs locked (or NULL: a plain eager call). */
-int rp__capturable(CUstream s, int ptsz, rp_op *op, rp_ctxstate **pcs, rp_stream **pst,
-                      CUresult *out)
+int rp__capturable(CUstream s, int ptsz, rp_op *op, rp_op *keep, rp_ctxstate **pcs,
+                   rp_stream **pst, CUresult *out)
 {
     rp_ctxstate *cs = rp__lock_ctx_of_stream(s, ptsz);
     *pcs = cs;
     *pst = NULL;
+    if (cs && (op->kind == RP_OP_MEMSET || op->kind == RP_OP_DTOD || op->kind == RP_OP_DTOH) &&
+        joins_fast(cs, s, ptsz, op, out))
+        return 1;
+    if (keep)
+        *keep = *op;
     if (!cs) {
         rp__op_free(op);
         *out = rp__boundary_global();
         return 0;
     }
-    if ((op->kind == RP_OP_MEMSET || op->kind == RP_OP_DTOD || op->kind == RP_OP_DTOH) &&
-        joins_fast(cs, s, ptsz, op, out))
-        return 1;
     return rp__capturable_locked(cs, s, ptsz, op, pst, out);
 }
 

@@ -103,9 +103,13 @@ CUresult rp__not_capturable(CUstream s, int ptsz);
 int rp__capturable_locked(rp_ctxstate *cs, CUstream s, int ptsz, rp_op *op, rp_stream **pst,
                           CUresult *out);
 /* The same, for a call whose context is not known yet. Returns 1 (deferred;
- * nothing locked), or 0 with *pcs locked (or NULL: a plain eager call). */
-int rp__capturable(CUstream s, int ptsz, rp_op *op, rp_ctxstate **pcs, rp_stream **pst,
-                   CUresult *out);
+ * nothing locked), or 0 with *pcs locked (or NULL: a plain eager call).
+ * With `keep`, the record as the call made it is copied there first,
+ * unless it is deferred on the way in (a memset or copy joining the run
+ * the matcher's fast path holds borrowed): the general path may move it
+ * into the stream, or free it. */
+int rp__capturable(CUstream s, int ptsz, rp_op *op, rp_op *keep, rp_ctxstate **pcs,
+                   rp_stream **pst, CUresult *out);
 /* After the eager call of a capturable op: it joins its stream's segment
  * (a failed call joins nothing). Unlocks cs. */
 CUresult rp__eager_done(rp_ctxstate *cs, rp_stream *st, rp_op *op, CUresult pre, CUresult rc);

@@ -464,8 +464,8 @@ static void note_complete(rp_stream *st)
  * the sequence's op was recorded from, which a flush issues it through (the
  * general path keeps the program's: a synchronous memset and its
  * asynchronous form on the legacy stream compare alike). DEFERRED or
- * COMPLETE as rp__match_defer would say (the record was freed), or EAGER:
- * not so, nothing done. A training step's zeroed gradients, a decoder's
+ * COMPLETE as rp__match_defer would say (the record let go: it owns
+ * nothing), or EAGER: not so, nothing done. A training step's zeroed gradients, a decoder's
  * cache copies, a step's read-back at its end. */
 enum rp_offer rp__match_join(rp_stream *st, rp_op *op)
 {
@@ -478,7 +478,9 @@ enum rp_offer rp__match_join(rp_stream *st, rp_op *op)
         return RP_OFFER_EAGER;
     if (b->vmask)
         rp__arena_put_other(rp__arena_of(st, b, k), op);
-    rp__op_free(op); /* (zeroed) */
+    /* Its record is let go: a memset's or copy's owns nothing (no
+     * parameters, attributes or staged bytes). */
+    HOLDS(!op->params && !op->attrs && !op->data);
     if ((st->match.ndef = k + 1) < b->det->n)
         return RP_OFFER_DEFERRED;
     return rp__complete_alone(st, b);

@@ -55,19 +55,19 @@ enum rp_offer {
     RP_OFFER_RESOLVE,  /* what is pending cannot take it: resolve, then offer again */
     RP_OFFER_DEFERRED, /* (rp__match_defer; rp__match_offer for a memset or copy
                           joining the fast path's run) deferred: the record
-                          belongs to the stream (or was freed) */
+                          belongs to the stream (or was let go) */
     RP_OFFER_COMPLETE, /* (the same) deferred, and a sequence matched in full */
 };
 /* Offer a recorded capturable op to the matcher of `st`: narrows the
  * candidates (or, with nothing pending, finds them). An event op gets its
  * role in the occurrence first (rp_op.erole). A memset or copy that joins
  * the fast path's held run is deferred here already: DEFERRED or COMPLETE
- * (its record freed). */
+ * (its record let go: rp__match_join). */
 enum rp_offer rp__match_offer(rp_stream *st, rp_op *op);
 /* The memset or copy `op` (its stream's fields set) offered to the run the
  * fast path holds borrowed, as rp__match_offer offers it first (match.c):
- * DEFERRED or COMPLETE when it joined (its record freed), EAGER when it
- * does not (nothing done). */
+ * DEFERRED or COMPLETE when it joined (its record let go: it owns
+ * nothing), EAGER when it does not (nothing done). */
 enum rp_offer rp__match_join(rp_stream *st, rp_op *op);
 /* Defer `op` after rp__match_offer said MATCHES: DEFERRED, COMPLETE (resolve
  * now), or RESOLVE when it cannot be kept (memory; the op is left to the
