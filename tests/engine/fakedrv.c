@@ -3,7 +3,7 @@
  * every call that does work into a log ("k1@S" a launch of kernel 1 on
  * stream S, "k1@S+pss" one through cuLaunchKernelEx with programmatic
  * stream serialization on, "+pss0" with it off, "graph2@S" a launch of a
- * 2-op graph, "sync@S", "alloc", ...),
+ * 2-op graph, "m@S" a memset, "sync@S", "alloc", ...),
  * and a call issued while a capture is open on the private stream goes into
  * the captured graph instead. */
 #include <stdarg.h>
@@ -107,6 +107,15 @@ static CUresult CUDAAPI f_launch_ex(const CUlaunchConfig *c, CUfunction f, void 
         note("k%d@%s%s", (int)((uintptr_t)f - 0x100), sname(c->hStream),
              pss < 0 ? "" : pss ? "+pss" : "+pss0");
     }
+    return CUDA_SUCCESS;
+}
+/* A memset ("m@S"), captured like a launch. */
+static CUresult CUDAAPI f_memset32(CUdeviceptr d, unsigned int v, size_t n, CUstream s)
+{
+    if (capturing && s == S_PRIVATE)
+        captured_ops++;
+    else
+        note("m@%s", sname(s));
     return CUDA_SUCCESS;
 }
 static CUresult CUDAAPI f_begin_capture(CUstream s, CUstreamCaptureMode m)
@@ -220,6 +229,7 @@ void build_fake(void)
     fake.cuKernelGetName = f_kernel_name;
     fake.cuLaunchKernel = f_launch;
     fake.cuLaunchKernelEx = f_launch_ex;
+    fake.cuMemsetD32Async = f_memset32;
     fake.cuStreamBeginCapture_v2 = f_begin_capture;
     fake.cuStreamGetCaptureInfo_v2 = f_capture_info;
     fake.cuStreamEndCapture = f_end_capture;

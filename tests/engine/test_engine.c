@@ -1,7 +1,7 @@
 /* test_engine.c - the capture engine against a table of fake driver entry
  * points: no CPU driver, no threads, no LD_PRELOAD. The fakes write every
  * call that does work into a log ("k1@S" a launch of kernel 1 on stream S,
- * "graph@S" a graph launch, "sync@S", "alloc", ...), and a call issued
+ * "graph@S" a graph launch, "m@S" a memset, "sync@S", "alloc", ...), and a call issued
  * while a capture is open on the private stream goes into the captured
  * graph instead. Each test drives the engine's hooks (the core table it
  * installed itself into) and checks the log: what reached the driver, in
@@ -347,6 +347,75 @@ static void a_report_written_while_the_program_runs_skips_a_busy_context(void **
     rp__unlock(&cs->lock);
 }
 
+static void memset_(CUstream s)
+{
+    assert_int_equal(core.cuMemsetD32Async(buf, 7, 16, s), CUDA_SUCCESS);
+}
+
+/* One step on S_BLOCKING: k1 k2, a memset, then k3 unless the memset ends
+ * it (`last`). */
+static void memset_step(int last)
+{
+    launch(1, S_BLOCKING);
+    launch(2, S_BLOCKING);
+    memset_(S_BLOCKING);
+    if (!last)
+        launch(3, S_BLOCKING);
+}
+
+/* A memset that is the next op of the launches the fast path holds
+ * borrowed joins them (coord/hooks.c, joins_fast: issue 36) with what the
+ * general path would give it: counted among the ops seen, a position among
+ * its stream's ops (what the period's cuts count), the run kept borrowed
+ * (nothing written down), and the replay when the next launch completes
+ * it. The first replay's k1 takes the general path (no hint yet), the
+ * later ones the fast path from the step's first op. If not, a step's
+ * memsets go uncounted, or the stream's positions slip by one a memset. */
+static void a_memset_joins_the_held_run_counted_and_in_its_place(void **state)
+{
+    (void)state;
+    for (int i = 0; i < 2; i++) {
+        memset_step(0);
+        sync_(S_BLOCKING);
+    }
+    log_[0] = '\0';
+    rp_ctxstate *cs = rp__ctx_of(current);
+    rp_stream *st = rp__stream_of(cs, S_BLOCKING, 0);
+    assert_non_null(st);
+    for (int round = 0; round < 3; round++) {
+        uint64_t seen = cs->counters.ops_seen[RP_OP_MEMSET], opno = st->opno;
+        memset_step(1);
+        assert_string_equal(log_, ""); /* held */
+        assert_int_equal(st->match.ndef, 3);
+        assert_non_null(st->match.borrowed_seq); /* joined: nothing written down */
+        assert_int_equal(cs->counters.ops_seen[RP_OP_MEMSET], seen + 1);
+        assert_int_equal(st->opno, opno + 3);
+        launch(3, S_BLOCKING);
+        assert_string_equal(log_, "graph4@B");
+        sync_(S_BLOCKING);
+        log_[0] = '\0';
+    }
+}
+
+/* A memset that ends the step completes the held run: replayed at once,
+ * as a launch that completes it is (rp__deferred); if not, the step waits
+ * for the program's next call, or for the idle watch. */
+static void a_memset_that_ends_the_held_run_replays_it_at_once(void **state)
+{
+    (void)state;
+    for (int i = 0; i < 2; i++) {
+        memset_step(1);
+        sync_(S_BLOCKING);
+    }
+    log_[0] = '\0';
+    for (int round = 0; round < 3; round++) {
+        memset_step(1);
+        assert_string_equal(log_, "graph3@B");
+        sync_(S_BLOCKING);
+        log_[0] = '\0';
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -363,6 +432,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(a_launch_without_programmatic_serialization_never_stands_for_one_with_it, setup, teardown),
         cmocka_unit_test_setup_teardown(a_step_that_begins_with_programmatic_serialization_is_matched_only_with_it, setup, teardown),
         cmocka_unit_test_setup_teardown(a_report_written_while_the_program_runs_skips_a_busy_context, setup, teardown),
+        cmocka_unit_test_setup_teardown(a_memset_joins_the_held_run_counted_and_in_its_place, setup, teardown),
+        cmocka_unit_test_setup_teardown(a_memset_that_ends_the_held_run_replays_it_at_once, setup, teardown),
     };
     int failed = 0;
     for (int round = 0; round < 3; round++)
