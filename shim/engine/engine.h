@@ -416,6 +416,10 @@ typedef struct rp_ctxstate {
     rp_seq **seqs;          /* sequences with a graph */
     size_t nseqs, capseqs;
     uint64_t seqs_gone;     /* sequences dropped: a stream's hint is good while it stays */
+    uint64_t first_kernels; /* a bit (rp__kernel_bit) for each kernel that begins a
+                               sequence, its function or a known form of it: no
+                               bit, no sequence begins with a launch of it
+                               (reckoned with rp_seq.first_unique) */
     size_t nalts;           /* their executables beside their own (rp_seq.alt) */
     rp_detector det;        /* by content: exact repeats, one graph each */
     rp_detector sdet;       /* by structure: repeats whose arguments change */

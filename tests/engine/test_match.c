@@ -336,6 +336,46 @@ static void the_fast_path_follows_the_one_candidate_and_its_hint_dies_with_any_s
     assert_int_equal(rp__match_launch(st, S_NONBLOCK, l1, RP_E_cuLaunchKernel), RP_OFFER_EAGER);
 }
 
+/* A step that begins with another kernel than the sequence last replayed
+ * (decoding's steps take turns) is begun by the fast path too, as
+ * rp__match_offer would begin it (first_several: every sequence of the
+ * stream that begins with the kernel); a kernel no sequence begins with
+ * is the general path's, nothing done. If not, every step but a repeated
+ * one begins with a record and the candidates' search. */
+static void the_fast_path_begins_a_step_of_another_sequence_than_the_last(void **state)
+{
+    (void)state;
+    rp_seq *a = make_seq((const int[]){1, 2, 0}, S_NONBLOCK);
+    rp_seq *b = make_seq((const int[]){7, 8, 0}, S_NONBLOCK);
+    assert_int_equal(offer(1), RP_OFFER_DEFERRED);
+    assert_int_equal(rp__match_launch(st, S_NONBLOCK, launch_of(2), RP_E_cuLaunchKernel),
+                     RP_OFFER_COMPLETE);
+    assert_ptr_equal(resolve().replayed, a);
+    assert_int_equal(offer(7), RP_OFFER_DEFERRED); /* b's first offer: its images made */
+    assert_int_equal(rp__match_launch(st, S_NONBLOCK, launch_of(8), RP_E_cuLaunchKernel),
+                     RP_OFFER_COMPLETE);
+    assert_ptr_equal(resolve().replayed, b);
+    assert_ptr_equal(st->match.hint, b);
+    for (int round = 0; round < 2; round++) { /* a after b, b after a */
+        rp_seq *next = round ? b : a;
+        int k = round ? 7 : 1;
+        assert_int_equal(rp__match_launch(st, S_NONBLOCK, launch_of(k), RP_E_cuLaunchKernel),
+                         RP_OFFER_DEFERRED);
+        assert_ptr_equal(st->match.borrowed_seq, next);
+        assert_int_equal(st->match.ncand, 1);
+        assert_ptr_equal(st->match.cand[0], next);
+        assert_int_equal(rp__match_launch(st, S_NONBLOCK, launch_of(k + 1), RP_E_cuLaunchKernel),
+                         RP_OFFER_COMPLETE);
+        assert_ptr_equal(resolve().replayed, next);
+    }
+    assert_int_equal(rp__match_launch(st, S_NONBLOCK, launch_of(5), RP_E_cuLaunchKernel),
+                     RP_OFFER_EAGER);
+    assert_int_equal(st->match.ndef, 0);
+    assert_int_equal(st->match.ncand, 0);
+    assert_string_equal(log_, "graph2@N graph2@N graph2@N graph2@N");
+    assert_int_equal(a->pins + b->pins, 0);
+}
+
 /* The fast path compares no launch attributes: it must take no launch
  * that carries some, and no op recorded with some. Otherwise a launch with
  * programmatic stream serialization would be replayed by a graph learnt
@@ -789,6 +829,7 @@ int main(void)
         T(a_divergence_of_several_candidates_flushes_what_the_fast_path_held),
         T(a_shorter_candidate_completing_leaves_the_longer_to_the_fast_path),
         T(the_fast_path_follows_the_one_candidate_and_its_hint_dies_with_any_sequence),
+        T(the_fast_path_begins_a_step_of_another_sequence_than_the_last),
         T(a_sequence_of_another_stream_is_no_candidate),
         T(the_fast_path_takes_no_launch_or_op_with_launch_attributes),
         T(a_flush_onto_the_private_stream_leaves_programmatic_serialization_out),

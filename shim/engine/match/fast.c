@@ -349,8 +349,11 @@ enum rp_offer rp__match_first(rp_stream *st, CUstream h, const rp_launch *l,
     rp_seq *s = st->match.hint; /* never a per-thread stream's (rp__match_resolve) */
     if (!s || st->match.hint_gone != st->cs->seqs_gone || st->handle == CU_STREAM_PER_THREAD)
         return RP_OFFER_EAGER; /* none, or a sequence went since: it may be this one */
+    if (s->det->ops[0].func != l->f) /* another step than the last begins (decoding's take turns) */
+        return st->cs->first_kernels & rp__kernel_bit(l->f) ? first_several(st, h, l, entry)
+                                                             : RP_OFFER_EAGER;
     if (!s->first_unique) /* the hint's kernel: a step's first op as the last one began */
-        return s->det->ops[0].func == l->f ? first_several(st, h, l, entry) : RP_OFFER_EAGER;
+        return first_several(st, h, l, entry);
     return rp__match_at(st, s, 0, h, *l, entry);
 }
 

@@ -12,13 +12,21 @@
 /* Which sequences are the only ones of their home stream to begin with
  * their first op's kernel, one the matcher's fast path can take: for those
  * the fast path may begin a match itself (match.h), the general path
- * finding no other candidate. Reckoned again whenever a sequence comes or
- * goes; a sequence marked broken since only leaves fewer candidates. */
+ * finding no other candidate; and the kernels any sequence may begin with
+ * (its first op's function and its known forms: rp_ctxstate.first_kernels).
+ * Reckoned again whenever a sequence comes or goes, or its first op gets
+ * a form; a sequence marked broken since only leaves fewer candidates. */
 static void first_unique_update(rp_ctxstate *cs)
 {
+    uint64_t bits = 0;
     for (size_t i = 0; i < cs->nseqs; i++) {
         rp_seq *s = cs->seqs[i];
         const rp_op *a = &s->det->ops[0];
+        if (a->kind == RP_OP_KERNEL)
+            bits |= rp__kernel_bit(a->func);
+        for (unsigned int f = 0; f < s->nforms; f++)
+            if (!s->forms[f].k)
+                bits |= rp__kernel_bit(s->forms[f].f);
         const rp_param_layout *L = s->lay ? s->lay[0] : NULL;
         int unique = a->kind == RP_OP_KERNEL && L && !a->nattrs && L->total == a->param_bytes &&
                      !s->fj.multi;
@@ -31,6 +39,7 @@ static void first_unique_update(rp_ctxstate *cs)
         }
         s->first_unique = unique;
     }
+    cs->first_kernels = bits;
 }
 
 /* Whether kernel op k's values are told by their version (versions.c):
