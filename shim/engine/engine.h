@@ -223,7 +223,6 @@ typedef struct rp_seq {
     } fj;
 } rp_seq;
 
-
 #define RP_MAX_CANDIDATES 8
 
 #define RP_ARENA_GEOMETRY 32 /* an op's place in the matcher's arena: its geometry
@@ -371,7 +370,6 @@ typedef struct rp_stream {
     } fj;
 } rp_stream;
 
-
 #define RP_MAX_STREAMS 128  /* per context */
 #define RP_FUNC_CACHE 64    /* functions whose layout is cached per context (a power of two) */
 
@@ -416,10 +414,8 @@ typedef struct rp_ctxstate {
     rp_seq **seqs;          /* sequences with a graph */
     size_t nseqs, capseqs;
     uint64_t seqs_gone;     /* sequences dropped: a stream's hint is good while it stays */
-    uint64_t first_kernels; /* a bit (rp__kernel_bit) for each kernel that begins a
-                               sequence, its function or a known form of it: no
-                               bit, no sequence begins with a launch of it
-                               (reckoned with rp_seq.first_unique) */
+    uint64_t first_kernel_bits; /* kernels a sequence's first op may be (its function, its
+                                   forms): a bit each (rp__kernel_bit; with first_unique) */
     size_t nalts;           /* their executables beside their own (rp_seq.alt) */
     rp_detector det;        /* by content: exact repeats, one graph each */
     rp_detector sdet;       /* by structure: repeats whose arguments change */

@@ -350,7 +350,7 @@ enum rp_offer rp__match_first(rp_stream *st, CUstream h, const rp_launch *l,
     if (!s || st->match.hint_gone != st->cs->seqs_gone || st->handle == CU_STREAM_PER_THREAD)
         return RP_OFFER_EAGER; /* none, or a sequence went since: it may be this one */
     if (s->det->ops[0].func != l->f) /* another step than the last begins (decoding's take turns) */
-        return st->cs->first_kernels & rp__kernel_bit(l->f) ? first_several(st, h, l, entry)
+        return st->cs->first_kernel_bits & rp__kernel_bit(l->f) ? first_several(st, h, l, entry)
                                                              : RP_OFFER_EAGER;
     if (!s->first_unique) /* the hint's kernel: a step's first op as the last one began */
         return first_several(st, h, l, entry);

@@ -105,7 +105,7 @@ enum rp_offer rp__match_several(rp_stream *st, CUstream h, const rp_launch *l,
  * else the sequences rp__match_offer would find, each compared by its
  * image (several beginning with the kernel, or the launch's kernel not the
  * last one's: steps that take turns), unless no sequence begins with it
- * (rp_ctxstate.first_kernels). Only on a stream that replayed since no
+ * (rp_ctxstate.first_kernel_bits). Only on a stream that replayed since no
  * sequence went (its hint), and not on a per-thread stream: a match there
  * begins by recording where (coord/handoff.c, mark_start). */
 enum rp_offer rp__match_first(rp_stream *st, CUstream h, const rp_launch *l,

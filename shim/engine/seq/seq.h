@@ -172,7 +172,7 @@ const struct rp_vols *rp__seq_vols(rp_seq *s);
 
 /* 1 when op k of `s` may be a launch of `f`: its own function, or a form
  * it was seen with where its function is volatile (rp_seq.forms). */
-/* The bit of rp_ctxstate.first_kernels that stands for kernel `f`. */
+/* The bit of rp_ctxstate.first_kernel_bits that stands for kernel `f`. */
 static inline uint64_t rp__kernel_bit(CUfunction f)
 {
     return 1ull << ((uint64_t)(uintptr_t)f * 0x9e3779b97f4a7c15ull >> 58);

@@ -13,7 +13,7 @@
  * their first op's kernel, one the matcher's fast path can take: for those
  * the fast path may begin a match itself (match.h), the general path
  * finding no other candidate; and the kernels any sequence may begin with
- * (its first op's function and its known forms: rp_ctxstate.first_kernels).
+ * (its first op's function and its known forms: rp_ctxstate.first_kernel_bits).
  * Reckoned again whenever a sequence comes or goes, or its first op gets
  * a form; a sequence marked broken since only leaves fewer candidates. */
 static void first_unique_update(rp_ctxstate *cs)
@@ -39,7 +39,7 @@ static void first_unique_update(rp_ctxstate *cs)
         }
         s->first_unique = unique;
     }
-    cs->first_kernels = bits;
+    cs->first_kernel_bits = bits;
 }
 
 /* Whether kernel op k's values are told by their version (versions.c):
