@@ -363,6 +363,17 @@ static void memset_step(int last)
         launch(3, S_BLOCKING);
 }
 
+/* Learn that step (two occurrences, each synchronized: captured at the
+ * second), the log cleared. */
+static void learn_memset_step(int last)
+{
+    for (int i = 0; i < 2; i++) {
+        memset_step(last);
+        sync_(S_BLOCKING);
+    }
+    log_[0] = '\0';
+}
+
 /* A memset that is the next op of the launches the fast path holds
  * borrowed joins them (coord/hooks.c, joins_fast: issue 36) with what the
  * general path would give it: counted among the ops seen, a position among
@@ -374,11 +385,7 @@ static void memset_step(int last)
 static void a_memset_joins_the_held_run_counted_and_in_its_place(void **state)
 {
     (void)state;
-    for (int i = 0; i < 2; i++) {
-        memset_step(0);
-        sync_(S_BLOCKING);
-    }
-    log_[0] = '\0';
+    learn_memset_step(0);
     rp_ctxstate *cs = rp__ctx_of(current);
     rp_stream *st = rp__stream_of(cs, S_BLOCKING, 0);
     assert_non_null(st);
@@ -403,11 +410,7 @@ static void a_memset_joins_the_held_run_counted_and_in_its_place(void **state)
 static void a_memset_that_ends_the_held_run_replays_it_at_once(void **state)
 {
     (void)state;
-    for (int i = 0; i < 2; i++) {
-        memset_step(1);
-        sync_(S_BLOCKING);
-    }
-    log_[0] = '\0';
+    learn_memset_step(1);
     for (int round = 0; round < 3; round++) {
         memset_step(1);
         assert_string_equal(log_, "graph3@B");
