@@ -202,8 +202,7 @@ int rp__capturable(CUstream s, int ptsz, rp_op *op, rp_op *keep, rp_ctxstate **p
     rp_ctxstate *cs = rp__lock_ctx_of_stream(s, ptsz);
     *pcs = cs;
     *pst = NULL;
-    if (cs && (op->kind == RP_OP_MEMSET || op->kind == RP_OP_DTOD || op->kind == RP_OP_DTOH) &&
-        joins_fast(cs, s, ptsz, op, out))
+    if (cs && rp__match_joins_kind(op->kind) && joins_fast(cs, s, ptsz, op, out))
         return 1;
     if (keep)
         *keep = *op;

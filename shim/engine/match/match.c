@@ -465,14 +465,13 @@ static void note_complete(rp_stream *st)
  * general path keeps the program's: a synchronous memset and its
  * asynchronous form on the legacy stream compare alike). DEFERRED or
  * COMPLETE as rp__match_defer would say (the record let go: it owns
- * nothing), or EAGER: not so, nothing done. A training step's zeroed gradients, a decoder's
- * cache copies, a step's read-back at its end. */
+ * nothing), or EAGER: not so, nothing done. A training step's zeroed
+ * gradients, a decoder's cache copies, a step's read-back at its end. */
 enum rp_offer rp__match_join(rp_stream *st, rp_op *op)
 {
     rp_seq *b = st->match.borrowed_seq;
     size_t k = st->match.ndef;
-    if ((op->kind != RP_OP_MEMSET && op->kind != RP_OP_DTOD && op->kind != RP_OP_DTOH) ||
-        st->match.ncand != 1 || st->match.cand[0] != b || k >= b->det->n || b->broken ||
+    if (!rp__match_joins_kind(op->kind) || st->match.ncand != 1 || st->match.cand[0] != b || k >= b->det->n || b->broken ||
         op->entry != b->det->ops[k].entry || !seq_match(b, k, op) ||
         (b->vmask && (!b->match.poff || rp__arena_room(st, b) != 0)))
         return RP_OFFER_EAGER;

@@ -69,6 +69,12 @@ enum rp_offer rp__match_offer(rp_stream *st, rp_op *op);
  * DEFERRED or COMPLETE when it joined (its record let go: it owns
  * nothing), EAGER when it does not (nothing done). */
 enum rp_offer rp__match_join(rp_stream *st, rp_op *op);
+/* The kinds of op rp__match_join may take: memsets, device-to-device
+ * copies, device-to-host copies (into pinned memory). */
+static inline int rp__match_joins_kind(rp_op_kind kind)
+{
+    return kind == RP_OP_MEMSET || kind == RP_OP_DTOD || kind == RP_OP_DTOH;
+}
 /* Defer `op` after rp__match_offer said MATCHES: DEFERRED, COMPLETE (resolve
  * now), or RESOLVE when it cannot be kept (memory; the op is left to the
  * caller, to issue eagerly after resolving). */

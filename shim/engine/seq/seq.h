@@ -170,13 +170,13 @@ const struct rp_vols *rp__seq_vols(rp_seq *s);
 
 /* ---- seqs.c: forms --------------------------------------------------------------- */
 
-/* 1 when op k of `s` may be a launch of `f`: its own function, or a form
- * it was seen with where its function is volatile (rp_seq.forms). */
 /* The bit of rp_ctxstate.first_kernel_bits that stands for kernel `f`. */
 static inline uint64_t rp__kernel_bit(CUfunction f)
 {
     return 1ull << ((uint64_t)(uintptr_t)f * 0x9e3779b97f4a7c15ull >> 58);
 }
+/* 1 when op k of `s` may be a launch of `f`: its own function, or a form
+ * it was seen with where its function is volatile (rp_seq.forms). */
 static inline int rp__seq_form_known(const rp_seq *s, size_t k, CUfunction f)
 {
     if (s->det->ops[k].func == f)
