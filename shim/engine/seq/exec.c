@@ -219,7 +219,7 @@ static inline uint64_t held_ver(rp_seq *s, rp_op *held, size_t k)
 {
     rp_op *h = &held[k];
     if (!h->ver)
-        h->ver = rp__ver_of(s, k, h, h->grid, h->params, s->ex.vclock);
+        h->ver = rp__ver_of(s, k, h, h->grid, h->params);
     return h->ver;
 }
 
@@ -592,7 +592,7 @@ static void occurrence_versions(const rp_vals *v, rp_seq *s, size_t hi)
         const unsigned int *g;
         const uint8_t *p;
         kernel_values(v, s, k, &f, &g, &p);
-        s->ex.occ_ver[k] = rp__ver_of(s, k, f, g, p, s->ex.vclock);
+        s->ex.occ_ver[k] = rp__ver_of(s, k, f, g, p);
     }
 }
 
@@ -607,11 +607,11 @@ static void occurrence_versions(const rp_vals *v, rp_seq *s, size_t hi)
 static inline __attribute__((always_inline)) uint64_t
 scan_full(const rp_vals *v, rp_seq *s, const rp_op *held, int hashing, size_t *listed)
 {
-    const struct rp_vols *l = s->ex.vols;
+    struct rp_vols *l = s->ex.vols;
     size_t need = 0;
     int known = 1;
     uint64_t h = RP_HASH_SEED;
-    for (const struct rp_vol *e = l->e, *end = l->e + l->n; e < end; e++) {
+    for (struct rp_vol *e = l->e, *end = l->e + l->n; e < end; e++) {
         size_t k = e->k;
         const rp_op *hk = &held[k];
         int same;
@@ -627,7 +627,8 @@ scan_full(const rp_vals *v, rp_seq *s, const rp_op *held, int hashing, size_t *l
             const uint8_t *p;
             kernel_values(v, s, k, &f, &g, &p);
             if (e->how == RP_VOL_VER) {
-                uint64_t id = rp__ver_of(s, k, f, g, p, s->ex.vclock);
+                uint64_t id = RP_UNLIKELY(e->again) ? rp__ver_again(s, e, f, g, p)
+                                                    : rp__ver_find(s, e, f, g, p);
                 s->ex.occ_ver[k] = id;
                 if (hashing)
                     h = ver_hash(h, id);

@@ -130,11 +130,23 @@ size_t rp__exec_part_limit(const rp_seq *s);
 int rp__ver_init(rp_seq *s);
 /* The number of the version of op k whose values are these: the function
  * and parameter size of `f`, the geometry `g` (7 unsigned ints), the
- * parameter block `p`; a new one if none is equal (seen at `clock`, the
- * sequence's ex.vclock). Never 0, but when memory runs out or every
- * version must be kept (then the values equal none: updated). */
+ * parameter block `p`; a new one if none is equal (seen at the sequence's
+ * clock, ex.vclock). Never 0, but when memory runs out or every version
+ * must be kept (then the values equal none: updated). */
 uint64_t rp__ver_of(rp_seq *s, size_t k, const rp_op *f, const unsigned int *g,
-                    const uint8_t *p, uint64_t clock);
+                    const uint8_t *p);
+struct rp_vol;
+/* rp__ver_of for entry `e` of the sequence's list (scan_full), at the
+ * sequence's clock, noting in e->again whether the values were found
+ * again the clock after they were last seen (a value kept from step to
+ * step) or the one after that (two buffers taking turns, once both came
+ * back: e->half); where it says so, rp__ver_again instead, which looks
+ * first in the slot found so many clocks ago: the same answer, compared
+ * in full, without the hash. */
+uint64_t rp__ver_find(rp_seq *s, struct rp_vol *e, const rp_op *f, const unsigned int *g,
+                      const uint8_t *p);
+uint64_t rp__ver_again(rp_seq *s, struct rp_vol *e, const rp_op *f, const unsigned int *g,
+                       const uint8_t *p);
 /* Free the tables (the sequence's destruction). */
 void rp__ver_free(rp_seq *s);
 
@@ -154,7 +166,8 @@ struct rp_vols {
     size_t n;
     struct rp_vol {
         uint32_t k;
-        uint32_t how; /* enum rp_vol_how */
+        uint16_t how;         /* enum rp_vol_how */
+        uint8_t again, half; /* RP_VOL_VER: rp__ver_find's notes (0: none) */
         /* A kernel's node update names its parameters by pointer: those
          * into the block at `pbase` laid out as the op's own layout says
          * (NULL: none made yet), kept for the next update from the same

@@ -46,6 +46,7 @@ struct rp_vtab {
     uint32_t probe[RP_VER_PROBES]; /* offsets of the words a larger block's hash reads */
     uint32_t nprobe;
     uint32_t fit; /* the least size of a block that holds every probe's word */
+    uint32_t hit[2]; /* the slot found at the last even and odd clock (rp__ver_again) */
     /* The slots in use by hash: open addressing, each place a slot + 1 (0:
      * empty), probed linearly from the hash's low bits. */
     uint8_t index[RP_VER_INDEX];
@@ -233,9 +234,11 @@ static int slot_for(rp_seq *s, size_t k, uint64_t clock)
     return (int)t->n++;
 }
 
-uint64_t rp__ver_of(rp_seq *s, size_t k, const rp_op *f, const unsigned int *g,
-                    const uint8_t *p, uint64_t clock)
+uint64_t rp__ver_find(rp_seq *s, struct rp_vol *e, const rp_op *f, const unsigned int *g,
+                      const uint8_t *p)
 {
+    size_t k = e->k;
+    uint64_t clock = s->ex.vclock;
     if (!s->vt && rp__ver_init(s) != 0)
         return 0;
     struct rp_vtab *t = &s->vt[k];
@@ -247,8 +250,16 @@ uint64_t rp__ver_of(rp_seq *s, size_t k, const rp_op *f, const unsigned int *g,
         if (t->key[i] != key)
             continue;
         if (same(&t->v[i], f->func, bytes, g, p)) {
-            if (t->v[i].seen < clock)
+            uint64_t was = t->v[i].seen;
+            if (was < clock)
                 t->v[i].seen = clock;
+            t->hit[clock & 1] = i;
+            /* Found again the clock after it was last seen (kept from
+             * step to step), or the one after that: two buffers taking
+             * turns, once the other one came back too. */
+            uint8_t back = was + 1 == clock ? 1 : was + 2 == clock ? 2 : 0;
+            e->again = back == 2 && !e->half ? 0 : back;
+            e->half = back == 2;
             return t->id[i];
         }
         met = (int)i;
@@ -282,4 +293,31 @@ uint64_t rp__ver_of(rp_seq *s, size_t k, const rp_op *f, const unsigned int *g,
     if (bytes)
         memcpy(v->params, p, bytes);
     return t->id[i];
+}
+
+uint64_t rp__ver_of(rp_seq *s, size_t k, const rp_op *f, const unsigned int *g,
+                    const uint8_t *p)
+{
+    struct rp_vol e = {.k = (uint32_t)k};
+    return rp__ver_find(s, &e, f, g, p);
+}
+
+uint64_t rp__ver_again(rp_seq *s, struct rp_vol *e, const rp_op *f, const unsigned int *g,
+                       const uint8_t *p)
+{
+    uint64_t clock = s->ex.vclock;
+    struct rp_vtab *t = &s->vt[e->k];
+    /* The slot found `again` clocks ago (a value kept from step to step,
+     * two buffers taking turns), compared in full: a slot in use holding
+     * these values is their version (a value has one), the answer the
+     * hash would give; else the hash's answer. */
+    uint32_t i = t->hit[(clock - e->again) & 1];
+    if (i < t->n && t->id[i] && same(&t->v[i], f->func, f->param_bytes, g, p)) {
+        if (t->v[i].seen < clock)
+            t->v[i].seen = clock;
+        t->hit[clock & 1] = i;
+        return t->id[i];
+    }
+    e->again = 0;
+    return rp__ver_find(s, e, f, g, p);
 }
