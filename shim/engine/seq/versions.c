@@ -120,9 +120,11 @@ void rp__ver_free(rp_seq *s)
 
 /* The proposal hash of values: the function and the block (a small one
  * whole, a larger one at the probes). Not the geometry, which seldom
- * changes: versions that differ only there are told apart by comparing. */
-static uint64_t key_of(const struct rp_vtab *t, CUfunction func, uint32_t bytes,
-                       const uint8_t *p)
+ * changes: versions that differ only there are told apart by comparing.
+ * (Inline: called apart, it cost every lookup a call's moves and spills,
+ * 1-4 instructions an op on the PyTorch traces.) */
+static inline __attribute__((always_inline)) uint64_t
+key_of(const struct rp_vtab *t, CUfunction func, uint32_t bytes, const uint8_t *p)
 {
     uint64_t h = rp__acc(RP_HASH_SEED, (uint64_t)(uintptr_t)func);
     if (bytes <= RP_VER_SMALL)
