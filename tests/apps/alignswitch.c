@@ -16,8 +16,14 @@
  *                that shift); the adds always add_i64_vec4 (a static
  *                cache: nothing switches), or, with `switch`, chosen by
  *                alignment as above
+ *   kept         as sync, but the ids grow by four (one alignment: the
+ *                same kernels, other pointers) every third token, and by
+ *                one more every twelfth (the kernels switch): the adds'
+ *                arguments are kept for three tokens, then change, mostly
+ *                with the same kernel (a value found again, then another
+ *                of the same function: issue 36, versions.c)
  * Prints a checksum of the ids and of the hidden state.
- * Usage: alignswitch MODULE TOKENS [sync|readback N [switch]] */
+ * Usage: alignswitch MODULE TOKENS [sync|kept|readback N [switch]] */
 #include <string.h>
 
 #include <cuda.h>
@@ -30,7 +36,13 @@
 
 static CUfunction f_add[3], f_axpy, f_scale;
 static unsigned int grid;
-static int switching = 1;
+static int switching = 1, kept;
+
+/* The ids' length at token t. */
+static size_t length_at(long t)
+{
+    return kept ? PROMPT + 4 * (size_t)(t / 3) + (size_t)(t / 12) : PROMPT + (size_t)t;
+}
 
 /* out[0..n) = a[0..n) + b[0..n) as a framework picks the kernel: by the
  * alignment of every pointer (device allocations are 256-byte aligned). */
@@ -74,7 +86,7 @@ static void layer(CUdeviceptr h, CUdeviceptr w, uint32_t which)
 
 int main(int argc, char **argv)
 {
-    app_usage(argc, argv, "[sync|readback N [switch]]");
+    app_usage(argc, argv, "[sync|kept|readback N [switch]]");
     long tokens = app_arg(argc, argv, 2, 0, 1, 100000);
     const char *mode = argc > 3 ? argv[3] : "sync";
     long every = 0;
@@ -85,8 +97,10 @@ int main(int argc, char **argv)
             printf("error: bad argument %s (want switch)\n", argv[5]);
             return 2;
         }
+    } else if (!strcmp(mode, "kept")) {
+        kept = 1;
     } else if (strcmp(mode, "sync")) {
-        printf("error: bad mode %s (want sync or readback N [switch])\n", mode);
+        printf("error: bad mode %s (want sync, kept or readback N [switch])\n", mode);
         return 2;
     }
     CUdevice dev;
@@ -100,7 +114,7 @@ int main(int argc, char **argv)
     f_scale = app_function(mod, "scale_add_scalar");
     grid = app_blocks(N);
 
-    size_t cap = (size_t)(PROMPT + tokens + 2 * WINDOW);
+    size_t cap = length_at(tokens) + 1 + 2 * WINDOW;
     CUdeviceptr ids, pos, tmp, h, w[2];
     CK(cuMemAlloc, (&ids, cap * sizeof(int64_t)));
     CK(cuMemAlloc, (&pos, 64 * sizeof(int64_t)));
@@ -133,7 +147,7 @@ int main(int argc, char **argv)
 
     uint64_t read = 0x5157;
     for (long t = 0; t < tokens; t++) {
-        size_t len = (size_t)(PROMPT + t);
+        size_t len = length_at(t);
         CUdeviceptr view = ids + (len - WINDOW) * sizeof(int64_t);
         /* the position ids of the last WINDOW tokens, and a mask over them,
          * each from a view into the ids (their alignment cycles) */
