@@ -15,8 +15,11 @@
  * number names one value for as long as anything may compare with it: the
  * versions held by an executable, and those of the last RP_SEQ_RECENT
  * replays (whose content hashes a replay compares with, to tell a content
- * that came back), are never reused; another may be. Runs under the
- * context's lock. */
+ * that came back), are never reused; another may be. A value has one
+ * version, so a value found again the replay after it was last seen, or
+ * two replays after (two buffers taking turns), is compared first with
+ * the slot it was found in then, without the hash (rp__ver_again). Runs
+ * under the context's lock. */
 #include "seq.h"
 
 #include <stdlib.h>
