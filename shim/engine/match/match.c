@@ -471,8 +471,8 @@ enum rp_offer rp__match_join(rp_stream *st, rp_op *op)
 {
     rp_seq *b = st->match.borrowed_seq;
     size_t k = st->match.ndef;
-    if (!rp__match_joins_kind(op->kind) || st->match.ncand != 1 || st->match.cand[0] != b || k >= b->det->n || b->broken ||
-        op->entry != b->det->ops[k].entry || !seq_match(b, k, op) ||
+    if (!rp__match_joins_kind(op->kind) || st->match.ncand != 1 || st->match.cand[0] != b ||
+        k >= b->det->n || b->broken || op->entry != b->det->ops[k].entry || !seq_match(b, k, op) ||
         (b->vmask && (!b->match.poff || rp__arena_room(st, b) != 0)))
         return RP_OFFER_EAGER;
     if (b->vmask)

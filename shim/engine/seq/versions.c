@@ -239,6 +239,16 @@ static int slot_for(rp_seq *s, size_t k, uint64_t clock)
     return (int)t->n++;
 }
 
+/* Slot i holds the values looked up at `clock`: seen then, the slot found
+ * at that clock (hit), its version's number returned. */
+static inline uint64_t found(struct rp_vtab *t, uint32_t i, uint64_t clock)
+{
+    if (t->v[i].seen < clock)
+        t->v[i].seen = clock;
+    t->hit[clock & 1] = i;
+    return t->id[i];
+}
+
 uint64_t rp__ver_find(rp_seq *s, struct rp_vol *e, const rp_op *f, const unsigned int *g,
                       const uint8_t *p)
 {
@@ -255,17 +265,14 @@ uint64_t rp__ver_find(rp_seq *s, struct rp_vol *e, const rp_op *f, const unsigne
         if (t->key[i] != key)
             continue;
         if (same(&t->v[i], f->func, bytes, g, p)) {
-            uint64_t was = t->v[i].seen;
-            if (was < clock)
-                t->v[i].seen = clock;
-            t->hit[clock & 1] = i;
             /* Found again the clock after it was last seen (kept from
              * step to step), or the one after that: two buffers taking
              * turns, once the other one came back too. */
+            uint64_t was = t->v[i].seen;
             uint8_t back = was + 1 == clock ? 1 : was + 2 == clock ? 2 : 0;
             e->again = back == 2 && !e->half ? 0 : back;
             e->half = back == 2;
-            return t->id[i];
+            return found(t, i, clock);
         }
         met = (int)i;
     }
@@ -317,12 +324,8 @@ uint64_t rp__ver_again(rp_seq *s, struct rp_vol *e, const rp_op *f, const unsign
      * these values is their version (a value has one), the answer the
      * hash would give; else the hash's answer. */
     uint32_t i = t->hit[(clock - e->again) & 1];
-    if (i < t->n && t->id[i] && same(&t->v[i], f->func, f->param_bytes, g, p)) {
-        if (t->v[i].seen < clock)
-            t->v[i].seen = clock;
-        t->hit[clock & 1] = i;
-        return t->id[i];
-    }
+    if (i < t->n && t->id[i] && same(&t->v[i], f->func, f->param_bytes, g, p))
+        return found(t, i, clock);
     e->again = 0;
     return rp__ver_find(s, e, f, g, p);
 }
