@@ -376,18 +376,26 @@ static inline int rp__geometry_within(const unsigned int *want, const unsigned i
     return (uint64_t)g[3] * g[4] * g[5] <= (uint64_t)want[3] * want[4] * want[5] && g[6] <= want[6];
 }
 
-/* 1 when `n` bytes at `a` and `b` are equal: compared as words, the rest
- * with memcmp (a replay with updates asks this of every node). */
-static inline int rp__bytes_same(const uint8_t *a, const uint8_t *b, size_t n)
+/* The offset of the first 8-byte word in which `n` bytes at `a` and `b`
+ * differ (of the last, shorter, piece where only it does); `n` when they
+ * are equal. */
+static inline size_t rp__bytes_differ_at(const uint8_t *a, const uint8_t *b, size_t n)
 {
     size_t i = 0;
     for (; i + 8 <= n; i += 8) {
         uint64_t x, y;
         memcpy(&x, a + i, 8), memcpy(&y, b + i, 8);
         if (x != y)
-            return 0;
+            return i;
     }
-    return i == n || !memcmp(a + i, b + i, n - i);
+    return i == n || !memcmp(a + i, b + i, n - i) ? n : i;
+}
+
+/* 1 when `n` bytes at `a` and `b` are equal: compared as words, the rest
+ * with memcmp (a replay with updates asks this of every node). */
+static inline int rp__bytes_same(const uint8_t *a, const uint8_t *b, size_t n)
+{
+    return rp__bytes_differ_at(a, b, n) == n;
 }
 
 /* Parameter buffers: blocks of up to RP_PARAM_BLOCK bytes come from a

@@ -22,8 +22,16 @@
  *                arguments are kept for three tokens, then change, mostly
  *                with the same kernel (a value found again, then another
  *                of the same function: issue 36, versions.c)
+ *   fresh        as sync, in phases of new values and values that come
+ *                back (issue 36, exec.c: RP_VOL_FRESH): 40 tokens whose ids
+ *                grow by one (the adds' values new at every token), 24
+ *                whose first add reads another place of the position ids
+ *                each token (its values differ in another word), 40 whose
+ *                ids take two lengths in turn (two values that come back),
+ *                26 that grow again, then one length (a value kept); 160
+ *                tokens go through them all
  * Prints a checksum of the ids and of the hidden state.
- * Usage: alignswitch MODULE TOKENS [sync|kept|readback N [switch]] */
+ * Usage: alignswitch MODULE TOKENS [sync|kept|fresh|readback N [switch]] */
 #include <string.h>
 
 #include <cuda.h>
@@ -33,15 +41,26 @@
 #define N 1024     /* hidden state */
 #define PROMPT 9   /* ids before the first token: the forms' phases start off 4 */
 #define WINDOW 4   /* elements each switching add reads */
+#define NPOS 128   /* position ids (fresh mode reads from up to 4 * 24 in) */
 
 static CUfunction f_add[3], f_axpy, f_scale;
 static unsigned int grid;
-static int switching = 1, kept;
+static int switching = 1, kept, fresh;
 
 /* The ids' length at token t. */
 static size_t length_at(long t)
 {
+    if (fresh) {
+        size_t n = (size_t)t;
+        return PROMPT + (t < 40 ? n : t < 64 ? 40 : t < 104 ? 40 + 4 * (n & 1) : t < 130 ? n - 60 : 70);
+    }
     return kept ? PROMPT + 4 * (size_t)(t / 3) + (size_t)(t / 12) : PROMPT + (size_t)t;
+}
+
+/* Where the first add reads the position ids at token t (elements in). */
+static size_t pos_at(long t)
+{
+    return fresh && t >= 40 && t < 64 ? 4 * (size_t)(t - 39) : 0;
 }
 
 /* out[0..n) = a[0..n) + b[0..n) as a framework picks the kernel: by the
@@ -86,7 +105,7 @@ static void layer(CUdeviceptr h, CUdeviceptr w, uint32_t which)
 
 int main(int argc, char **argv)
 {
-    app_usage(argc, argv, "[sync|kept|readback N [switch]]");
+    app_usage(argc, argv, "[sync|kept|fresh|readback N [switch]]");
     long tokens = app_arg(argc, argv, 2, 0, 1, 100000);
     const char *mode = argc > 3 ? argv[3] : "sync";
     long every = 0;
@@ -99,8 +118,10 @@ int main(int argc, char **argv)
         }
     } else if (!strcmp(mode, "kept")) {
         kept = 1;
+    } else if (!strcmp(mode, "fresh")) {
+        fresh = 1;
     } else if (strcmp(mode, "sync")) {
-        printf("error: bad mode %s (want sync, kept or readback N [switch])\n", mode);
+        printf("error: bad mode %s (want sync, kept, fresh or readback N [switch])\n", mode);
         return 2;
     }
     CUdevice dev;
@@ -114,10 +135,14 @@ int main(int argc, char **argv)
     f_scale = app_function(mod, "scale_add_scalar");
     grid = app_blocks(N);
 
-    size_t cap = length_at(tokens) + 1 + 2 * WINDOW;
+    size_t cap = 0;
+    for (long t = 0; t <= tokens; t++)
+        if (length_at(t) > cap)
+            cap = length_at(t);
+    cap += 1 + 2 * WINDOW;
     CUdeviceptr ids, pos, tmp, h, w[2];
     CK(cuMemAlloc, (&ids, cap * sizeof(int64_t)));
-    CK(cuMemAlloc, (&pos, 64 * sizeof(int64_t)));
+    CK(cuMemAlloc, (&pos, NPOS * sizeof(int64_t)));
     CK(cuMemAlloc, (&tmp, 64 * sizeof(int64_t)));
     CK(cuMemAlloc, (&h, N * sizeof(float)));
     CK(cuMemAlloc, (&w[0], N * sizeof(float)));
@@ -127,8 +152,8 @@ int main(int argc, char **argv)
         app_die("out of memory");
     for (size_t i = 0; i < cap; i++)
         host_ids[i] = (int64_t)(i < PROMPT ? 1000 + 7 * i : 0);
-    int64_t host_pos[64];
-    for (int i = 0; i < 64; i++)
+    int64_t host_pos[NPOS];
+    for (int i = 0; i < NPOS; i++)
         host_pos[i] = 3 * i + 1;
     CK(cuMemcpyHtoD, (ids, host_ids, cap * sizeof(int64_t)));
     CK(cuMemcpyHtoD, (pos, host_pos, sizeof host_pos));
@@ -151,7 +176,7 @@ int main(int argc, char **argv)
         CUdeviceptr view = ids + (len - WINDOW) * sizeof(int64_t);
         /* the position ids of the last WINDOW tokens, and a mask over them,
          * each from a view into the ids (their alignment cycles) */
-        add_i64(tmp, view, pos, WINDOW);
+        add_i64(tmp, view, pos + pos_at(t) * sizeof(int64_t), WINDOW);
         layer(h, w[0], 1);
         add_i64(tmp + 8 * sizeof(int64_t), view + sizeof(int64_t), tmp, WINDOW - 1);
         int mid = every && t % every == every / 2;

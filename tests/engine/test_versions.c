@@ -227,6 +227,58 @@ static void a_value_found_again_is_still_compared_in_full(void **state)
     assert_true(v2 && v2 != v1);
 }
 
+/* An op whose values are new at more than RP_SEQ_RECENT lookups in a row
+ * (a decoder's activations) is told by its bytes from then on
+ * (RP_VOL_FRESH: exec.c asks no version); values that rotate through as
+ * many buffers as the window, each back after RP_SEQ_RECENT replays,
+ * never are: a content that comes back within the window is still found. */
+static void values_new_at_every_lookup_go_unversioned_and_a_window_of_rotation_does_not(void **state)
+{
+    (void)state;
+    memset(ent, 0, sizeof ent);
+    ent[0].how = RP_VOL_VER;
+    uint8_t b[BIG];
+    uint64_t c = 1;
+    for (; c <= RP_SEQ_RECENT + 1; c++) {
+        assert_int_equal(ent[0].how, RP_VOL_VER);
+        block(b, 40, 3);
+        memcpy(b + 100, &c, sizeof c); /* a new value every replay */
+        uint64_t v = find(0, b, ops[0].grid, c);
+        assert_true(v != 0);
+        assert_int_equal(ent[0].fresh, c <= RP_SEQ_RECENT ? c : RP_SEQ_RECENT);
+    }
+    assert_int_equal(ent[0].how, RP_VOL_FRESH);
+    assert_int_equal(ent[0].again, 0);
+    assert_int_equal(ent[0].at, 0);
+    /* RP_SEQ_RECENT buffers in turn: the first comes back at the lookup
+     * after the RP_SEQ_RECENT-th, before the entry would go unversioned. */
+    memset(ent, 0, sizeof ent);
+    ent[0].how = RP_VOL_VER;
+    uint64_t first[RP_SEQ_RECENT];
+    for (uint64_t t = 0; t < 6 * RP_SEQ_RECENT; t++, c++) {
+        uint64_t which = t % RP_SEQ_RECENT;
+        block(b, 40, 4);
+        memcpy(b + 100, &which, sizeof which);
+        uint64_t v = find(0, b, ops[0].grid, c);
+        if (t < RP_SEQ_RECENT)
+            first[which] = v;
+        else
+            assert_int_equal(v, first[which]);
+        assert_int_equal(ent[0].how, RP_VOL_VER);
+        assert_true(ent[0].fresh <= RP_SEQ_RECENT);
+    }
+    /* A value found again after new ones starts the count over. */
+    memset(ent, 0, sizeof ent);
+    ent[0].how = RP_VOL_VER;
+    for (uint64_t t = 0; t < 4 * RP_SEQ_RECENT; t++, c++) {
+        block(b, 40, 5);
+        uint64_t tag = t % RP_SEQ_RECENT ? 1000 + t : 7; /* 7 every RP_SEQ_RECENT */
+        memcpy(b + 100, &tag, sizeof tag);
+        (void)find(0, b, ops[0].grid, c);
+        assert_int_equal(ent[0].how, RP_VOL_VER);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -236,6 +288,9 @@ int main(void)
                                         setup, teardown),
         cmocka_unit_test_setup_teardown(a_value_found_again_is_still_compared_in_full, setup,
                                         teardown),
+        cmocka_unit_test_setup_teardown(
+            values_new_at_every_lookup_go_unversioned_and_a_window_of_rotation_does_not, setup,
+            teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

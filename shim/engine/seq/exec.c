@@ -310,6 +310,8 @@ static uint64_t content_hash(const rp_vals *v, rp_seq *s, rp_op *held)
             h = op_values_hash(h, held ? &held[k] : other_values(v, s, k, &tmp));
         } else if (e->how == RP_VOL_VER) {
             h = ver_hash(h, held ? held_ver(s, held, k) : s->ex.occ_ver[k]);
+        } else if (e->how == RP_VOL_FRESH) {
+            h = ver_hash(h, 0); /* a value no other content has */
         } else if (held) {
             h = kernel_values_hash(h, &held[k], held[k].grid, held[k].params);
         } else {
@@ -585,15 +587,61 @@ static void occurrence_versions(const rp_vals *v, rp_seq *s, size_t hi)
 {
     const struct rp_vols *l = s->ex.vols;
     for (const struct rp_vol *e = l->e, *end = l->e + l->n; e < end && e->k < hi; e++) {
+        size_t k = e->k;
+        if (e->how == RP_VOL_FRESH)
+            s->ex.occ_ver[k] = 0; /* none: compared by its bytes */
         if (e->how != RP_VOL_VER)
             continue;
-        size_t k = e->k;
         const rp_op *f;
         const unsigned int *g;
         const uint8_t *p;
         kernel_values(v, s, k, &f, &g, &p);
         s->ex.occ_ver[k] = rp__ver_of(s, k, f, g, p);
     }
+}
+
+/* small_held for entry `e` (RP_VOL_FRESH), whose values differ from
+ * the held ones at every replay, most often in the same word (an
+ * activation's address, deep in a large block): that word is compared
+ * first, and noted again where they differ elsewhere. */
+static inline int fresh_same(struct rp_vol *e, const rp_op *h, const rp_op *f,
+                             const unsigned int *g, const uint8_t *p)
+{
+    if (rp__op_other_func(h, f) || !rp__geometry_same(h->grid, g))
+        return 0;
+    size_t n = h->param_bytes, at = e->at;
+    if (at + 8 <= n) {
+        uint64_t x, y;
+        memcpy(&x, h->params + at, 8), memcpy(&y, p + at, 8);
+        if (x != y)
+            return 0;
+    }
+    size_t d = rp__bytes_differ_at(h->params, p, n);
+    if (d == n)
+        return 1;
+    e->at = (uint32_t)d;
+    return 0;
+}
+
+_Static_assert((RP_SEQ_RECENT & (RP_SEQ_RECENT - 1)) == 0, "a clock in RP_SEQ_RECENT: one mask");
+
+/* Entry `e` (RP_VOL_FRESH) at a replay where its values are those the
+ * executable holds (`same`), or at one of every RP_SEQ_RECENT clocks, when
+ * they are looked up (made a version if new): a value that came back
+ * makes it RP_VOL_VER again (the executables' versions found when next
+ * asked for: held_ver), and the hashes are taken again. */
+static __attribute__((noinline)) void fresh_check(rp_seq *s, struct rp_vol *e, const rp_op *f,
+                                                  const unsigned int *g, const uint8_t *p,
+                                                  int same)
+{
+    if (!same) {
+        e->fresh = 0;
+        (void)rp__ver_find(s, e, f, g, p);
+        if (e->fresh)
+            return; /* new again */
+    }
+    e->how = RP_VOL_VER;
+    e->fresh = e->again = e->half = 0;
 }
 
 /* A whole occurrence's volatile ops in one pass, as occurrence_versions,
@@ -627,13 +675,20 @@ scan_full(const rp_vals *v, rp_seq *s, const rp_op *held, int hashing, size_t *l
             const uint8_t *p;
             kernel_values(v, s, k, &f, &g, &p);
             if (e->how == RP_VOL_VER) {
-                uint64_t id = RP_UNLIKELY(e->again) ? rp__ver_again(s, e, f, g, p)
-                                                    : rp__ver_find(s, e, f, g, p);
+                uint64_t id = e->again ? rp__ver_again(s, e, f, g, p)
+                                    : rp__ver_find(s, e, f, g, p);
                 s->ex.occ_ver[k] = id;
                 if (hashing)
                     h = ver_hash(h, id);
                 known &= hk->ver != 0;
                 same = id && id == hk->ver;
+            } else if (e->how == RP_VOL_FRESH) {
+                s->ex.occ_ver[k] = 0;
+                if (hashing)
+                    h = ver_hash(h, 0);
+                same = fresh_same(e, hk, f, g, p);
+                if (RP_UNLIKELY(same || !(s->ex.vclock & (RP_SEQ_RECENT - 1))))
+                    fresh_check(s, e, f, g, p, same);
             } else {
                 if (hashing)
                     h = kernel_values_hash(h, f, g, p);

@@ -159,6 +159,15 @@ enum rp_vol_how {
     RP_VOL_OTHER = 0, /* a memset or copy: its operands */
     RP_VOL_SMALL = 1, /* a kernel with a small block (RP_VER_SMALL): its bytes */
     RP_VOL_VER = 2,   /* a kernel told by the version of its values */
+    /* A kernel told by version whose values were new at more than
+     * RP_SEQ_RECENT lookups in a row (rp_vol.fresh; a decoder's, whose
+     * activations move at every step): no content holding them can have
+     * come back in the window an executable is chosen by, so none is
+     * looked up; its bytes are compared with what the executable holds,
+     * as RP_VOL_SMALL's, and its version is none (0). Told by version
+     * again once a value comes back: one the executable holds, or one a
+     * lookup every RP_SEQ_RECENT clocks finds (exec.c, scan_full). */
+    RP_VOL_FRESH = 3,
 };
 struct rp_vols {
     uint64_t widened; /* ex.widened when made */
@@ -166,8 +175,10 @@ struct rp_vols {
     size_t n;
     struct rp_vol {
         uint32_t k;
-        uint16_t how;         /* enum rp_vol_how */
+        uint8_t how;         /* enum rp_vol_how */
+        uint8_t fresh;       /* RP_VOL_VER: lookups in a row that made a version */
         uint8_t again, half; /* RP_VOL_VER: rp__ver_find's notes (0: none) */
+        uint32_t at; /* RP_VOL_FRESH: the word its values last differed in from the held ones */
         /* A kernel's node update names its parameters by pointer: those
          * into the block at `pbase` laid out as the op's own layout says
          * (NULL: none made yet), kept for the next update from the same

@@ -272,9 +272,18 @@ uint64_t rp__ver_find(rp_seq *s, struct rp_vol *e, const rp_op *f, const unsigne
             uint8_t back = was + 1 == clock ? 1 : was + 2 == clock ? 2 : 0;
             e->again = back == 2 && !e->half ? 0 : back;
             e->half = back == 2;
+            e->fresh = 0;
             return found(t, i, clock);
         }
         met = (int)i;
+    }
+    if (RP_UNLIKELY(++e->fresh > RP_SEQ_RECENT)) {
+        /* new at more than RP_SEQ_RECENT lookups in a row: none from the
+         * next replay on (RP_VOL_FRESH, exec.c) */
+        e->how = RP_VOL_FRESH;
+        e->fresh = RP_SEQ_RECENT;
+        e->again = e->half = 0;
+        e->at = 0;
     }
     if (met >= 0 && bytes > RP_VER_SMALL && t->v[met].bytes == bytes) {
         learn_probe(t, bytes, t->v[met].params, p);
