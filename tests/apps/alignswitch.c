@@ -28,8 +28,11 @@
  *                whose first add reads another place of the position ids
  *                each token (its values differ in another word), 40 whose
  *                ids take two lengths in turn (two values that come back),
- *                26 that grow again, then one length (a value kept); 160
- *                tokens go through them all
+ *                26 that grow again, then one length (a value kept) but
+ *                at token 132, which takes the length of token 121 again
+ *                (with the engine's timing today, the adds' last value
+ *                looked up before their versions went unasked, the first
+ *                after they are asked again); 160 tokens go through them all
  * Prints a checksum of the ids and of the hidden state.
  * Usage: alignswitch MODULE TOKENS [sync|kept|fresh|readback N [switch]] */
 #include <string.h>
@@ -52,7 +55,12 @@ static size_t length_at(long t)
 {
     if (fresh) {
         size_t n = (size_t)t;
-        return PROMPT + (t < 40 ? n : t < 64 ? 40 : t < 104 ? 40 + 4 * (n & 1) : t < 130 ? n - 60 : 70);
+        return PROMPT + (t < 40    ? n
+                         : t < 64  ? 40
+                         : t < 104 ? 40 + 4 * (n & 1)
+                         : t < 130 ? n - 60
+                         : t == 132 ? 61
+                                    : 70);
     }
     return kept ? PROMPT + 4 * (size_t)(t / 3) + (size_t)(t / 12) : PROMPT + (size_t)t;
 }
