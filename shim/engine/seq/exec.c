@@ -580,26 +580,6 @@ static CUresult apply_updates(const rp_vals *v, rp_seq *s, size_t lo, size_t hi,
     return CUDA_SUCCESS;
 }
 
-/* The versions of the occurrence's volatile kernels of ops [0, hi), found
- * once for this replay (or part), for what follows to compare and hash by
- * their numbers. */
-static void occurrence_versions(const rp_vals *v, rp_seq *s, size_t hi)
-{
-    const struct rp_vols *l = s->ex.vols;
-    for (const struct rp_vol *e = l->e, *end = l->e + l->n; e < end && e->k < hi; e++) {
-        size_t k = e->k;
-        if (e->how == RP_VOL_FRESH)
-            s->ex.occ_ver[k] = 0; /* none: compared by its bytes */
-        if (e->how != RP_VOL_VER)
-            continue;
-        const rp_op *f;
-        const unsigned int *g;
-        const uint8_t *p;
-        kernel_values(v, s, k, &f, &g, &p);
-        s->ex.occ_ver[k] = rp__ver_of(s, k, f, g, p);
-    }
-}
-
 /* small_held for entry `e` (RP_VOL_FRESH), whose values differ from
  * the held ones at every replay, most often in the same word (an
  * activation's address, deep in a large block): that word is compared
@@ -625,23 +605,53 @@ static inline int fresh_same(struct rp_vol *e, const rp_op *h, const rp_op *f,
 
 _Static_assert((RP_SEQ_RECENT & (RP_SEQ_RECENT - 1)) == 0, "a clock in RP_SEQ_RECENT: one mask");
 
-/* Entry `e` (RP_VOL_FRESH) at a replay where its values are those the
- * executable holds (`same`), or at one of every RP_SEQ_RECENT clocks, when
- * they are looked up (made a version if new): a value that came back
- * makes it RP_VOL_VER again (the executables' versions found when next
- * asked for: held_ver), and the hashes are taken again. */
-static __attribute__((noinline)) void fresh_check(rp_seq *s, struct rp_vol *e, const rp_op *f,
-                                                  const unsigned int *g, const uint8_t *p,
-                                                  int same)
+/* Whether RP_VOL_FRESH entries are looked up at this replay anyway: at one
+ * of every RP_SEQ_RECENT clocks. */
+static inline int fresh_clock(const rp_seq *s)
 {
-    if (!same) {
-        e->fresh = 0;
-        (void)rp__ver_find(s, e, f, g, p);
-        if (e->fresh)
-            return; /* new again */
-    }
+    return !(s->ex.vclock & (RP_SEQ_RECENT - 1));
+}
+
+/* Entry `e` (RP_VOL_FRESH) looked up by version (its values made one if
+ * new): a value that came back (found), or one equal to the held values
+ * (`same`), makes it RP_VOL_VER again, with the occurrence's version as
+ * its number (the executable's is found when next asked for: held_ver); a
+ * new one leaves it as it was (version 0). */
+static __attribute__((noinline)) void fresh_lookup(rp_seq *s, struct rp_vol *e, const rp_op *f,
+                                                   const unsigned int *g, const uint8_t *p,
+                                                   int same)
+{
+    e->fresh = 0;
+    uint64_t id = rp__ver_find(s, e, f, g, p);
+    if (!same && e->fresh)
+        return; /* new */
     e->how = RP_VOL_VER;
     e->fresh = e->again = e->half = 0;
+    s->ex.occ_ver[e->k] = id;
+}
+
+/* The versions of the occurrence's volatile kernels of ops [0, hi), found
+ * once for this replay (or part), for what follows to compare and hash by
+ * their numbers. */
+static void occurrence_versions(const rp_vals *v, rp_seq *s, size_t hi)
+{
+    struct rp_vols *l = s->ex.vols;
+    int looked = hi == s->det->n && fresh_clock(s); /* the last part, at such a clock */
+    for (struct rp_vol *e = l->e, *end = l->e + l->n; e < end && e->k < hi; e++) {
+        size_t k = e->k;
+        if (e->how == RP_VOL_FRESH)
+            s->ex.occ_ver[k] = 0; /* none: compared by its bytes */
+        if (e->how != RP_VOL_VER && !(e->how == RP_VOL_FRESH && looked))
+            continue;
+        const rp_op *f;
+        const unsigned int *g;
+        const uint8_t *p;
+        kernel_values(v, s, k, &f, &g, &p);
+        if (e->how == RP_VOL_FRESH)
+            fresh_lookup(s, e, f, g, p, 0); /* as scan_full does */
+        else
+            s->ex.occ_ver[k] = rp__ver_of(s, k, f, g, p);
+    }
 }
 
 /* A whole occurrence's volatile ops in one pass, as occurrence_versions,
@@ -687,8 +697,8 @@ scan_full(const rp_vals *v, rp_seq *s, const rp_op *held, int hashing, size_t *l
                 if (hashing)
                     h = ver_hash(h, 0);
                 same = fresh_same(e, hk, f, g, p);
-                if (RP_UNLIKELY(same || !(s->ex.vclock & (RP_SEQ_RECENT - 1))))
-                    fresh_check(s, e, f, g, p, same);
+                if (RP_UNLIKELY(same || fresh_clock(s)))
+                    fresh_lookup(s, e, f, g, p, same);
             } else {
                 if (hashing)
                     h = kernel_values_hash(h, f, g, p);

@@ -161,12 +161,14 @@ enum rp_vol_how {
     RP_VOL_VER = 2,   /* a kernel told by the version of its values */
     /* A kernel told by version whose values were new at more than
      * RP_SEQ_RECENT lookups in a row (rp_vol.fresh; a decoder's, whose
-     * activations move at every step): no content holding them can have
-     * come back in the window an executable is chosen by, so none is
-     * looked up; its bytes are compared with what the executable holds,
-     * as RP_VOL_SMALL's, and its version is none (0). Told by version
-     * again once a value comes back: one the executable holds, or one a
-     * lookup every RP_SEQ_RECENT clocks finds (exec.c, scan_full). */
+     * activations move at every step): taken to stay new, none is looked
+     * up; its bytes are compared with what the executable holds, as
+     * RP_VOL_SMALL's, and its version is none (0: a content no other
+     * has). Told by version again once a value comes back: the one the
+     * executable holds, or one that a lookup made every RP_SEQ_RECENT
+     * clocks finds (exec.c, fresh_lookup). A rotation of up to
+     * RP_SEQ_RECENT buffers never goes so; one that begins after a run of
+     * new values is found late (docs/engine.md). */
     RP_VOL_FRESH = 3,
 };
 struct rp_vols {
