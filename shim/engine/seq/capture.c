@@ -1,7 +1,8 @@
 /* capture.c - turns a segment seen often enough into an executable graph:
  * re-issues its recorded ops on the context's private non-blocking stream
  * inside a capture window (lifecycle.c), seals and checks the graph, and
- * instantiates it. The program's own calls are never inside the window: the
+ * instantiates it (the record of the values an executable holds made here
+ * too: rp__exec_held_values). The program's own calls are never inside the window: the
  * engine lock is held throughout, and the calls that could invalidate a
  * capture from another thread (cuCtxSynchronize) wait on the capture gate.
  * Any failure leaves the program's work untouched (it already ran eagerly)
@@ -31,6 +32,31 @@ static uint64_t now_ns(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* Free a record of the values an executable holds (n ops; those never
+ * filled are zeroed and own nothing). */
+void rp__exec_held_free(rp_op *held, size_t n)
+{
+    for (size_t i = 0; held && i < n; i++)
+        rp__op_free(&held[i]);
+    free(held);
+}
+
+/* The values a fresh executable of `e`'s graph holds: its records, without
+ * payload (the staging holds it). NULL when memory runs out. */
+rp_op *rp__exec_held_values(const rp_det_entry *e)
+{
+    rp_op *held = rp__calloc(e->n, sizeof *held);
+    for (size_t i = 0; held && i < e->n; i++) {
+        if (rp__op_copy(&held[i], &e->ops[i]) != 0) {
+            rp__exec_held_free(held, e->n);
+            return NULL;
+        }
+        free(held[i].data);
+        held[i].data = NULL;
+    }
+    return held;
 }
 
 void rp__seq_destroy(rp_seq *s)

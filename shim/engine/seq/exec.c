@@ -19,31 +19,6 @@ static uint64_t now_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-/* Free a record of the values an executable holds (n ops; those never
- * filled are zeroed and own nothing). */
-void rp__exec_held_free(rp_op *held, size_t n)
-{
-    for (size_t i = 0; held && i < n; i++)
-        rp__op_free(&held[i]);
-    free(held);
-}
-
-/* The values a fresh executable of `e`'s graph holds: its records, without
- * payload (the staging holds it). NULL when memory runs out. */
-rp_op *rp__exec_held_values(const rp_det_entry *e)
-{
-    rp_op *held = rp__calloc(e->n, sizeof *held);
-    for (size_t i = 0; held && i < e->n; i++) {
-        if (rp__op_copy(&held[i], &e->ops[i]) != 0) {
-            rp__exec_held_free(held, e->n);
-            return NULL;
-        }
-        free(held[i].data);
-        held[i].data = NULL;
-    }
-    return held;
-}
-
 static CUgraphExec alt_exec(rp_seq *s, rp_op **held)
 {
     rp_ctxstate *cs = s->cs;
@@ -580,63 +555,13 @@ static CUresult apply_updates(const rp_vals *v, rp_seq *s, size_t lo, size_t hi,
     return CUDA_SUCCESS;
 }
 
-/* small_held for entry `e` (RP_VOL_FRESH), whose values differ from
- * the held ones at every replay, most often in the same word (an
- * activation's address, deep in a large block): that word is compared
- * first, and noted again where they differ elsewhere. */
-static inline int fresh_same(struct rp_vol *e, const rp_op *h, const rp_op *f,
-                             const unsigned int *g, const uint8_t *p)
-{
-    if (rp__op_other_func(h, f) || !rp__geometry_same(h->grid, g))
-        return 0;
-    size_t n = h->param_bytes, at = e->at;
-    if (at + 8 <= n) {
-        uint64_t x, y;
-        memcpy(&x, h->params + at, 8), memcpy(&y, p + at, 8);
-        if (x != y)
-            return 0;
-    }
-    size_t d = rp__bytes_differ_at(h->params, p, n);
-    if (d == n)
-        return 1;
-    e->at = (uint32_t)d;
-    return 0;
-}
-
-_Static_assert((RP_SEQ_RECENT & (RP_SEQ_RECENT - 1)) == 0, "a clock in RP_SEQ_RECENT: one mask");
-
-/* Whether RP_VOL_FRESH entries are looked up at this replay anyway: at one
- * of every RP_SEQ_RECENT clocks. */
-static inline int fresh_clock(const rp_seq *s)
-{
-    return !(s->ex.vclock & (RP_SEQ_RECENT - 1));
-}
-
-/* Entry `e` (RP_VOL_FRESH) looked up by version (its values made one if
- * new): a value that came back (found), or one equal to the held values
- * (`same`), makes it RP_VOL_VER again, with the occurrence's version as
- * its number (the executable's is found when next asked for: held_ver); a
- * new one leaves it as it was (version 0). */
-static __attribute__((noinline)) void fresh_lookup(rp_seq *s, struct rp_vol *e, const rp_op *f,
-                                                   const unsigned int *g, const uint8_t *p,
-                                                   int same)
-{
-    e->fresh = 0;
-    uint64_t id = rp__ver_find(s, e, f, g, p);
-    if (!same && e->fresh)
-        return; /* new */
-    e->how = RP_VOL_VER;
-    e->fresh = e->again = e->half = 0;
-    s->ex.occ_ver[e->k] = id;
-}
-
 /* The versions of the occurrence's volatile kernels of ops [0, hi), found
  * once for this replay (or part), for what follows to compare and hash by
  * their numbers. */
 static void occurrence_versions(const rp_vals *v, rp_seq *s, size_t hi)
 {
     struct rp_vols *l = s->ex.vols;
-    int looked = hi == s->det->n && fresh_clock(s); /* the last part, at such a clock */
+    int looked = hi == s->det->n && rp__fresh_clock(s); /* the last part, at such a clock */
     for (struct rp_vol *e = l->e, *end = l->e + l->n; e < end && e->k < hi; e++) {
         size_t k = e->k;
         if (e->how == RP_VOL_FRESH)
@@ -648,7 +573,7 @@ static void occurrence_versions(const rp_vals *v, rp_seq *s, size_t hi)
         const uint8_t *p;
         kernel_values(v, s, k, &f, &g, &p);
         if (e->how == RP_VOL_FRESH)
-            fresh_lookup(s, e, f, g, p, 0); /* as scan_full does */
+            rp__fresh_lookup(s, e, f, g, p, 0); /* as scan_full does */
         else
             s->ex.occ_ver[k] = rp__ver_of(s, k, f, g, p);
     }
@@ -696,9 +621,9 @@ scan_full(const rp_vals *v, rp_seq *s, const rp_op *held, int hashing, size_t *l
                 s->ex.occ_ver[k] = 0;
                 if (hashing)
                     h = ver_hash(h, 0);
-                same = fresh_same(e, hk, f, g, p);
-                if (RP_UNLIKELY(same || fresh_clock(s)))
-                    fresh_lookup(s, e, f, g, p, same);
+                same = rp__fresh_same(e, hk, f, g, p);
+                if (RP_UNLIKELY(same || rp__fresh_clock(s)))
+                    rp__fresh_lookup(s, e, f, g, p, same);
             } else {
                 if (hashing)
                     h = kernel_values_hash(h, f, g, p);

@@ -49,6 +49,12 @@ CUstream rp__private_stream(rp_ctxstate *cs);
 /* The lifecycle's view of a driver table. */
 void rp__lc_driver_from(rp_lc_driver *lc, const struct rp__driver *drv);
 
+/* The values a fresh executable of `e`'s graph holds: its records, without
+ * payload. NULL when memory runs out. */
+rp_op *rp__exec_held_values(const rp_det_entry *e);
+/* Free such values (n ops; those never filled own nothing). */
+void rp__exec_held_free(rp_op *held, size_t n);
+
 /* ---- exec.c: executables and updates ------------------------------------------ */
 
 /* An occurrence's deferred values, as the matcher holds them: its records
@@ -92,11 +98,6 @@ static inline void rp__arena_get_other(const uint8_t *a, rp_op *d)
  * changed), or the driver's error (the executable may then hold a mix: the
  * caller drops the sequence). */
 CUresult rp__exec_prepare(rp_seq *s, const rp_vals *v, size_t lo, size_t hi);
-/* The values a fresh executable of `e`'s graph holds: its records, without
- * payload. NULL when memory runs out. */
-rp_op *rp__exec_held_values(const rp_det_entry *e);
-/* Free such values (n ops; those never filled own nothing). */
-void rp__exec_held_free(rp_op *held, size_t n);
 
 /* ---- parts.c: an executable run for a part ---------------------------------- */
 /* Nodes: how many must be enabled or disabled for `exec` to run ops
@@ -190,6 +191,48 @@ struct rp_vols {
         void **ptrs;
     } e[];
 };
+/* ---- versions.c: values that stay new (RP_VOL_FRESH) ---------------------------- */
+
+/* small_held (exec.c) for entry `e` (RP_VOL_FRESH), whose values differ
+ * from the held record `h`'s at nearly every replay, most often in the
+ * same word (an activation's address, deep in a large block): that word
+ * is compared first, and noted again where they differ elsewhere. 1 when
+ * the values (`f`'s function, geometry `g`, block `p`) are the held ones. */
+static inline int rp__fresh_same(struct rp_vol *e, const rp_op *h, const rp_op *f,
+                                 const unsigned int *g, const uint8_t *p)
+{
+    if (rp__op_other_func(h, f) || !rp__geometry_same(h->grid, g))
+        return 0;
+    size_t n = h->param_bytes, at = e->at;
+    if (at + 8 <= n) {
+        uint64_t x, y;
+        memcpy(&x, h->params + at, 8), memcpy(&y, p + at, 8);
+        if (x != y)
+            return 0;
+    }
+    size_t d = rp__bytes_differ_at(h->params, p, n);
+    if (d == n)
+        return 1;
+    e->at = (uint32_t)d;
+    return 0;
+}
+
+_Static_assert((RP_SEQ_RECENT & (RP_SEQ_RECENT - 1)) == 0, "a clock in RP_SEQ_RECENT: one mask");
+/* Whether RP_VOL_FRESH entries are looked up at this replay anyway: at one
+ * of every RP_SEQ_RECENT clocks. */
+static inline int rp__fresh_clock(const rp_seq *s)
+{
+    return !(s->ex.vclock & (RP_SEQ_RECENT - 1));
+}
+
+/* Entry `e` (RP_VOL_FRESH) looked up by version (its values made one if
+ * new): a value that came back (found), or one equal to the held values
+ * (`same`), makes it RP_VOL_VER again, with the occurrence's version as
+ * its number (the executable's is found when next asked for: exec.c,
+ * held_ver); a new one leaves it as it was (version 0). */
+void rp__fresh_lookup(rp_seq *s, struct rp_vol *e, const rp_op *f, const unsigned int *g,
+                      const uint8_t *p, int same);
+
 /* The list of `s` (a sequence with updates), made again if its mask grew
  * since; NULL when memory runs out. */
 const struct rp_vols *rp__seq_vols(rp_seq *s);

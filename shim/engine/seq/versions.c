@@ -338,3 +338,15 @@ uint64_t rp__ver_again(rp_seq *s, struct rp_vol *e, const rp_op *f, const unsign
     e->again = 0;
     return rp__ver_find(s, e, f, g, p);
 }
+
+void rp__fresh_lookup(rp_seq *s, struct rp_vol *e, const rp_op *f, const unsigned int *g,
+                      const uint8_t *p, int same)
+{
+    e->fresh = 0;
+    uint64_t id = rp__ver_find(s, e, f, g, p);
+    if (!same && e->fresh)
+        return; /* new */
+    e->how = RP_VOL_VER;
+    e->fresh = e->again = e->half = 0;
+    s->ex.occ_ver[e->k] = id;
+}
