@@ -1,10 +1,11 @@
 /* capture.c - turns a segment seen often enough into an executable graph:
  * re-issues its recorded ops on the context's private non-blocking stream
  * inside a capture window (lifecycle.c), seals and checks the graph, and
- * instantiates it (the record of the values an executable holds made here
- * too: rp__exec_held_values). The program's own calls are never inside the window: the
- * engine lock is held throughout, and the calls that could invalidate a
- * capture from another thread (cuCtxSynchronize) wait on the capture gate.
+ * instantiates it (the record of the values an executable holds is made
+ * here too: rp__exec_held_values). The program's own calls are never
+ * inside the window: the engine lock is held throughout, and the calls
+ * that could invalidate a capture from another thread (cuCtxSynchronize)
+ * wait on the capture gate.
  * Any failure leaves the program's work untouched (it already ran eagerly)
  * and only costs a back-off. */
 #include "seq.h"

@@ -167,7 +167,7 @@ enum rp_vol_how {
      * RP_VOL_SMALL's, and its version is none (0: a content no other
      * has). Told by version again once a value comes back: the one the
      * executable holds, or one that a lookup made every RP_SEQ_RECENT
-     * clocks finds (exec.c, fresh_lookup). A rotation of up to
+     * clocks finds (rp__fresh_lookup, versions.c). A rotation of up to
      * RP_SEQ_RECENT buffers never goes so; one that begins after a run of
      * new values is found late (docs/engine.md). */
     RP_VOL_FRESH = 3,
@@ -191,6 +191,7 @@ struct rp_vols {
         void **ptrs;
     } e[];
 };
+
 /* ---- versions.c: values that stay new (RP_VOL_FRESH) ---------------------------- */
 
 /* small_held (exec.c) for entry `e` (RP_VOL_FRESH), whose values differ
