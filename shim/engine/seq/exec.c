@@ -564,10 +564,13 @@ static void occurrence_versions(const rp_vals *v, rp_seq *s, size_t hi)
     int looked = hi == s->det->n && rp__fresh_clock(s); /* the last part, at such a clock */
     for (struct rp_vol *e = l->e, *end = l->e + l->n; e < end && e->k < hi; e++) {
         size_t k = e->k;
-        if (e->how == RP_VOL_FRESH)
+        if (e->how == RP_VOL_FRESH) {
             s->ex.occ_ver[k] = 0; /* none: compared by its bytes */
-        if (e->how != RP_VOL_VER && !(e->how == RP_VOL_FRESH && looked))
+            if (!looked)
+                continue;
+        } else if (e->how != RP_VOL_VER) {
             continue;
+        }
         const rp_op *f;
         const unsigned int *g;
         const uint8_t *p;
@@ -611,7 +614,7 @@ scan_full(const rp_vals *v, rp_seq *s, const rp_op *held, int hashing, size_t *l
             kernel_values(v, s, k, &f, &g, &p);
             if (e->how == RP_VOL_VER) {
                 uint64_t id = e->again ? rp__ver_again(s, e, f, g, p)
-                                    : rp__ver_find(s, e, f, g, p);
+                                       : rp__ver_find(s, e, f, g, p);
                 s->ex.occ_ver[k] = id;
                 if (hashing)
                     h = ver_hash(h, id);

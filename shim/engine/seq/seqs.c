@@ -80,7 +80,7 @@ const struct rp_vols *rp__seq_vols(rp_seq *s)
             ptrs = pool;
             pool += s->lay[k]->n;
         }
-        nl->e[nl->n++] = (struct rp_vol){(uint32_t)k, (uint8_t)how, 0, 0, 0, 0, NULL, ptrs};
+        nl->e[nl->n++] = (struct rp_vol){.k = (uint32_t)k, .how = (uint8_t)how, .ptrs = ptrs};
     }
     free(l);
     s->ex.vols = nl;
