@@ -272,12 +272,22 @@ static inline uint64_t op_values_hash(uint64_t h, const rp_op *op)
     return rp__acc(h, op->value);
 }
 
+/* The hash of a content no other has: one with a kernel told by no
+ * version (RP_VOL_FRESH), whatever its other values (never 0). */
+static inline uint64_t content_unique(void)
+{
+    uint64_t h = rp__fin(ver_hash(RP_HASH_SEED, 0));
+    return h ? h : 1;
+}
+
 /* The hash of the values of `s`'s volatile ops: those deferred on `st`
  * (held NULL), or those `held` records (never 0). */
 static uint64_t content_hash(const rp_vals *v, rp_seq *s, rp_op *held)
 {
     uint64_t h = RP_HASH_SEED;
     const struct rp_vols *l = s->ex.vols;
+    if (l->nfresh)
+        return content_unique(); /* what hashing every op would give */
     for (const struct rp_vol *e = l->e, *end = l->e + l->n; e < end; e++) {
         size_t k = e->k;
         if (e->how == RP_VOL_OTHER) {
@@ -663,8 +673,10 @@ CUresult rp__exec_prepare(rp_seq *s, const rp_vals *v, size_t lo, size_t hi)
             listed_for = s->ex.held;
             /* (two calls, each inlined with `hashing` known: one call
              * with it unknown cost 1-3 an op) */
-            found = choosing ? scan_full(v, s, listed_for, 1, &listed)
-                             : scan_full(v, s, listed_for, 0, &listed);
+            if (choosing && !s->ex.vols->nfresh)
+                found = scan_full(v, s, listed_for, 1, &listed);
+            else if (scan_full(v, s, listed_for, 0, &listed), choosing)
+                found = content_unique(); /* as content_hash */
         } else {
             occurrence_versions(v, s, hi);
         }
