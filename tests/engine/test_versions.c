@@ -20,6 +20,7 @@ static rp_op ops[2];
 static uint64_t vmask[2];
 static rp_seq seq;
 static uint8_t seq_params[2][BIG];
+static struct rp_vols *vols; /* the sequence's list (seq.ex.vols), of ops 0 and 1 */
 
 static int setup(void **state)
 {
@@ -39,6 +40,11 @@ static int setup(void **state)
     seq.det = &entry;
     seq.vmask = vmask;
     seq.ex.held = calloc(2, sizeof *seq.ex.held);
+    vols = calloc(1, sizeof *vols + 2 * sizeof vols->e[0]);
+    if (!vols)
+        return -1;
+    vols->n = 2;
+    seq.ex.vols = vols;
     return seq.ex.held ? 0 : -1;
 }
 
@@ -47,6 +53,7 @@ static int teardown(void **state)
     (void)state;
     rp__ver_free(&seq);
     free(seq.ex.held);
+    free(vols);
     return 0;
 }
 
@@ -60,7 +67,13 @@ static uint64_t ver(size_t k, const uint8_t *p, uint64_t clock)
 /* The same as the replay's scan asks for it (exec.c, scan_full): through
  * the op's entry, which notes a value found again one or two clocks after
  * it was seen, and where it does, looked for first where it was found. */
-static struct rp_vol ent[2];
+#define ent (vols->e)
+/* Both entries as a list made new has them (none unversioned). */
+static void entries_new(void)
+{
+    memset(ent, 0, 2 * sizeof ent[0]);
+    vols->nfresh = 0;
+}
 static uint64_t find(size_t k, const uint8_t *p, const unsigned int *g, uint64_t clock)
 {
     seq.ex.vclock = clock;
@@ -145,7 +158,7 @@ static void held_and_recent_numbers_are_never_given_to_another_value(void **stat
 static void a_value_found_again_is_still_compared_in_full(void **state)
 {
     (void)state;
-    memset(ent, 0, sizeof ent);
+    entries_new();
     const unsigned int *g0 = ops[0].grid;
     uint8_t a[BIG], a2[BIG], b[BIG], d[BIG], e[BIG];
     block(a, 300, 1);
@@ -235,7 +248,7 @@ static void a_value_found_again_is_still_compared_in_full(void **state)
 static void values_new_at_every_lookup_go_unversioned_and_a_window_of_rotation_does_not(void **state)
 {
     (void)state;
-    memset(ent, 0, sizeof ent);
+    entries_new();
     ent[0].how = RP_VOL_VER;
     uint8_t b[BIG];
     uint64_t c = 1;
@@ -250,9 +263,17 @@ static void values_new_at_every_lookup_go_unversioned_and_a_window_of_rotation_d
     assert_int_equal(ent[0].how, RP_VOL_FRESH);
     assert_int_equal(ent[0].again, 0);
     assert_int_equal(ent[0].at, 0);
+    assert_int_equal(vols->nfresh, 1); /* the list counts it (exec.c hashes none then) */
+    /* Its value found again (the last one, which it was given a version
+     * for): told by version again, and counted so. */
+    seq.ex.vclock = c;
+    rp__fresh_lookup(&seq, &ent[0], &ops[0], ops[0].grid, b, 0);
+    assert_int_equal(ent[0].how, RP_VOL_VER);
+    assert_int_equal(vols->nfresh, 0);
+    assert_true(seq.ex.occ_ver[0] != 0);
     /* RP_SEQ_RECENT buffers in turn: the first comes back at the lookup
      * after the RP_SEQ_RECENT-th, before the entry would go unversioned. */
-    memset(ent, 0, sizeof ent);
+    entries_new();
     ent[0].how = RP_VOL_VER;
     uint64_t first[RP_SEQ_RECENT];
     for (uint64_t t = 0; t < 6 * RP_SEQ_RECENT; t++, c++) {
@@ -268,7 +289,7 @@ static void values_new_at_every_lookup_go_unversioned_and_a_window_of_rotation_d
         assert_true(ent[0].fresh <= RP_SEQ_RECENT);
     }
     /* A value found again after new ones starts the count over. */
-    memset(ent, 0, sizeof ent);
+    entries_new();
     ent[0].how = RP_VOL_VER;
     for (uint64_t t = 0; t < 4 * RP_SEQ_RECENT; t++, c++) {
         block(b, 40, 5);
