@@ -147,6 +147,9 @@ typedef struct rp_seq {
         unsigned int too_many; /* replays skipped in a row for too many updates */
         uint64_t *occ_ver;  /* per op: the occurrence's version (seq/versions.c) */
         struct rp_vols *vols; /* its volatile ops, listed (seq/exec.c; NULL: not yet) */
+        uint32_t nfresh;    /* entries of `vols` unversioned now (RP_VOL_FRESH: seq/versions.c;
+                               a count in the list itself laid its entries out so that the
+                               updates' loop cost 6 instructions an op more) */
         uint64_t vclock;    /* occurrences prepared for a replay in full (the versions'
                                clock: in step with recent_at where a replay chooses) */
     } ex;

@@ -72,7 +72,7 @@ static uint64_t ver(size_t k, const uint8_t *p, uint64_t clock)
 static void entries_new(void)
 {
     memset(ent, 0, 2 * sizeof ent[0]);
-    vols->nfresh = 0;
+    seq.ex.nfresh = 0;
 }
 static uint64_t find(size_t k, const uint8_t *p, const unsigned int *g, uint64_t clock)
 {
@@ -263,13 +263,13 @@ static void values_new_at_every_lookup_go_unversioned_and_a_window_of_rotation_d
     assert_int_equal(ent[0].how, RP_VOL_FRESH);
     assert_int_equal(ent[0].again, 0);
     assert_int_equal(ent[0].at, 0);
-    assert_int_equal(vols->nfresh, 1); /* the list counts it (exec.c hashes none then) */
+    assert_int_equal(seq.ex.nfresh, 1); /* the sequence counts it (exec.c hashes none then) */
     /* Its value found again (the last one, which it was given a version
      * for): told by version again, and counted so. */
     seq.ex.vclock = c;
     rp__fresh_lookup(&seq, &ent[0], &ops[0], ops[0].grid, b, 0);
     assert_int_equal(ent[0].how, RP_VOL_VER);
-    assert_int_equal(vols->nfresh, 0);
+    assert_int_equal(seq.ex.nfresh, 0);
     assert_true(seq.ex.occ_ver[0] != 0);
     /* RP_SEQ_RECENT buffers in turn: the first comes back at the lookup
      * after the RP_SEQ_RECENT-th, before the entry would go unversioned. */

@@ -286,7 +286,7 @@ static uint64_t content_hash(const rp_vals *v, rp_seq *s, rp_op *held)
 {
     uint64_t h = RP_HASH_SEED;
     const struct rp_vols *l = s->ex.vols;
-    if (l->nfresh)
+    if (s->ex.nfresh)
         return content_unique(); /* what hashing every op would give */
     for (const struct rp_vol *e = l->e, *end = l->e + l->n; e < end; e++) {
         size_t k = e->k;
@@ -673,10 +673,11 @@ CUresult rp__exec_prepare(rp_seq *s, const rp_vals *v, size_t lo, size_t hi)
             listed_for = s->ex.held;
             /* (two calls, each inlined with `hashing` known: one call
              * with it unknown cost 1-3 an op) */
-            if (choosing && !s->ex.vols->nfresh)
-                found = scan_full(v, s, listed_for, 1, &listed);
-            else if (scan_full(v, s, listed_for, 0, &listed), choosing)
-                found = content_unique(); /* as content_hash */
+            int hashing = choosing && !s->ex.nfresh; /* else unique: content_hash */
+            found = hashing ? scan_full(v, s, listed_for, 1, &listed)
+                            : scan_full(v, s, listed_for, 0, &listed);
+            if (choosing && !hashing)
+                found = content_unique();
         } else {
             occurrence_versions(v, s, hi);
         }

@@ -175,7 +175,6 @@ enum rp_vol_how {
 struct rp_vols {
     uint64_t widened; /* ex.widened when made */
     uint32_t nkernels, nfunc; /* its kernels; those whose mask has RP_VOL_FUNC */
-    uint32_t nfresh;          /* its entries RP_VOL_FRESH now (versions.c) */
     size_t n;
     struct rp_vol {
         uint32_t k;

@@ -67,7 +67,8 @@ const struct rp_vols *rp__seq_vols(rp_seq *s)
     void **pool = (void **)(void *)&nl->e[m];
     nl->widened = s->ex.widened;
     nl->n = 0;
-    nl->nkernels = nl->nfunc = nl->nfresh = 0;
+    nl->nkernels = nl->nfunc = 0;
+    s->ex.nfresh = 0;
     for (size_t k = 0; k < n; k++) {
         int kernel = s->det->ops[k].kind == RP_OP_KERNEL;
         nl->nkernels += kernel;

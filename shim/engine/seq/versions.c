@@ -283,7 +283,7 @@ uint64_t rp__ver_find(rp_seq *s, struct rp_vol *e, const rp_op *f, const unsigne
         /* new at more than RP_SEQ_RECENT lookups in a row: none from the
          * next replay on (RP_VOL_FRESH, exec.c) */
         e->how = RP_VOL_FRESH;
-        l->nfresh++;
+        s->ex.nfresh++;
         e->fresh = RP_SEQ_RECENT;
         e->again = e->half = 0;
         e->at = 0;
@@ -350,7 +350,7 @@ void rp__fresh_lookup(rp_seq *s, struct rp_vol *e, const rp_op *f, const unsigne
     if (!same && e->fresh)
         return; /* new */
     e->how = RP_VOL_VER;
-    s->ex.vols->nfresh--;
+    s->ex.nfresh--;
     e->fresh = e->again = e->half = 0;
     s->ex.occ_ver[e->k] = id;
 }
