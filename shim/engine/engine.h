@@ -138,18 +138,15 @@ typedef struct rp_seq {
         uint64_t frees_at;  /* rp__frees() when sealed.graph was captured: its
                                memset and copy nodes name that occurrence's
                                memory, which a later free may have freed */
-        /* The nodes each executable has enabled, `exec`'s and each
-         * alternate's: ops [head, n - tail). All of them (0, 0) but after a
-         * part of an occurrence was launched (seq/parts.c, rp__exec_range). */
+        /* The nodes each executable has enabled, `exec`'s and each alternate's: ops
+         * [head, n - tail); all (0, 0) but after a part ran (seq/parts.c, rp__exec_range). */
         struct rp_exec_on {
             uint32_t head, tail;
         } on, alt_on[RP_SEQ_ALTS];
         unsigned int too_many; /* replays skipped in a row for too many updates */
         uint64_t *occ_ver;  /* per op: the occurrence's version (seq/versions.c) */
         struct rp_vols *vols; /* its volatile ops, listed (seq/exec.c; NULL: not yet) */
-        uint32_t nfresh;    /* entries of `vols` unversioned now (RP_VOL_FRESH: seq/versions.c;
-                               a count in the list itself laid its entries out so that the
-                               updates' loop cost 6 instructions an op more) */
+        uint32_t nfresh;    /* entries of `vols` RP_VOL_FRESH now (seq/versions.c) */
         uint64_t vclock;    /* occurrences prepared for a replay in full (the versions'
                                clock: in step with recent_at where a replay chooses) */
     } ex;

@@ -272,8 +272,7 @@ static inline uint64_t op_values_hash(uint64_t h, const rp_op *op)
     return rp__acc(h, op->value);
 }
 
-/* The hash of a content no other has: one with a kernel told by no
- * version (RP_VOL_FRESH), whatever its other values (never 0). */
+/* The hash of a content no other has (one with an RP_VOL_FRESH kernel; never 0). */
 static inline uint64_t content_unique(void)
 {
     uint64_t h = rp__fin(ver_hash(RP_HASH_SEED, 0));
