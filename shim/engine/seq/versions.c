@@ -277,9 +277,8 @@ uint64_t rp__ver_find(rp_seq *s, struct rp_vol *e, const rp_op *f, const unsigne
         }
         met = (int)i;
     }
-    struct rp_vols *l = s->ex.vols;
-    if (RP_UNLIKELY(++e->fresh > RP_SEQ_RECENT) &&
-        !NEVER(!l || e < l->e || e >= l->e + l->n)) { /* (rp__ver_of's never counts so far) */
+    struct rp_vols *l = s->ex.vols; /* `e` is its entry: rp__ver_of's never counts so far */
+    if (RP_UNLIKELY(++e->fresh > RP_SEQ_RECENT) && !NEVER(!l || e < l->e || e >= l->e + l->n)) {
         /* new at more than RP_SEQ_RECENT lookups in a row: none from the
          * next replay on (RP_VOL_FRESH, exec.c) */
         e->how = RP_VOL_FRESH;
