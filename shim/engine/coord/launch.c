@@ -161,25 +161,31 @@ plain_launch_slow(rp_ctxstate *cs, CUfunction f, unsigned int gx, unsigned int g
     return cs ? launch_recorded(cs, &l, entry) : launch(&l, entry);
 }
 
-/* A plain launch (cuLaunchKernel[_ptsz]): a matched one is deferred by
- * inline code that keeps the launch in registers. */
+/* The inline part of every launch hook, the launch in registers: 1 when
+ * the fast path deferred it (*out its result); else 0, with *cs the
+ * stream's context locked (the launch is then recorded) or NULL (the
+ * engine steps aside, or the context is not known: the common way). */
+static inline __attribute__((always_inline)) int launch_inline(rp_launch l, enum rp__entry entry,
+                                                                rp_ctxstate **cs, CUresult *out)
+{
+    rp_ctxstate *c = RP_LIKELY(!rp__aside()) ? rp__lock_ctx_of_stream(l.s, l.ptsz) : NULL;
+    *cs = c;
+    return c && RP_LIKELY(launch_matched(c, l, entry, out));
+}
+
+/* A plain launch (cuLaunchKernel[_ptsz]). */
 static inline __attribute__((always_inline)) CUresult
 plain_launch(CUfunction f, unsigned int gx, unsigned int gy, unsigned int gz, unsigned int bx,
              unsigned int by, unsigned int bz, unsigned int shmem, CUstream s, void **kp,
              void **extra, int ptsz)
 {
     rp_launch l = {f, {gx, gy, gz}, {bx, by, bz}, shmem, s, kp, extra, NULL, ptsz};
-    enum rp__entry entry = ptsz ? RP_E_cuLaunchKernel_ptsz : RP_E_cuLaunchKernel;
-    if (RP_LIKELY(!rp__aside())) {
-        rp_ctxstate *cs = rp__lock_ctx_of_stream(s, ptsz);
-        if (cs) {
-            CUresult matched;
-            if (RP_LIKELY(launch_matched(cs, l, entry, &matched)))
-                return matched;
-            return plain_launch_slow(cs, f, gx, gy, gz, bx, by, bz, shmem, s, kp, extra, ptsz);
-        }
-    }
-    return plain_launch_slow(NULL, f, gx, gy, gz, bx, by, bz, shmem, s, kp, extra, ptsz);
+    rp_ctxstate *cs;
+    CUresult matched;
+    if (RP_LIKELY(launch_inline(l, ptsz ? RP_E_cuLaunchKernel_ptsz : RP_E_cuLaunchKernel, &cs,
+                                &matched)))
+        return matched;
+    return plain_launch_slow(cs, f, gx, gy, gz, bx, by, bz, shmem, s, kp, extra, ptsz);
 }
 
 CUresult CUDAAPI rp__hook_cuLaunchKernel RP_SIG_LAUNCH_KERNEL
@@ -197,18 +203,40 @@ CUresult CUDAAPI rp__hook_cuLaunchKernel_ptsz RP_SIG_LAUNCH_KERNEL
 /* cuLaunchKernelEx: captured with the attributes a graph's kernel node
  * keeps, and with programmatic stream serialization, which is part of the
  * op's structure but left out of the graph's node (recorder.c); a launch
- * with any other attribute is a boundary. */
-static CUresult launch_ex(const CUlaunchConfig *c, CUfunction f, void **kp, void **extra,
-                          int ptsz)
+ * with any other attribute is a boundary. The launch, from the program's
+ * configuration `c`: */
+static inline __attribute__((always_inline)) rp_launch
+ex_launch_of(const CUlaunchConfig *c, CUfunction f, void **kp, void **extra, int ptsz)
 {
-    rp_launch l = {f, {0, 0, 0}, {0, 0, 0}, 0, NULL, kp, extra, c, ptsz};
-    if (!c)
+    return (rp_launch){f,  {c->gridDimX, c->gridDimY, c->gridDimZ},
+                       {c->blockDimX, c->blockDimY, c->blockDimZ},
+                       c->sharedMemBytes, c->hStream, kp, extra, c, ptsz};
+}
+
+/* One the inline fast path did not defer (as plain_launch_slow). */
+static __attribute__((noinline)) CUresult ex_launch_slow(rp_ctxstate *cs, const CUlaunchConfig *c,
+                                                         CUfunction f, void **kp, void **extra,
+                                                         int ptsz)
+{
+    rp_launch l = ex_launch_of(c, f, kp, extra, ptsz);
+    enum rp__entry entry = ptsz ? RP_E_cuLaunchKernelEx_ptsz : RP_E_cuLaunchKernelEx;
+    return cs ? launch_recorded(cs, &l, entry) : launch(&l, entry);
+}
+
+static inline __attribute__((always_inline)) CUresult
+launch_ex(const CUlaunchConfig *c, CUfunction f, void **kp, void **extra, int ptsz)
+{
+    if (!c) {
+        rp_launch l = {f, {0, 0, 0}, {0, 0, 0}, 0, NULL, kp, extra, c, ptsz};
         return launch_issue(&l); /* the driver's error, as the program would get it */
-    l.grid[0] = c->gridDimX, l.grid[1] = c->gridDimY, l.grid[2] = c->gridDimZ;
-    l.block[0] = c->blockDimX, l.block[1] = c->blockDimY, l.block[2] = c->blockDimZ;
-    l.shmem = c->sharedMemBytes;
-    l.s = c->hStream;
-    return launch(&l, ptsz ? RP_E_cuLaunchKernelEx_ptsz : RP_E_cuLaunchKernelEx);
+    }
+    rp_ctxstate *cs;
+    CUresult matched;
+    if (RP_LIKELY(launch_inline(ex_launch_of(c, f, kp, extra, ptsz),
+                                ptsz ? RP_E_cuLaunchKernelEx_ptsz : RP_E_cuLaunchKernelEx, &cs,
+                                &matched)))
+        return matched;
+    return ex_launch_slow(cs, c, f, kp, extra, ptsz);
 }
 
 CUresult CUDAAPI rp__hook_cuLaunchKernelEx(const CUlaunchConfig *config, CUfunction f,
