@@ -208,7 +208,7 @@ CUresult CUDAAPI rp__hook_cuLaunchKernel_ptsz RP_SIG_LAUNCH_KERNEL
 static inline __attribute__((always_inline)) rp_launch
 ex_launch_of(const CUlaunchConfig *c, CUfunction f, void **kp, void **extra, int ptsz)
 {
-    return (rp_launch){f,  {c->gridDimX, c->gridDimY, c->gridDimZ},
+    return (rp_launch){f, {c->gridDimX, c->gridDimY, c->gridDimZ},
                        {c->blockDimX, c->blockDimY, c->blockDimZ},
                        c->sharedMemBytes, c->hStream, kp, extra, c, ptsz};
 }
