@@ -672,11 +672,9 @@ CUresult rp__exec_prepare(rp_seq *s, const rp_vals *v, size_t lo, size_t hi)
             listed_for = s->ex.held;
             /* (two calls, each inlined with `hashing` known: one call
              * with it unknown cost 1-3 an op) */
-            int hashing = choosing && !s->ex.nfresh; /* else unique: content_hash */
-            found = hashing ? scan_full(v, s, listed_for, 1, &listed)
-                            : scan_full(v, s, listed_for, 0, &listed);
-            if (choosing && !hashing)
-                found = content_unique();
+            found = choosing && !s->ex.nfresh /* else unique: content_hash */
+                        ? scan_full(v, s, listed_for, 1, &listed)
+                        : scan_full(v, s, listed_for, 0, &listed);
         } else {
             occurrence_versions(v, s, hi);
         }
