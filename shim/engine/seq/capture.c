@@ -1,11 +1,11 @@
 /* capture.c - turns a segment seen often enough into an executable graph:
  * re-issues its recorded ops on the context's private non-blocking stream
  * inside a capture window (lifecycle.c), seals and checks the graph, and
- * instantiates it (the record of the values an executable holds is made
- * here too: rp__exec_held_values). The program's own calls are never
- * inside the window: the engine lock is held throughout, and the calls
- * that could invalidate a capture from another thread (cuCtxSynchronize)
- * wait on the capture gate.
+ * instantiates it (another executable of a sequence choosing among them
+ * too: rp__exec_alt, with the record of the values it holds). The
+ * program's own calls are never inside the window: the engine lock is
+ * held throughout, and the calls that could invalidate a capture from
+ * another thread (cuCtxSynchronize) wait on the capture gate.
  * Any failure leaves the program's work untouched (it already ran eagerly)
  * and only costs a back-off. */
 #include "seq.h"
@@ -37,7 +37,7 @@ static uint64_t now_ns(void)
 
 /* Free a record of the values an executable holds (n ops; those never
  * filled are zeroed and own nothing). */
-void rp__exec_held_free(rp_op *held, size_t n)
+static void held_free(rp_op *held, size_t n)
 {
     for (size_t i = 0; held && i < n; i++)
         rp__op_free(&held[i]);
@@ -46,18 +46,56 @@ void rp__exec_held_free(rp_op *held, size_t n)
 
 /* The values a fresh executable of `e`'s graph holds: its records, without
  * payload (the staging holds it). NULL when memory runs out. */
-rp_op *rp__exec_held_values(const rp_det_entry *e)
+static rp_op *held_values(const rp_det_entry *e)
 {
     rp_op *held = rp__calloc(e->n, sizeof *held);
     for (size_t i = 0; held && i < e->n; i++) {
         if (rp__op_copy(&held[i], &e->ops[i]) != 0) {
-            rp__exec_held_free(held, e->n);
+            held_free(held, e->n);
             return NULL;
         }
         free(held[i].data);
         held[i].data = NULL;
     }
     return held;
+}
+
+CUgraphExec rp__exec_alt(rp_seq *s, rp_op **held)
+{
+    rp_ctxstate *cs = s->cs;
+    CUgraphExec x = NULL;
+    /* Instantiated in the sequence's context, as its first executable was
+     * (rp__capture): a replay resolved from a thread where another context
+     * is current makes none. */
+    CUcontext cur = NULL;
+    *held = NULL;
+    if (rp__eng.drv->cuCtxGetCurrent(&cur) != CUDA_SUCCESS || cur != cs->ctx)
+        return NULL;
+    uint64_t t0 = now_ns();
+    *held = held_values(s->det);
+    if (!*held)
+        return NULL;
+    CUresult rc = rp__eng.drv->cuGraphInstantiateWithFlags(&x, s->sealed.graph, 0);
+    if (rc == CUDA_SUCCESS) {
+        cs->counters.instantiates++;
+        rc = rp__eng.drv->cuGraphUpload(x, cs->priv);
+        if (rc != CUDA_SUCCESS) {
+            rp__eng.drv->cuGraphExecDestroy(x);
+            x = NULL;
+        }
+    } else {
+        x = NULL;
+    }
+    cs->counters.instantiate_ns += now_ns() - t0;
+    if (!x) {
+        static unsigned int logged;
+        if (logged++ < 4)
+            rp__info("another executable of sequence %u could not be made (CUresult %d); "
+                     "its replays keep updating the one it has", s->id, (int)rc);
+        held_free(*held, s->det->n);
+        *held = NULL;
+    }
+    return x;
 }
 
 void rp__seq_destroy(rp_seq *s)
@@ -88,10 +126,10 @@ void rp__seq_destroy(rp_seq *s)
         D->cuEventDestroy_v2(busy);
     }
     size_t n = s->det ? s->det->n : 0;
-    rp__exec_held_free(s->ex.held, n);
+    held_free(s->ex.held, n);
     for (unsigned int j = 0; j < s->ex.nalt; j++) {
         D->cuGraphExecDestroy(s->ex.alt[j]);
-        rp__exec_held_free(s->ex.alt_held[j], n);
+        held_free(s->ex.alt_held[j], n);
     }
     if (cs)
         cs->nalts -= s->ex.nalt;
@@ -123,7 +161,7 @@ static void log_failure_once(const char *what, CUresult rc)
 static int volatile_setup(rp_seq *s, const rp_det_entry *e, const uint64_t *vmask)
 {
     s->vmask = rp__malloc(e->n * sizeof *s->vmask);
-    s->ex.held = rp__exec_held_values(e);
+    s->ex.held = held_values(e);
     if (!s->vmask || !s->ex.nodes || !s->ex.held || rp__ver_init(s) != 0)
         return -1;
     memcpy(s->vmask, vmask, e->n * sizeof *s->vmask);

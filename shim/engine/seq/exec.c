@@ -10,52 +10,6 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-
-static uint64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-static CUgraphExec alt_exec(rp_seq *s, rp_op **held)
-{
-    rp_ctxstate *cs = s->cs;
-    CUgraphExec x = NULL;
-    /* Instantiated in the sequence's context, as its first executable was
-     * (rp__capture): a replay resolved from a thread where another context
-     * is current makes none. */
-    CUcontext cur = NULL;
-    *held = NULL;
-    if (rp__eng.drv->cuCtxGetCurrent(&cur) != CUDA_SUCCESS || cur != cs->ctx)
-        return NULL;
-    uint64_t t0 = now_ns();
-    *held = rp__exec_held_values(s->det);
-    if (!*held)
-        return NULL;
-    CUresult rc = rp__eng.drv->cuGraphInstantiateWithFlags(&x, s->sealed.graph, 0);
-    if (rc == CUDA_SUCCESS) {
-        cs->counters.instantiates++;
-        rc = rp__eng.drv->cuGraphUpload(x, cs->priv);
-        if (rc != CUDA_SUCCESS) {
-            rp__eng.drv->cuGraphExecDestroy(x);
-            x = NULL;
-        }
-    } else {
-        x = NULL;
-    }
-    cs->counters.instantiate_ns += now_ns() - t0;
-    if (!x) {
-        static unsigned int logged;
-        if (logged++ < 4)
-            rp__info("another executable of sequence %u could not be made (CUresult %d); "
-                     "its replays keep updating the one it has", s->id, (int)rc);
-        rp__exec_held_free(*held, s->det->n);
-        *held = NULL;
-    }
-    return x;
-}
 
 /* Set op `k`'s node of the executable to the values of `op` (same structure,
  * volatile fields changed: arguments, addresses, values, a kernel's grid,
@@ -411,7 +365,7 @@ static uint64_t choose_exec(const rp_vals *v, rp_seq *s, uint64_t h)
             !captured_memory_live(s))
             return h; /* `exec` is updated */
         rp_op *held;
-        CUgraphExec x = alt_exec(s, &held);
+        CUgraphExec x = rp__exec_alt(s, &held);
         if (!x)
             return h;
         s->ex.alt[j] = x;

@@ -49,11 +49,10 @@ CUstream rp__private_stream(rp_ctxstate *cs);
 /* The lifecycle's view of a driver table. */
 void rp__lc_driver_from(rp_lc_driver *lc, const struct rp__driver *drv);
 
-/* The values a fresh executable of `e`'s graph holds: its records, without
- * payload. NULL when memory runs out. */
-rp_op *rp__exec_held_values(const rp_det_entry *e);
-/* Free such values (n ops; those never filled own nothing). */
-void rp__exec_held_free(rp_op *held, size_t n);
+/* Another executable of the graph of `s` (a sequence choosing among
+ * executables: exec.c), instantiated and uploaded in its context, with the
+ * values it holds (*held); NULL (and *held NULL) when it cannot be made. */
+CUgraphExec rp__exec_alt(rp_seq *s, rp_op **held);
 
 /* ---- exec.c: executables and updates ------------------------------------------ */
 
