@@ -57,6 +57,7 @@ struct rp__engine_stats {
     uint64_t landmarks_found;    /* streams with no period cut after a run of ops that comes back */
     uint64_t variant_execs;      /* executables added to a sequence with updates for a content that came back */
     uint64_t variant_exec_hits;  /* replays run by such an executable, holding their content already */
+    uint64_t version_lookups;    /* values looked up among a kernel's versions (seq/versions.c) */
     uint64_t variants_passed_over; /* exact variants dropped: occurrences kept diverging from
                                       them where a sequence with updates served */
     uint64_t fork_joins;         /* graphs captured with more than one stream */

@@ -159,6 +159,7 @@ static void write_counters(struct out *o, const struct rp__engine_stats *e, uint
     rp__out_key_u64(o, sep, "beyond_max_updates", e->beyond_max_updates);
     rp__out_key_u64(o, sep, "variant_execs", e->variant_execs);
     rp__out_key_u64(o, sep, "variant_exec_hits", e->variant_exec_hits);
+    rp__out_key_u64(o, sep, "version_lookups", e->version_lookups);
     rp__out_key_u64(o, sep, "variants_passed_over", e->variants_passed_over);
     rp__out_key_u64(o, sep, "fork_joins", e->fork_joins);
     rp__out_key_u64(o, sep, "stream_joins", e->stream_joins);

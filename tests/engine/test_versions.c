@@ -19,6 +19,7 @@ static rp_det_entry entry;
 static rp_op ops[2];
 static uint64_t vmask[2];
 static rp_seq seq;
+static rp_ctxstate ctx; /* its counters */
 static uint8_t seq_params[2][BIG];
 static struct rp_vols *vols; /* the sequence's list (seq.ex.vols), of ops 0 and 1 */
 
@@ -26,6 +27,8 @@ static int setup(void **state)
 {
     (void)state;
     memset(&seq, 0, sizeof seq);
+    memset(&ctx, 0, sizeof ctx);
+    seq.cs = &ctx;
     memset(ops, 0, sizeof ops);
     for (int k = 0; k < 2; k++) {
         ops[k].kind = RP_OP_KERNEL;

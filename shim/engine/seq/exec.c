@@ -170,6 +170,16 @@ static inline int small_held(const rp_op *h, const rp_op *f, const unsigned int 
            rp__bytes_same(h->params, p, h->param_bytes);
 }
 
+/* Whether held record `h` of a kernel told by version holds these values
+ * when the occurrence's have no number (its content is unique, or the
+ * lookup failed): compared as a version is (versions.c, same). */
+static inline int held_equal(const rp_op *h, const rp_op *f, const unsigned int *g,
+                             const uint8_t *p)
+{
+    return !rp__op_other_func(h, f) && rp__geometry_same(h->grid, g) &&
+           (!h->param_bytes || !memcmp(h->params, p, h->param_bytes));
+}
+
 /* Whether the executable holds op k's deferred values already (op k has
  * volatile fields). For a kernel (of the sequence's node, like the held
  * record), its function, geometry and parameter bytes decide: the two
@@ -183,15 +193,13 @@ static inline int held_same_in(rp_op *held, const rp_vals *v, rp_seq *s, size_t 
         rp_op tmp;
         return rp__op_same_content(h, other_values(v, s, k, &tmp));
     }
-    if (how == RP_VOL_VER) {
-        uint64_t id = s->ex.occ_ver[k];
-        return id && id == held_ver(s, held, k);
-    }
+    if (how == RP_VOL_VER && s->ex.occ_ver[k])
+        return s->ex.occ_ver[k] == held_ver(s, held, k);
     const rp_op *f;
     const unsigned int *g;
     const uint8_t *p;
     kernel_values(v, s, k, &f, &g, &p);
-    return small_held(h, f, g, p);
+    return how == RP_VOL_VER ? held_equal(h, f, g, p) : small_held(h, f, g, p);
 }
 
 static inline int held_same(const rp_vals *v, rp_seq *s, const struct rp_vol *e)
@@ -520,8 +528,8 @@ static CUresult apply_updates(const rp_vals *v, rp_seq *s, size_t lo, size_t hi,
 
 /* The versions of the occurrence's volatile kernels of ops [0, hi), found
  * once for this replay (or part), for what follows to compare and hash by
- * their numbers. */
-static void occurrence_versions(const rp_vals *v, rp_seq *s, size_t hi)
+ * their numbers; none unless `numbered` (as scan_full without a hash). */
+static void occurrence_versions(const rp_vals *v, rp_seq *s, size_t hi, int numbered)
 {
     struct rp_vols *l = s->ex.vols;
     int looked = hi == s->det->n && rp__fresh_clock(s); /* the last part, at such a clock */
@@ -532,6 +540,9 @@ static void occurrence_versions(const rp_vals *v, rp_seq *s, size_t hi)
             if (!looked)
                 continue;
         } else if (e->how != RP_VOL_VER) {
+            continue;
+        } else if (!numbered) {
+            s->ex.occ_ver[k] = 0;
             continue;
         }
         const rp_op *f;
@@ -575,7 +586,15 @@ scan_full(const rp_vals *v, rp_seq *s, const rp_op *held, int hashing, size_t *l
             const unsigned int *g;
             const uint8_t *p;
             kernel_values(v, s, k, &f, &g, &p);
-            if (e->how == RP_VOL_VER) {
+            if (e->how == RP_VOL_VER && !hashing) {
+                /* No hash made (the sequence does not choose among
+                 * executables, or its content is unique: an op
+                 * unversioned): no number needed, the held record
+                 * compared as a version would be (numbered when asked:
+                 * held_ver). */
+                s->ex.occ_ver[k] = 0;
+                same = held_equal(hk, f, g, p);
+            } else if (e->how == RP_VOL_VER) {
                 uint64_t id = e->again ? rp__ver_again(s, e, f, g, p)
                                        : rp__ver_find(s, e, f, g, p);
                 s->ex.occ_ver[k] = id;
@@ -624,13 +643,14 @@ CUresult rp__exec_prepare(rp_seq *s, const rp_vals *v, size_t lo, size_t hi)
              * the room made already: apply_updates makes it, after the
              * versions' allocations, an order the fault sweeps see). */
             listed_for = s->ex.held;
-            /* (two calls, each inlined with `hashing` known: one call
-             * with it unknown cost 1-3 an op) */
-            found = choosing && !s->ex.nfresh /* else unique: content_hash */
-                        ? scan_full(v, s, listed_for, 1, &listed)
-                        : scan_full(v, s, listed_for, 0, &listed);
+            /* Versions are looked up for the content's hash alone: none
+             * when the sequence does not choose, or its content is unique
+             * (an op unversioned: content_hash). (Two calls, each inlined
+             * with `hashing` known: one with it unknown cost 1-3 an op.) */
+            found = choosing && !s->ex.nfresh ? scan_full(v, s, listed_for, 1, &listed)
+                                               : scan_full(v, s, listed_for, 0, &listed);
         } else {
-            occurrence_versions(v, s, hi);
+            occurrence_versions(v, s, hi, choosing && !s->ex.nfresh);
         }
     }
     /* Only an occurrence's last part knows every value its content hash

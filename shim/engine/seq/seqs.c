@@ -81,6 +81,7 @@ const struct rp_vols *rp__seq_vols(rp_seq *s)
     nl->n = 0;
     nl->nkernels = nl->nfunc = 0;
     s->ex.nfresh = 0;
+    const struct rp_vol *was = l ? l->e : NULL, *was_end = l ? l->e + l->n : NULL;
     for (size_t k = 0; k < n; k++) {
         int kernel = s->det->ops[k].kind == RP_OP_KERNEL;
         nl->nkernels += kernel;
@@ -93,7 +94,19 @@ const struct rp_vols *rp__seq_vols(rp_seq *s)
             ptrs = pool;
             pool += s->lay[k]->n;
         }
-        nl->e[nl->n++] = (struct rp_vol){.k = (uint32_t)k, .how = (uint8_t)how, .ptrs = ptrs};
+        struct rp_vol *e = &nl->e[nl->n++];
+        *e = (struct rp_vol){.k = (uint32_t)k, .how = (uint8_t)how, .ptrs = ptrs};
+        while (was && was < was_end && was->k < k)
+            was++;
+        if (how == RP_VOL_VER && was && was < was_end && was->k == k &&
+            (was->how == RP_VOL_VER || was->how == RP_VOL_FRESH)) {
+            /* Told by version before too: what its lookups learnt stays
+             * (another op's mask grew), unversioned ones included. */
+            e->how = was->how;
+            e->fresh = was->fresh, e->again = was->again, e->half = was->half;
+            e->at = was->at;
+            s->ex.nfresh += e->how == RP_VOL_FRESH;
+        }
     }
     free(l);
     s->ex.vols = nl;

@@ -259,6 +259,7 @@ uint64_t rp__ver_find(rp_seq *s, struct rp_vol *e, const rp_op *f, const unsigne
     struct rp_vtab *t = &s->vt[k];
     uint32_t bytes = f->param_bytes;
     uint64_t key = key_of(t, f->func, bytes, p);
+    s->cs->counters.version_lookups++;
     int met = -1; /* a version whose hash met these values' */
     for (uint32_t x = home_of(key); t->index[x]; x = (x + 1) & (RP_VER_INDEX - 1)) {
         uint32_t i = t->index[x] - 1u;
