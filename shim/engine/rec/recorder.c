@@ -109,6 +109,23 @@ static void read_layout(layout *L, const void *f, int kernel)
     L->ok = 1;
 }
 
+/* Free slot L takes function `f`, met for the first time: its layout read.
+ * Out of line, so that finding a layout, at every recorded launch, saves
+ * no registers for it. */
+static __attribute__((noinline)) layout *layout_new(rp_ctxstate *cs, layout *L, const void *f,
+                                                    int kernel)
+{
+    read_layout(L, f, kernel);
+    if (cs->nfuncs < UINT16_MAX)
+        cs->nfuncs++;
+    L->ord = (uint16_t)cs->nfuncs;
+    if (!L->ok) {
+        const char *n = L->name[0] ? L->name : "?";
+        rp__info("kernel %p (%s): parameter layout unreadable; its launches run eagerly", f, n);
+    }
+    return L;
+}
+
 static layout *layout_of(rp_ctxstate *cs, const void *f, int kernel)
 {
     if (!cs->layouts) {
@@ -124,17 +141,8 @@ static layout *layout_of(rp_ctxstate *cs, const void *f, int kernel)
         layout *L = &layouts[i];
         if (L->handle == f)
             return L;
-        if (!L->handle) {
-            read_layout(L, f, kernel);
-            if (cs->nfuncs < UINT16_MAX)
-                cs->nfuncs++;
-            L->ord = (uint16_t)cs->nfuncs;
-            if (!L->ok) {
-                const char *n = L->name[0] ? L->name : "?";
-                rp__info("kernel %p (%s): parameter layout unreadable; its launches run eagerly", f, n);
-            }
-            return L;
-        }
+        if (!L->handle)
+            return layout_new(cs, L, f, kernel);
         i = (i + 1) & (LAYOUT_SLOTS - 1);
     }
     rp__bound_hit(cs, RP_BOUND_TABLE);
