@@ -171,8 +171,8 @@ static inline int small_held(const rp_op *h, const rp_op *f, const unsigned int 
 }
 
 /* Whether held record `h` of a kernel told by version holds these values
- * when the occurrence's have no number (its content is unique, or the
- * lookup failed): compared as a version is (versions.c, same). */
+ * when the occurrence's have no number (no hash needs one, or the lookup
+ * failed): compared as a version is (versions.c, same). */
 static inline int held_equal(const rp_op *h, const rp_op *f, const unsigned int *g,
                              const uint8_t *p)
 {
