@@ -625,6 +625,16 @@ scan_full(const rp_vals *v, rp_seq *s, const rp_op *held, int hashing, size_t *l
     return h ? h : 1;
 }
 
+/* Whether a replay's versions are looked up: for the content's hash alone,
+ * which a sequence choosing among executables makes while none of its ops
+ * is unversioned (else the content is unique: content_hash). Tested where
+ * each call needs it: kept in a variable, GCC laid rp__exec_prepare out
+ * with 3-4 instructions an op more on CuPy's groups. */
+static inline int numbered(const rp_seq *s, int choosing)
+{
+    return choosing && !s->ex.nfresh;
+}
+
 CUresult rp__exec_prepare(rp_seq *s, const rp_vals *v, size_t lo, size_t hi)
 {
     size_t n = s->det->n;
@@ -643,14 +653,12 @@ CUresult rp__exec_prepare(rp_seq *s, const rp_vals *v, size_t lo, size_t hi)
              * the room made already: apply_updates makes it, after the
              * versions' allocations, an order the fault sweeps see). */
             listed_for = s->ex.held;
-            /* Versions are looked up for the content's hash alone: none
-             * when the sequence does not choose, or its content is unique
-             * (an op unversioned: content_hash). (Two calls, each inlined
-             * with `hashing` known: one with it unknown cost 1-3 an op.) */
-            found = choosing && !s->ex.nfresh ? scan_full(v, s, listed_for, 1, &listed)
-                                               : scan_full(v, s, listed_for, 0, &listed);
+            /* (two calls, each inlined with `hashing` known: one call
+             * with it unknown cost 1-3 an op) */
+            found = numbered(s, choosing) ? scan_full(v, s, listed_for, 1, &listed)
+                                          : scan_full(v, s, listed_for, 0, &listed);
         } else {
-            occurrence_versions(v, s, hi, choosing && !s->ex.nfresh);
+            occurrence_versions(v, s, hi, numbered(s, choosing));
         }
     }
     /* Only an occurrence's last part knows every value its content hash
