@@ -20,43 +20,45 @@
 static CUresult update_kernel(rp_seq *s, struct rp_vol *e, const rp_op *op, const unsigned int *g,
                               const uint8_t *params)
 {
-    rp_ctxstate *cs = s->cs;
     size_t k = e->k;
-    void *ptrs[RP_MAX_PARAMS], **kp = NULL;
+    CUDA_KERNEL_NODE_PARAMS_v2 *np = e->np;
     /* `op` names the function (the sequence's own op, or the deferred one
      * when it switched: RP_VOL_FUNC), whose layout lays the bytes out. */
-    const rp_param_layout *own = s->lay ? s->lay[k] : NULL;
-    const rp_param_layout *L = own && op->func == s->det->ops[k].func ? own : rp__rec_layout(cs, op);
+    int own = op->func == s->det->ops[k].func;
+    if (RP_LIKELY(own && np && e->pbase == params)) {
+        /* The node's parameters made for this block: every field but the
+         * geometry is the same (the function's and its handle kind, the
+         * pointers into the block). */
+        memcpy(&np->gridDimX, g, 7 * sizeof(unsigned int));
+        return rp__eng.drv->cuGraphExecKernelNodeSetParams_v2(s->exec, s->ex.nodes[k], np);
+    }
+    rp_ctxstate *cs = s->cs;
+    const rp_param_layout *L = own && s->lay && s->lay[k] ? s->lay[k] : rp__rec_layout(cs, op);
     if (NEVER(!L || L->total != op->param_bytes))
         return CUDA_ERROR_INVALID_VALUE; /* a volatile kernel has a layout */
-    if (L == own && e->ptrs) { /* the pointers into this block, made once */
-        if (e->pbase != params) {
-            for (uint32_t i = 0; i < L->n; i++)
-                e->ptrs[i] = (void *)(params + L->off[i]);
-            e->pbase = params;
-        }
-        if (L->n)
-            kp = e->ptrs;
-    } else {
-        for (uint32_t i = 0; i < L->n; i++)
-            ptrs[i] = (void *)(params + L->off[i]);
-        if (L->n)
-            kp = ptrs;
-    }
+    CUDA_KERNEL_NODE_PARAMS_v2 p;
+    void *ptrs[RP_MAX_PARAMS], **kp = ptrs;
+    if (own && np) /* made once for this block, kept for the next update from it */
+        kp = (void **)(np + 1);
+    else
+        np = &p;
+    for (uint32_t i = 0; i < L->n; i++)
+        kp[i] = (void *)(params + L->off[i]);
     /* Every field set once (no clearing first); the geometry copied as
      * the seven consecutive words it is in both. */
     _Static_assert(offsetof(CUDA_KERNEL_NODE_PARAMS_v2, sharedMemBytes) ==
                        offsetof(CUDA_KERNEL_NODE_PARAMS_v2, gridDimX) + 6 * sizeof(unsigned int),
                    "a kernel node's geometry is seven consecutive unsigned ints");
-    CUDA_KERNEL_NODE_PARAMS_v2 p;
     int handle = (op->flags & RP_OPF_KERNEL_HANDLE) != 0;
-    p.func = handle ? NULL : op->func;
-    memcpy(&p.gridDimX, g, 7 * sizeof(unsigned int));
-    p.kernelParams = kp;
-    p.extra = NULL;
-    p.kern = handle ? (CUkernel)op->func : NULL;
-    p.ctx = handle ? cs->ctx : NULL;
-    return rp__eng.drv->cuGraphExecKernelNodeSetParams_v2(s->exec, s->ex.nodes[k], &p);
+    np->func = handle ? NULL : op->func;
+    memcpy(&np->gridDimX, g, 7 * sizeof(unsigned int));
+    np->kernelParams = L->n ? kp : NULL;
+    np->extra = NULL;
+    np->kern = handle ? (CUkernel)op->func : NULL;
+    np->ctx = handle ? cs->ctx : NULL;
+    if (np != &p)
+        e->pbase = params;
+    return rp__eng.drv->cuGraphExecKernelNodeSetParams_v2(s->exec, s->ex.nodes[k], np);
 }
 
 /* The same for a memset or a copy, from its deferred record. */
@@ -208,7 +210,8 @@ static inline int held_same(const rp_vals *v, rp_seq *s, const struct rp_vol *e)
 }
 
 /* The hash of an op's values: a kernel's by the number of its values'
- * version (0, none: a value no other content has); a copy's or memset's
+ * version (0, none: a value no other content has), or, for a small block,
+ * by what its mask may change of them (small_hash); a copy's or memset's
  * addresses, size and value. Only ever a proposal, checked value by value
  * (held_same). */
 static inline uint64_t ver_hash(uint64_t h, uint64_t id)
@@ -217,12 +220,26 @@ static inline uint64_t ver_hash(uint64_t h, uint64_t id)
     return rp__acc(h, id ? id : (1ull << 63) | ++none);
 }
 
-static inline uint64_t kernel_values_hash(uint64_t h, const rp_op *f, const unsigned int *g,
-                                          const uint8_t *p)
+/* A kernel's with a small block (entry `e`, RP_VOL_SMALL), of `bytes`
+ * parameter bytes: the words and geometry its mask may change
+ * (rp_vol.hwords, hgeom); its function and the rest of its values are the
+ * sequence's in every content (matched exactly) and would add nothing. */
+static inline __attribute__((always_inline)) uint64_t small_hash(uint64_t h, const struct rp_vol *e, const unsigned int *g,
+                                  const uint8_t *p, uint32_t bytes)
 {
-    h = rp__acc(h, (uint64_t)(uintptr_t)f->func);
-    h = rp__acc_bytes(h, g, 7 * sizeof(unsigned int));
-    return rp__acc_bytes(h, p, f->param_bytes);
+    if (e->hgeom)
+        h = rp__acc_bytes(h, g, 7 * sizeof(unsigned int));
+    for (unsigned int m = e->hwords; m; m &= m - 1) {
+        uint32_t at = 8 * (uint32_t)__builtin_ctz(m);
+        if (RP_LIKELY(bytes - at >= 8)) {
+            uint64_t w;
+            memcpy(&w, p + at, 8);
+            h = rp__acc(h, w);
+        } else {
+            h = rp__acc_bytes(h, p + at, bytes - at);
+        }
+    }
+    return h;
 }
 
 static inline uint64_t op_values_hash(uint64_t h, const rp_op *op)
@@ -259,13 +276,13 @@ static uint64_t content_hash(const rp_vals *v, rp_seq *s, rp_op *held)
         } else if (e->how == RP_VOL_FRESH) {
             h = ver_hash(h, 0); /* a value no other content has */
         } else if (held) {
-            h = kernel_values_hash(h, &held[k], held[k].grid, held[k].params);
+            h = small_hash(h, e, held[k].grid, held[k].params, held[k].param_bytes);
         } else {
             const rp_op *f;
             const unsigned int *g;
             const uint8_t *p;
             kernel_values(v, s, k, &f, &g, &p);
-            h = kernel_values_hash(h, f, g, p);
+            h = small_hash(h, e, g, p, f->param_bytes);
         }
     }
     h = rp__fin(h);
@@ -611,7 +628,7 @@ scan_full(const rp_vals *v, rp_seq *s, const rp_op *held, int hashing, size_t *l
                     rp__fresh_lookup(s, e, f, g, p, same);
             } else {
                 if (hashing)
-                    h = kernel_values_hash(h, f, g, p);
+                    h = small_hash(h, e, g, p, f->param_bytes);
                 same = small_held(hk, f, g, p);
             }
         }

@@ -181,13 +181,22 @@ struct rp_vols {
         uint8_t fresh;       /* RP_VOL_VER: lookups in a row that made a version */
         uint8_t again, half; /* RP_VOL_VER: rp__ver_find's notes (0: none) */
         uint32_t at; /* RP_VOL_FRESH: the word its values last differed in from the held ones */
-        /* A kernel's node update names its parameters by pointer: those
-         * into the block at `pbase` laid out as the op's own layout says
-         * (NULL: none made yet), kept for the next update from the same
-         * block (the stream's arena: every replay's). NULL `ptrs`: made
-         * at each update. */
+        /* RP_VOL_SMALL: what a content's hash covers of it (exec.c,
+         * small_hash): the 8-byte words of its block that hold a volatile
+         * parameter (bit w: bytes 8w to 8w+7, the last one's as many as
+         * there are), and its geometry when a geometry field is volatile.
+         * The rest is the sequence's own in every content (its op matched
+         * it exactly) and would add nothing. */
+        uint8_t hwords, hgeom;
+        /* A kernel's node update (exec.c, update_kernel): the node's
+         * parameters as the driver takes them, its own function's (np),
+         * naming its arguments by pointer (np->kernelParams, the `n`
+         * pointers after np: its layout's) into the block at `pbase` (the
+         * stream's arena, every replay's), made at the first update from
+         * that block; then an update from it changes only the geometry.
+         * NULL `pbase`: not made yet; NULL `np`: made at each update. */
         const uint8_t *pbase;
-        void **ptrs;
+        CUDA_KERNEL_NODE_PARAMS_v2 *np;
     } e[];
 };
 

@@ -50,6 +50,33 @@ static int by_version(const rp_seq *s, size_t k)
     return (s->vmask[k] & RP_VOL_FUNC) || s->det->ops[k].param_bytes > RP_VER_SMALL;
 }
 
+/* What a content's hash covers of op k, a kernel with a small block
+ * (RP_VOL_SMALL, whose function is the sequence's: by_version): the words
+ * of its block that hold a parameter of its mask, and its geometry when
+ * the mask names any of it (rp_vol.hwords, hgeom). Without a layout (a
+ * volatile kernel has one), all of it. */
+static void small_plan(const rp_seq *s, size_t k, struct rp_vol *e)
+{
+    uint64_t m = s->vmask[k];
+    const rp_param_layout *L = s->lay ? s->lay[k] : NULL;
+    uint32_t bytes = s->det->ops[k].param_bytes, words = 0;
+    e->hgeom = (m & (RP_VOL_GRID | RP_VOL_BLOCK | RP_VOL_SHMEM)) != 0;
+    if (NEVER(!L || L->total != bytes || bytes > RP_VER_SMALL)) {
+        e->hgeom = 1;
+        words = bytes ? (1u << ((bytes + 7) / 8)) - 1 : 0;
+    } else {
+        for (uint64_t pm = m & RP_VOL_PARAMS; pm; pm &= pm - 1) {
+            uint32_t i = (uint32_t)__builtin_ctzll(pm);
+            if (i >= L->n)
+                break;
+            if (L->size[i])
+                for (uint32_t w = L->off[i] / 8; w <= (L->off[i] + L->size[i] - 1) / 8; w++)
+                    words |= 1u << w;
+        }
+    }
+    e->hwords = (uint8_t)words;
+}
+
 /* Whether the sequence's count of unversioned entries is their number in
  * its list (kept where an entry goes so and back: versions.c). */
 static inline int fresh_counted(const rp_seq *s, const struct rp_vols *l)
@@ -67,16 +94,19 @@ const struct rp_vols *rp__seq_vols(rp_seq *s)
         HOLDS(fresh_counted(s, l)); /* exec.c hashes no op of a content while it is not 0 */
         return l;
     }
-    size_t n = s->det->n, m = 0, nptrs = 0;
+    size_t n = s->det->n, m = 0, nptrs = 0, nk = 0;
     for (size_t k = 0; k < n; k++) {
         m += s->vmask[k] != 0;
         if (s->vmask[k] && s->det->ops[k].kind == RP_OP_KERNEL && s->lay && s->lay[k])
-            nptrs += s->lay[k]->n;
+            nptrs += s->lay[k]->n, nk++;
     }
-    struct rp_vols *nl = rp__malloc(sizeof *nl + m * sizeof nl->e[0] + nptrs * sizeof(void *));
+    _Static_assert(sizeof(CUDA_KERNEL_NODE_PARAMS_v2) % sizeof(void *) == 0,
+                   "a node's parameters, then pointers: both aligned");
+    struct rp_vols *nl = rp__malloc(sizeof *nl + m * sizeof nl->e[0] +
+                                    nk * sizeof(CUDA_KERNEL_NODE_PARAMS_v2) + nptrs * sizeof(void *));
     if (!nl)
         return NULL;
-    void **pool = (void **)(void *)&nl->e[m];
+    uint8_t *pool = (uint8_t *)&nl->e[m];
     nl->widened = s->ex.widened;
     nl->n = 0;
     nl->nkernels = nl->nfunc = 0;
@@ -89,13 +119,15 @@ const struct rp_vols *rp__seq_vols(rp_seq *s)
         if (!s->vmask[k])
             continue;
         uint32_t how = !kernel ? RP_VOL_OTHER : by_version(s, k) ? RP_VOL_VER : RP_VOL_SMALL;
-        void **ptrs = NULL;
+        CUDA_KERNEL_NODE_PARAMS_v2 *np = NULL;
         if (kernel && s->lay && s->lay[k]) {
-            ptrs = pool;
-            pool += s->lay[k]->n;
+            np = (CUDA_KERNEL_NODE_PARAMS_v2 *)(void *)pool;
+            pool += sizeof *np + s->lay[k]->n * sizeof(void *);
         }
         struct rp_vol *e = &nl->e[nl->n++];
-        *e = (struct rp_vol){.k = (uint32_t)k, .how = (uint8_t)how, .ptrs = ptrs};
+        *e = (struct rp_vol){.k = (uint32_t)k, .how = (uint8_t)how, .np = np};
+        if (how == RP_VOL_SMALL)
+            small_plan(s, k, e);
         while (was && was < was_end && was->k < k)
             was++;
         if (how == RP_VOL_VER && was && was < was_end && was->k == k &&
