@@ -8,7 +8,10 @@
  * scale_add_scalar alternates too. From the second third on, stencil3
  * (y_{b+1} from x_b) replaces axpy: a new structure, whose graph may take an
  * old executable over. Found by a review of the executables per content
- * (2026-12-01); prints one checksum over every buffer.
+ * (2026-12-01); prints one checksum over every buffer. In mode 2 nothing of
+ * that happens: no buffer rotates, axpy stays, and the grid of both
+ * scale_add_scalar launches takes NBUF values in turn (blocks past the end
+ * do nothing): contents that come back told apart by their geometry alone.
  * Usage: rotate MODULE ITERS [NBUF [SYNC [MODE]]]   (defaults 3, 1, 0) */
 #include <cuda.h>
 
@@ -23,7 +26,7 @@ int main(int argc, char **argv)
     long iters = app_arg(argc, argv, 2, 0, 0, 100000000);
     long nbuf = app_arg(argc, argv, 3, 3, 1, MAXBUF);
     long sync = app_arg(argc, argv, 4, 1, 1, 1000000);
-    long mode = app_arg(argc, argv, 5, 0, 0, 1);
+    long mode = app_arg(argc, argv, 5, 0, 0, 2);
     CUdevice dev;
     CUcontext ctx;
     CUmodule mod;
@@ -47,23 +50,24 @@ int main(int argc, char **argv)
     CK(cuCtxSynchronize, ());
     unsigned int grid = app_blocks(N);
     for (long it = 0; it < iters; it++) {
-        long b = it % nbuf, b2 = (it + 1) % nbuf;
+        long b = mode == 2 ? 0 : it % nbuf, b2 = mode == 2 ? 0 : (it + 1) % nbuf;
+        unsigned int sgrid = mode == 2 ? grid + (unsigned int)(it % nbuf) : grid;
         int32_t n = N;
         float decay = 0.9375f, dt = 0.25f, a = 0.5f, wl = 0.25f, wc = 0.5f, wr = 0.25f;
         uint32_t tstep = 3;
-        if (it >= iters / 3 && it % 2)
+        if (mode != 2 && it >= iters / 3 && it % 2)
             a = 0.125f;
         if (mode == 1 && it >= iters / 3)
             tstep = (uint32_t)(it % 2);
         void *sc[] = {&x[b], &n, &decay, &dt, &tstep};
         void *ax[] = {&y[b], &x[b], &a, &n};
         void *st[] = {&y[b2], &x[b], &n, &wl, &wc, &wr};
-        CK(cuLaunchKernel, (f_scale, grid, 1, 1, TK_BLOCK, 1, 1, 0, s, sc, NULL));
-        if (it < 2 * iters / 3)
+        CK(cuLaunchKernel, (f_scale, sgrid, 1, 1, TK_BLOCK, 1, 1, 0, s, sc, NULL));
+        if (mode == 2 || it < 2 * iters / 3)
             CK(cuLaunchKernel, (f_axpy, grid, 1, 1, TK_BLOCK, 1, 1, 0, s, ax, NULL));
         else
             CK(cuLaunchKernel, (f_stencil, grid, 1, 1, TK_BLOCK, 1, 1, 0, s, st, NULL));
-        CK(cuLaunchKernel, (f_scale, grid, 1, 1, TK_BLOCK, 1, 1, 0, s, sc, NULL));
+        CK(cuLaunchKernel, (f_scale, sgrid, 1, 1, TK_BLOCK, 1, 1, 0, s, sc, NULL));
         if ((it + 1) % sync == 0)
             CK(cuStreamSynchronize, (s));
     }
