@@ -69,9 +69,8 @@ static void small_plan(const rp_seq *s, size_t k, struct rp_vol *e)
             uint32_t i = (uint32_t)__builtin_ctzll(pm);
             if (i >= L->n)
                 break;
-            if (L->size[i])
-                for (uint32_t w = L->off[i] / 8; w <= (L->off[i] + L->size[i] - 1) / 8; w++)
-                    words |= 1u << w;
+            if (L->size[i]) /* words off / 8 to (off + size - 1) / 8 */
+                words |= (2u << (L->off[i] + L->size[i] - 1) / 8) - (1u << L->off[i] / 8);
         }
     }
     e->hwords = (uint8_t)words;
