@@ -326,6 +326,13 @@ static void k_add_i64_unrolled(const cpuk_block *b, void *const *p)
             CPUK_ARG(p, 3, const int64_t *), CPUK_ARG(p, 0, int32_t), st.s);
 }
 
+/* tick: no parameters, nothing done. */
+static void k_tick(const cpuk_block *b, void *const *p)
+{
+    (void)b;
+    (void)p;
+}
+
 /* One parameter's {offset, size} from its layout structure's member. */
 #define P(T, m) { offsetof(T, m), sizeof(((T *)0)->m) }
 
@@ -362,6 +369,7 @@ const cpuk_kernel cpuk_module_kernels[] = {
       { P(tk_checksum_u64_args, out), P(tk_checksum_u64_args, words),
         P(tk_checksum_u64_args, nwords), P(tk_checksum_u64_args, seed) } },
     { "smem_size_add", k_smem_size_add, 1, { P(tk_smem_size_add_args, acc) } },
+    { "tick", k_tick, 0, { { 0, 0 } } },
     { "iota_f32", k_iota_f32, 4,
       { P(tk_iota_f32_args, x), P(tk_iota_f32_args, n), P(tk_iota_f32_args, scale),
         P(tk_iota_f32_args, base) } },

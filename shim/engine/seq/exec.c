@@ -25,10 +25,11 @@ static CUresult update_kernel(rp_seq *s, struct rp_vol *e, const rp_op *op, cons
     /* `op` names the function (the sequence's own op, or the deferred one
      * when it switched: RP_VOL_FUNC), whose layout lays the bytes out. */
     int own = op->func == s->det->ops[k].func;
-    if (RP_LIKELY(own && np && e->pbase == params)) {
+    if (RP_LIKELY(own && np && params && e->pbase == params)) {
         /* The node's parameters made for this block: every field but the
          * geometry is the same (the function's and its handle kind, the
-         * pointers into the block). */
+         * pointers into the block). Never for no block (a kernel without
+         * parameters): pbase is NULL too before any is made. */
         memcpy(&np->gridDimX, g, 7 * sizeof(unsigned int));
         return rp__eng.drv->cuGraphExecKernelNodeSetParams_v2(s->exec, s->ex.nodes[k], np);
     }
