@@ -95,34 +95,63 @@ CUresult CUDAAPI rp__hook_cuMemcpyDtoHAsync_v2_ptsz(void *dstHost, CUdeviceptr s
  * synchronous forms (neither synchronises the host; the synchronous forms
  * run on the legacy stream, the per-thread stream for _ptds): recorded, and
  * issued eagerly through the entry the program called (rp__rec_issue_entry
- * knows every capturable copy and memset entry). */
-static CUresult device_op(rp_op *op, CUstream s, int ptsz)
+ * knows every capturable copy and memset entry); or, the next op of the
+ * run the matcher's fast path holds, deferred without a record
+ * (rp__joins_call: a training step's zeroed gradients, a decoder's cache
+ * copies). */
+static inline rp_op record_of(const rp_call_other *c, CUstream s)
 {
-    rp_op_kind kind = op->kind;
-    if (rp__aside()) {
-        rp__aside_op(s, ptsz, kind);
-        return rp__rec_issue_entry(op);
-    }
-    if (op->bytes == 0) {
-        rp__note_issue();
-        CUresult pre_ = rp__not_capturable(s, ptsz);
-        return rp__issued_after(pre_, rp__rec_issue_entry(op));
-    }
-    rp_op copy; /* the call as made: the record may move into the stream */
-    rp_ctxstate *cs;
+    return (rp_op){.kind = c->kind, .dst = c->dst, .src = c->src, .bytes = c->bytes,
+                   .value = c->value, .elem = c->elem, .stream = s, .entry = c->entry};
+}
+
+/* The general way, with its record (cs locked, or NULL). Out of line: the
+ * records' stack frame would weigh on every op that joins. */
+static __attribute__((noinline)) CUresult device_op_recorded(rp_ctxstate *cs,
+                                                             const rp_call_other *c, CUstream s,
+                                                             int ptsz)
+{
+    rp_op op = record_of(c, s), copy; /* the call as made: the record may move into the stream */
     rp_stream *st;
     CUresult pre;
-    if (rp__capturable(s, ptsz, op, &copy, &cs, &st, &pre))
+    if (rp__capturable_in(cs, s, ptsz, &op, &copy, &st, &pre))
         return pre;
-    return rp__eager_done(cs, st, op, pre, rp__rec_issue_entry(&copy));
+    return rp__eager_done(cs, st, &op, pre, rp__rec_issue_entry(&copy));
+}
+
+/* One issued as called: the engine steps aside (`aside`), or it has no
+ * bytes (not capturable). Out of line, as device_op_recorded. */
+static __attribute__((noinline)) CUresult device_op_plain(const rp_call_other *c, CUstream s,
+                                                          int ptsz, int aside)
+{
+    rp_op op = record_of(c, s);
+    if (aside) {
+        rp__aside_op(s, ptsz, c->kind);
+        return rp__rec_issue_entry(&op);
+    }
+    rp__note_issue();
+    CUresult pre_ = rp__not_capturable(s, ptsz);
+    return rp__issued_after(pre_, rp__rec_issue_entry(&op));
+}
+
+static CUresult device_op(rp_call_other *c, CUstream s, int ptsz)
+{
+    int aside = rp__aside();
+    if (aside || c->bytes == 0)
+        return device_op_plain(c, s, ptsz, aside);
+    rp_ctxstate *cs;
+    CUresult pre;
+    if (rp__joins_call(s, ptsz, c, &cs, &pre))
+        return pre;
+    return device_op_recorded(cs, c, s, ptsz);
 }
 
 static CUresult dtod(CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream s, enum rp__entry e,
                      int ptsz)
 {
-    rp_op op = {.kind = RP_OP_DTOD, .dst = dst, .src = src, .bytes = n, .stream = s,
-                .entry = (uint16_t)e};
-    return device_op(&op, s, ptsz);
+    rp_call_other c = {.kind = RP_OP_DTOD, .entry = (uint16_t)e, .dst = dst, .src = src,
+                       .bytes = n};
+    return device_op(&c, s, ptsz);
 }
 
 CUresult CUDAAPI rp__hook_cuMemcpyDtoDAsync_v2(CUdeviceptr dstDevice, CUdeviceptr srcDevice,
@@ -153,19 +182,20 @@ CUresult CUDAAPI rp__hook_cuMemcpyDtoD_v2_ptds(CUdeviceptr dstDevice, CUdevicept
 static CUresult memset_op(CUdeviceptr d, unsigned int v, size_t n, unsigned int elem, CUstream s,
                           enum rp__entry e, int ptsz)
 {
-    rp_op op = {.kind = RP_OP_MEMSET, .dst = d, .value = v, .bytes = n, .elem = elem,
-                .stream = s, .entry = (uint16_t)e};
+    rp_call_other c = {.kind = RP_OP_MEMSET, .entry = (uint16_t)e, .dst = d, .bytes = n,
+                       .value = v, .elem = elem};
     if (!rp__aside()) {
         unsigned int type = 0;
         if (!n || R->cuPointerGetAttribute(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, d) !=
                       CUDA_SUCCESS || type != CU_MEMORYTYPE_DEVICE)
             {
+                rp_op op = record_of(&c, s);
                 rp__note_issue();
                 CUresult pre_ = rp__boundary_global();
                 return rp__issued_after(pre_, rp__rec_issue_entry(&op));
             }
     }
-    return device_op(&op, s, ptsz);
+    return device_op(&c, s, ptsz);
 }
 
 /* Every width in every form: the value widens to unsigned int in the

@@ -115,6 +115,31 @@ static inline void op_on_stream(const rp_ctxstate *cs, const rp_stream *st, int 
         op->flags |= RP_OPF_PTSZ;
 }
 
+/* The stream such an op may join on (joins_fast): found the fast way,
+ * joined no other's trace, holding a borrowed run, with no cut before its
+ * next op and no capture of the program's beginning; else NULL. */
+static inline rp_stream *join_stream(rp_ctxstate *cs, CUstream s, int ptsz)
+{
+    rp_stream *st = rp__stream_fast(cs, s, ptsz);
+    if (!st || st->trace.owner || !st->match.borrowed_seq || rp__program_capture_pending() ||
+        rp__learn_cuts_next(st))
+        return NULL;
+    return st;
+}
+
+/* An op of `kind` joined the run (`v`: DEFERRED or COMPLETE): counted,
+ * given its position, ordered with the other streams, the sequence
+ * replayed when complete. Unlocks cs. */
+static inline CUresult joined(rp_ctxstate *cs, rp_stream *st, rp_op_kind kind, enum rp_offer v)
+{
+    cs->counters.ops_seen[kind]++;
+    st->opno++; /* its position (rp__learn_next): the borrowed run's */
+    CUresult pre = rp__end_ordered_others(st);
+    CUresult out = rp__first_error(pre, rp__deferred(st, v));
+    rp__hook_unlock(cs);
+    return out;
+}
+
 /* A memset or copy that is the next op of the run the matcher's fast path
  * holds borrowed (a loop's steady state: a training step's zeroed
  * gradients, a decoder's cache copies), on a stream found the fast way that
@@ -123,12 +148,12 @@ static inline void op_on_stream(const rp_ctxstate *cs, const rp_stream *st, int 
  * rp__defer defer it (rp__match_join, the count, the op's position, the
  * ordering with other streams, the replay when it completes the sequence),
  * as launch.c's fast path defers a launch. Returns 1 when deferred (cs
- * unlocked, *out its result), 0 when nothing was done. */
+ * unlocked, *out its result), 0 when nothing was done. rp__joins_call does
+ * the same for a memset or device-to-device copy that has no record yet. */
 static int joins_fast(rp_ctxstate *cs, CUstream s, int ptsz, rp_op *op, CUresult *out)
 {
-    rp_stream *st = rp__stream_fast(cs, s, ptsz);
-    if (!st || st->trace.owner || !st->match.borrowed_seq || rp__program_capture_pending() ||
-        rp__learn_cuts_next(st))
+    rp_stream *st = join_stream(cs, s, ptsz);
+    if (!st)
         return 0;
     rp_op_kind kind = op->kind;
     /* What op_on_stream sets is put back when it does not join: the record
@@ -143,11 +168,24 @@ static int joins_fast(rp_ctxstate *cs, CUstream s, int ptsz, rp_op *op, CUresult
         op->ctx = ctx, op->stream = stream, op->sid = sid, op->flags = flags;
         return 0;
     }
-    cs->counters.ops_seen[kind]++;
-    st->opno++; /* its position (rp__learn_next): the borrowed run's */
-    CUresult pre = rp__end_ordered_others(st);
-    *out = rp__first_error(pre, rp__deferred(st, v));
-    rp__hook_unlock(cs);
+    *out = joined(cs, st, kind, v);
+    return 1;
+}
+
+int rp__joins_call(CUstream s, int ptsz, rp_call_other *c, rp_ctxstate **pcs, CUresult *out)
+{
+    rp_ctxstate *cs = rp__lock_ctx_of_stream(s, ptsz);
+    *pcs = cs;
+    rp_stream *st = cs ? join_stream(cs, s, ptsz) : NULL;
+    if (!st)
+        return 0;
+    c->ctx = cs->ctx; /* as op_on_stream would set them in its record */
+    c->stream = st->handle;
+    c->flags = ptsz ? RP_OPF_PTSZ : 0;
+    enum rp_offer v = rp__match_join_call(st, c);
+    if (v == RP_OFFER_EAGER)
+        return 0;
+    *out = joined(cs, st, c->kind, v);
     return 1;
 }
 
@@ -204,6 +242,13 @@ int rp__capturable(CUstream s, int ptsz, rp_op *op, rp_op *keep, rp_ctxstate **p
     *pst = NULL;
     if (cs && rp__match_joins_kind(op->kind) && joins_fast(cs, s, ptsz, op, out))
         return 1;
+    return rp__capturable_in(cs, s, ptsz, op, keep, pst, out);
+}
+
+int rp__capturable_in(rp_ctxstate *cs, CUstream s, int ptsz, rp_op *op, rp_op *keep,
+                      rp_stream **pst, CUresult *out)
+{
+    *pst = NULL;
     if (keep)
         *keep = *op;
     if (!cs) {

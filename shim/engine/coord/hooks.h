@@ -110,6 +110,16 @@ int rp__capturable_locked(rp_ctxstate *cs, CUstream s, int ptsz, rp_op *op, rp_s
  * into the stream, or free it. */
 int rp__capturable(CUstream s, int ptsz, rp_op *op, rp_op *keep, rp_ctxstate **pcs,
                    rp_stream **pst, CUresult *out);
+/* rp__capturable after its context was locked (`cs`, or NULL: a plain
+ * eager call) and no memset or copy joined the fast path's run. */
+int rp__capturable_in(rp_ctxstate *cs, CUstream s, int ptsz, rp_op *op, rp_op *keep,
+                      rp_stream **pst, CUresult *out);
+/* A memset or device-to-device copy `c` (its kind, entry and values; the
+ * rest is set here) joining the run the matcher's fast path holds
+ * borrowed, without its record (rp__match_join_call): 1 when deferred (cs
+ * unlocked, *out its result); else 0 with *pcs its context locked (or
+ * NULL), for rp__capturable_in with its record. */
+int rp__joins_call(CUstream s, int ptsz, rp_call_other *c, rp_ctxstate **pcs, CUresult *out);
 /* After the eager call of a capturable op: it joins its stream's segment
  * (a failed call joins nothing). Unlocks cs. */
 CUresult rp__eager_done(rp_ctxstate *cs, rp_stream *st, rp_op *op, CUresult pre, CUresult rc);

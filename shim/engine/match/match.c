@@ -485,6 +485,65 @@ enum rp_offer rp__match_join(rp_stream *st, rp_op *op)
     return rp__complete_alone(st, b);
 }
 
+/* Whether op k of `s` (not broken) is the memset or device-to-device copy
+ * `c`: seq_match's answer for its record, field by field. Equal outside
+ * the op's mask (its structure, then, for a memset, its destination and
+ * value, for a copy, its operands and size: rp__op_match_masked, which is
+ * rp__op_same_content for an empty mask), and, where the mask is not
+ * empty, its device operands in live memory (rp__match_values_ok). A copy
+ * recorded with a size that is structure (staged, or of no bytes) is not
+ * one of any size the call can have. */
+static int call_match(const rp_seq *s, size_t k, const rp_call_other *c)
+{
+    const rp_op *w = &s->det->ops[k];
+    uint64_t m = s->vmask ? s->vmask[k] : 0;
+    if (w->kind != c->kind || w->flags != c->flags || w->ctx != c->ctx || w->stream != c->stream)
+        return 0;
+    if (c->kind == RP_OP_MEMSET)
+        return w->bytes == c->bytes && w->elem == c->elem &&
+               ((m & RP_VOL_DST) || w->dst == c->dst) &&
+               ((m & RP_VOL_VALUE) || w->value == c->value) &&
+               (!m || c->dst == w->dst || rp__rec_device_range_ok(c->dst, c->bytes * c->elem));
+    if (rp__op_staged(w) || !w->bytes || !((m & RP_VOL_DST) || w->dst == c->dst) ||
+        !((m & RP_VOL_SRC) || w->src == c->src) || !((m & RP_VOL_BYTES) || w->bytes == c->bytes))
+        return 0;
+    if (!m)
+        return 1;
+    int resized = c->bytes != w->bytes;
+    if ((resized || c->dst != w->dst) && !rp__rec_device_range_ok(c->dst, c->bytes))
+        return 0;
+    return (!resized && c->src == w->src) || rp__rec_device_range_ok(c->src, c->bytes);
+}
+
+/* The record of `c` (debug builds: call_match is checked against seq_match). */
+static inline rp_op call_record(const rp_call_other *c)
+{
+    return (rp_op){.kind = c->kind, .entry = c->entry, .flags = c->flags, .ctx = c->ctx,
+                   .stream = c->stream, .dst = c->dst, .src = c->src, .bytes = c->bytes,
+                   .value = c->value, .elem = c->elem};
+}
+
+enum rp_offer rp__match_join_call(rp_stream *st, const rp_call_other *c)
+{
+    rp_seq *b = st->match.borrowed_seq;
+    size_t k = st->match.ndef;
+    if (st->match.ncand != 1 || st->match.cand[0] != b || k >= b->det->n || b->broken ||
+        c->entry != b->det->ops[k].entry)
+        return RP_OFFER_EAGER;
+    int same = call_match(b, k, c);
+#ifndef NDEBUG
+    rp_op rec = call_record(c);
+    HOLDS(same == seq_match(b, k, &rec));
+#endif
+    if (!same || (b->vmask && (!b->match.poff || rp__arena_room(st, b) != 0)))
+        return RP_OFFER_EAGER;
+    if (b->vmask)
+        rp__arena_put_words(rp__arena_of(st, b, k), c->dst, c->src, c->bytes, c->value);
+    if ((st->match.ndef = k + 1) < b->det->n)
+        return RP_OFFER_DEFERRED;
+    return rp__complete_alone(st, b);
+}
+
 enum rp_offer rp__match_offer(rp_stream *st, rp_op *op)
 {
     if (st->match.borrowed_seq) {

@@ -69,6 +69,22 @@ enum rp_offer rp__match_offer(rp_stream *st, rp_op *op);
  * DEFERRED or COMPLETE when it joined (its record let go: it owns
  * nothing), EAGER when it does not (nothing done). */
 enum rp_offer rp__match_join(rp_stream *st, rp_op *op);
+/* A memset's or a device-to-device copy's call, with the fields a record
+ * of it on stream `stream` (its record's handle) would have: what
+ * rp__match_join_call compares without making the record. */
+typedef struct rp_call_other {
+    rp_op_kind kind;  /* RP_OP_MEMSET or RP_OP_DTOD */
+    uint16_t entry;   /* enum rp__entry */
+    uint32_t flags;   /* RP_OPF_PTSZ or 0 */
+    CUcontext ctx;
+    CUstream stream;
+    CUdeviceptr dst, src; /* src: a copy's */
+    size_t bytes;
+    unsigned int value, elem; /* a memset's */
+} rp_call_other;
+/* rp__match_join for the memset or device-to-device copy `c`, unrecorded:
+ * the same answer and the same values kept as for its record. */
+enum rp_offer rp__match_join_call(rp_stream *st, const rp_call_other *c);
 /* The kinds of op rp__match_join may take: memsets, device-to-device
  * copies, device-to-host copies (into pinned memory). */
 static inline int rp__match_joins_kind(rp_op_kind kind)

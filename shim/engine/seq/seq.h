@@ -69,11 +69,16 @@ typedef struct rp_vals {
 /* A memset's or a copy's values in the arena, at its op's place
  * (RP_ARENA_GEOMETRY bytes): its device operands, size, and a memset's
  * value or a device-to-host copy's (pinned) destination. `d` has its kind. */
+static inline void rp__arena_put_words(uint8_t *a, CUdeviceptr dst, CUdeviceptr src, size_t bytes,
+                                       uint64_t last)
+{
+    uint64_t w[4] = {dst, src, bytes, last};
+    memcpy(a, w, sizeof w);
+}
 static inline void rp__arena_put_other(uint8_t *a, const rp_op *op)
 {
-    uint64_t w[4] = {op->dst, op->src, op->bytes,
-                     op->kind == RP_OP_DTOH ? (uint64_t)(uintptr_t)op->host : op->value};
-    memcpy(a, w, sizeof w);
+    rp__arena_put_words(a, op->dst, op->src, op->bytes,
+                        op->kind == RP_OP_DTOH ? (uint64_t)(uintptr_t)op->host : op->value);
 }
 static inline void rp__arena_get_other(const uint8_t *a, rp_op *d)
 {
