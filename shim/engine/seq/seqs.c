@@ -53,15 +53,15 @@ static int by_version(const rp_seq *s, size_t k)
 /* What a content's hash covers of op k, a kernel with a small block
  * (RP_VOL_SMALL, whose function is the sequence's: by_version): the words
  * of its block that hold a parameter of its mask, and its geometry when
- * the mask names any of it (rp_vol.hwords, hgeom). Without a layout (a
- * volatile kernel has one), all of it. */
+ * the mask names any of it (rp_vol.hwords, hgeom). Without the sequence's
+ * layouts (memory ran out when they were read), all of it. */
 static void small_plan(const rp_seq *s, size_t k, struct rp_vol *e)
 {
     uint64_t m = s->vmask[k];
     const rp_param_layout *L = s->lay ? s->lay[k] : NULL;
     uint32_t bytes = s->det->ops[k].param_bytes, words = 0;
     e->hgeom = (m & (RP_VOL_GRID | RP_VOL_BLOCK | RP_VOL_SHMEM)) != 0;
-    if (NEVER(!L || L->total != bytes || bytes > RP_VER_SMALL)) {
+    if (!L || L->total != bytes || bytes > RP_VER_SMALL) {
         e->hgeom = 1;
         words = bytes ? (1u << ((bytes + 7) / 8)) - 1 : 0;
     } else {
