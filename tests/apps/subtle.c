@@ -71,9 +71,15 @@
  *             that holds the legacy stream's step while s's launches go
  *             ahead gives z from the step before's x; s is synchronized
  *             every fourth step
+ *   joinrare  a launch, then a 32-bit memset and a device-to-device copy
+ *             that join the run the matcher holds (issue 36), then the
+ *             folds of what they wrote: the memset's value differs every
+ *             seventh step, the copy's source every fifth (a memset or
+ *             copy that differs from the step's op must not be taken for
+ *             it, whether its record is made or not)
  * Usage: subtle MODULE ITERS
  *        [lastbyte|lastrare|gridy|memset|event|staging|held|stagedlast|stagingorder|pairs|tail|twins|
- *         smemrare|legacyorder]
+ *         smemrare|legacyorder|joinrare]
  * (default lastbyte) */
 #include <string.h>
 #include <time.h>
@@ -89,7 +95,7 @@
 int main(int argc, char **argv)
 {
     app_usage(argc, argv, "[lastbyte|lastrare|gridy|memset|event|staging|held|stagedlast|"
-                          "stagingorder|pairs|tail|twins|smemrare|legacyorder]");
+                          "stagingorder|pairs|tail|twins|smemrare|legacyorder|joinrare]");
     long iters = app_arg(argc, argv, 2, 0, 0, 100000000);
     const char *mode = argc > 3 ? argv[3] : "lastbyte";
     int lastbyte = !strcmp(mode, "lastbyte"), lastrare = !strcmp(mode, "lastrare"),
@@ -99,11 +105,13 @@ int main(int argc, char **argv)
         stagedlast = !strcmp(mode, "stagedlast"), stagingorder = !strcmp(mode, "stagingorder"),
         pairs = !strcmp(mode, "pairs"), tail = !strcmp(mode, "tail"),
         twins = !strcmp(mode, "twins"), smemrare = !strcmp(mode, "smemrare"),
-        legacyorder = !strcmp(mode, "legacyorder");
+        legacyorder = !strcmp(mode, "legacyorder"), joinrare = !strcmp(mode, "joinrare");
     if (!lastbyte && !lastrare && !gridy && !memset_ && !event && !staging && !held &&
-        !stagedlast && !stagingorder && !pairs && !tail && !twins && !smemrare && !legacyorder)
+        !stagedlast && !stagingorder && !pairs && !tail && !twins && !smemrare && !legacyorder &&
+        !joinrare)
         app_die("the third argument must be lastbyte, lastrare, gridy, memset, event, staging, "
-                "held, stagedlast, stagingorder, pairs, tail, twins, smemrare or legacyorder");
+                "held, stagedlast, stagingorder, pairs, tail, twins, smemrare, legacyorder or "
+                "joinrare");
 
     CUdevice dev;
     CUcontext ctx;
@@ -251,6 +259,14 @@ int main(int argc, char **argv)
             unsigned int gy = (it & 1) ? 1u : 2u; /* 2 x 16 rows cover all 32 */
             CK(cuLaunchKernel, (f_jacobi, 2, gy, 1, 16, 16, 1, 0, s, jac_args, NULL));
             CK(cuMemcpyDtoDAsync, (x, y, (size_t)(NX + 2) * (NX + 2) * sizeof(float), s));
+            CK(cuStreamSynchronize, (s));
+        } else if (joinrare) {
+            unsigned int v = it % 7 == 6 ? 0x40000000u : 0x3f800000u; /* 2.0f, else 1.0f */
+            CK(cuLaunchKernel, (f_scale, grid, 1, 1, TK_BLOCK, 1, 1, 0, s, scale_x, NULL));
+            CK(cuMemsetD32Async, (m, v, N, s));
+            CK(cuMemcpyDtoDAsync, (y, it % 5 == 4 ? z : x, bytes, s));
+            CK(cuLaunchKernel, (f_axpy, grid, 1, 1, TK_BLOCK, 1, 1, 0, s, fold_m, NULL));
+            CK(cuLaunchKernel, (f_axpy, grid, 1, 1, TK_BLOCK, 1, 1, 0, s, fold_y, NULL));
             CK(cuStreamSynchronize, (s));
         } else if (memset_) {
             unsigned int v = (it & 1) ? 0x3f800000u : 0x40000000u; /* 1.0f, 2.0f */
