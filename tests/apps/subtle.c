@@ -77,9 +77,17 @@
  *             seventh step, the copy's source every fifth (a memset or
  *             copy that differs from the step's op must not be taken for
  *             it, whether its record is made or not)
+ *   joinpastend  the same step, its memset's value fixed and its
+ *             destination taking two buffers in turn (a volatile field);
+ *             every eleventh step the destination lies half past the end
+ *             of its buffer: the CPU driver refuses the memset
+ *             (INVALID_VALUE, folded into the reads), so a deferred one
+ *             answered CUDA_SUCCESS shows. CPU driver only: the real
+ *             driver may not check the range (tests/cpudriver/README.md,
+ *             "Strictness"); the GPU script does not run it
  * Usage: subtle MODULE ITERS
  *        [lastbyte|lastrare|gridy|memset|event|staging|held|stagedlast|stagingorder|pairs|tail|twins|
- *         smemrare|legacyorder|joinrare]
+ *         smemrare|legacyorder|joinrare|joinpastend]
  * (default lastbyte) */
 #include <string.h>
 #include <time.h>
@@ -95,7 +103,8 @@
 int main(int argc, char **argv)
 {
     app_usage(argc, argv, "[lastbyte|lastrare|gridy|memset|event|staging|held|stagedlast|"
-                          "stagingorder|pairs|tail|twins|smemrare|legacyorder|joinrare]");
+                          "stagingorder|pairs|tail|twins|smemrare|legacyorder|joinrare|"
+                          "joinpastend]");
     long iters = app_arg(argc, argv, 2, 0, 0, 100000000);
     const char *mode = argc > 3 ? argv[3] : "lastbyte";
     int lastbyte = !strcmp(mode, "lastbyte"), lastrare = !strcmp(mode, "lastrare"),
@@ -105,13 +114,14 @@ int main(int argc, char **argv)
         stagedlast = !strcmp(mode, "stagedlast"), stagingorder = !strcmp(mode, "stagingorder"),
         pairs = !strcmp(mode, "pairs"), tail = !strcmp(mode, "tail"),
         twins = !strcmp(mode, "twins"), smemrare = !strcmp(mode, "smemrare"),
-        legacyorder = !strcmp(mode, "legacyorder"), joinrare = !strcmp(mode, "joinrare");
+        legacyorder = !strcmp(mode, "legacyorder"), joinrare = !strcmp(mode, "joinrare"),
+        pastend = !strcmp(mode, "joinpastend");
     if (!lastbyte && !lastrare && !gridy && !memset_ && !event && !staging && !held &&
         !stagedlast && !stagingorder && !pairs && !tail && !twins && !smemrare && !legacyorder &&
-        !joinrare)
+        !joinrare && !pastend)
         app_die("the third argument must be lastbyte, lastrare, gridy, memset, event, staging, "
-                "held, stagedlast, stagingorder, pairs, tail, twins, smemrare, legacyorder or "
-                "joinrare");
+                "held, stagedlast, stagingorder, pairs, tail, twins, smemrare, legacyorder, "
+                "joinrare or joinpastend");
 
     CUdevice dev;
     CUcontext ctx;
@@ -131,11 +141,12 @@ int main(int argc, char **argv)
     CUevent ev;
     CK(cuEventCreate, (&ev, CU_EVENT_DISABLE_TIMING));
     size_t bytes = N * sizeof(float);
-    CUdeviceptr x, y, z, m;
+    CUdeviceptr x, y, z, m, m2;
     CK(cuMemAlloc, (&x, bytes));
     CK(cuMemAlloc, (&y, bytes));
     CK(cuMemAlloc, (&z, bytes));
     CK(cuMemAlloc, (&m, bytes));
+    CK(cuMemAlloc, (&m2, bytes));
     float *pinned;
     CK(cuMemHostAlloc, ((void **)&pinned, bytes, 0));
     float *pageable = malloc(bytes);
@@ -166,6 +177,8 @@ int main(int argc, char **argv)
     void *fold_x[] = { &z, &x, &half, &n };  /* z += x/2 */
     void *fold_y[] = { &z, &y, &half, &n };  /* z += y/2 */
     void *fold_m[] = { &z, &m, &half, &n };  /* z += m/2 */
+    CUdeviceptr mt = m; /* joinrare's memset destination */
+    void *fold_mt[] = { &z, &mt, &half, &n };
     uint64_t reads = 0x7375627400000000ull;
     CUstream w = NULL;
     CUdeviceptr flag = 0;
@@ -260,12 +273,15 @@ int main(int argc, char **argv)
             CK(cuLaunchKernel, (f_jacobi, 2, gy, 1, 16, 16, 1, 0, s, jac_args, NULL));
             CK(cuMemcpyDtoDAsync, (x, y, (size_t)(NX + 2) * (NX + 2) * sizeof(float), s));
             CK(cuStreamSynchronize, (s));
-        } else if (joinrare) {
-            unsigned int v = it % 7 == 6 ? 0x40000000u : 0x3f800000u; /* 2.0f, else 1.0f */
+        } else if (joinrare || pastend) {
+            unsigned int v = joinrare && it % 7 == 6 ? 0x40000000u : 0x3f800000u; /* 2.0f, 1.0f */
+            mt = pastend && it % 2 ? m2 : m;
+            CUdeviceptr to = pastend && it % 11 == 10 ? mt + bytes / 2 : mt; /* half past the end */
             CK(cuLaunchKernel, (f_scale, grid, 1, 1, TK_BLOCK, 1, 1, 0, s, scale_x, NULL));
-            CK(cuMemsetD32Async, (m, v, N, s));
-            CK(cuMemcpyDtoDAsync, (y, it % 5 == 4 ? z : x, bytes, s));
-            CK(cuLaunchKernel, (f_axpy, grid, 1, 1, TK_BLOCK, 1, 1, 0, s, fold_m, NULL));
+            CUresult r = cuMemsetD32Async(to, v, N, s);
+            reads = app_hash(reads, &r, sizeof r);
+            CK(cuMemcpyDtoDAsync, (y, joinrare && it % 5 == 4 ? z : x, bytes, s));
+            CK(cuLaunchKernel, (f_axpy, grid, 1, 1, TK_BLOCK, 1, 1, 0, s, fold_mt, NULL));
             CK(cuLaunchKernel, (f_axpy, grid, 1, 1, TK_BLOCK, 1, 1, 0, s, fold_y, NULL));
             CK(cuStreamSynchronize, (s));
         } else if (memset_) {
@@ -342,6 +358,7 @@ int main(int argc, char **argv)
     CK(cuMemFree, (y));
     CK(cuMemFree, (z));
     CK(cuMemFree, (m));
+    CK(cuMemFree, (m2));
     CK(cuEventDestroy, (ev));
     if (held) {
         CK(cuMemFree, (flag));
