@@ -531,7 +531,7 @@ enum rp_offer rp__match_join_call(rp_stream *st, const rp_call_other *c)
         c->entry != b->det->ops[k].entry)
         return RP_OFFER_EAGER;
     int same = call_match(b, k, c);
-#ifndef NDEBUG
+#ifndef NDEBUG /* (asking the driver about a volatile operand's memory twice) */
     rp_op rec = call_record(c);
     HOLDS(same == seq_match(b, k, &rec));
 #endif

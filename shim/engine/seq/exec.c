@@ -225,8 +225,9 @@ static inline uint64_t ver_hash(uint64_t h, uint64_t id)
  * parameter bytes: the words and geometry its mask may change
  * (rp_vol.hwords, hgeom); its function and the rest of its values are the
  * sequence's in every content (matched exactly) and would add nothing. */
-static inline __attribute__((always_inline)) uint64_t small_hash(uint64_t h, const struct rp_vol *e, const unsigned int *g,
-                                  const uint8_t *p, uint32_t bytes)
+static inline __attribute__((always_inline)) uint64_t
+small_hash(uint64_t h, const struct rp_vol *e, const unsigned int *g, const uint8_t *p,
+           uint32_t bytes)
 {
     if (e->hgeom)
         h = rp__acc_bytes(h, g, 7 * sizeof(unsigned int));
