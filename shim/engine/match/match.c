@@ -467,22 +467,47 @@ static void note_complete(rp_stream *st)
  * COMPLETE as rp__match_defer would say (the record let go: it owns
  * nothing), or EAGER: not so, nothing done. A training step's zeroed
  * gradients, a decoder's cache copies, a step's read-back at its end. */
-enum rp_offer rp__match_join(rp_stream *st, rp_op *op)
+/* The held run's candidate whose next op (at st->match.ndef) a memset or
+ * copy through `entry` may join: the one candidate, lending its records,
+ * not broken, not at its end, its op there recorded through that entry;
+ * else NULL. */
+static inline rp_seq *join_candidate(const rp_stream *st, unsigned int entry)
 {
     rp_seq *b = st->match.borrowed_seq;
     size_t k = st->match.ndef;
-    if (!rp__match_joins_kind(op->kind) || st->match.ncand != 1 || st->match.cand[0] != b ||
-        k >= b->det->n || b->broken || op->entry != b->det->ops[k].entry || !seq_match(b, k, op) ||
-        (b->vmask && (!b->match.poff || rp__arena_room(st, b) != 0)))
+    return st->match.ncand == 1 && st->match.cand[0] == b && k < b->det->n && !b->broken &&
+                   entry == b->det->ops[k].entry
+               ? b
+               : NULL;
+}
+
+/* Whether the arena can keep the values of an op joining `b` (asked after
+ * the op matched: it may fill the arena); none needed without a mask. */
+static inline int join_room(rp_stream *st, rp_seq *b)
+{
+    return !b->vmask || (b->match.poff && rp__arena_room(st, b) == 0);
+}
+
+/* The op joined as op k of `b`: DEFERRED, or COMPLETE at its last op. */
+static inline enum rp_offer joined_at(rp_stream *st, rp_seq *b, size_t k)
+{
+    if ((st->match.ndef = k + 1) < b->det->n)
+        return RP_OFFER_DEFERRED;
+    return rp__complete_alone(st, b);
+}
+
+enum rp_offer rp__match_join(rp_stream *st, rp_op *op)
+{
+    size_t k = st->match.ndef;
+    rp_seq *b = rp__match_joins_kind(op->kind) ? join_candidate(st, op->entry) : NULL;
+    if (!b || !seq_match(b, k, op) || !join_room(st, b))
         return RP_OFFER_EAGER;
     if (b->vmask)
         rp__arena_put_other(rp__arena_of(st, b, k), op);
     /* Its record is let go: a memset's or copy's owns nothing (no
      * parameters, attributes or staged bytes). */
     HOLDS(!op->params && !op->attrs && !op->data);
-    if ((st->match.ndef = k + 1) < b->det->n)
-        return RP_OFFER_DEFERRED;
-    return rp__complete_alone(st, b);
+    return joined_at(st, b, k);
 }
 
 /* Whether op k of `s` (not broken) is the memset or device-to-device copy
@@ -499,20 +524,16 @@ static int call_match(const rp_seq *s, size_t k, const rp_call_other *c)
     uint64_t m = s->vmask ? s->vmask[k] : 0;
     if (w->kind != c->kind || w->flags != c->flags || w->ctx != c->ctx || w->stream != c->stream)
         return 0;
-    if (c->kind == RP_OP_MEMSET)
-        return w->bytes == c->bytes && w->elem == c->elem &&
-               ((m & RP_VOL_DST) || w->dst == c->dst) &&
-               ((m & RP_VOL_VALUE) || w->value == c->value) &&
-               (!m || c->dst == w->dst || rp__rec_device_range_ok(c->dst, c->bytes * c->elem));
-    if (rp__op_staged(w) || !w->bytes || !((m & RP_VOL_DST) || w->dst == c->dst) ||
-        !((m & RP_VOL_SRC) || w->src == c->src) || !((m & RP_VOL_BYTES) || w->bytes == c->bytes))
+    if (c->kind == RP_OP_MEMSET) {
+        if (w->bytes != c->bytes || w->elem != c->elem ||
+            !((m & RP_VOL_DST) || w->dst == c->dst) || !((m & RP_VOL_VALUE) || w->value == c->value))
+            return 0;
+    } else if (rp__op_staged(w) || !w->bytes || !((m & RP_VOL_DST) || w->dst == c->dst) ||
+               !((m & RP_VOL_SRC) || w->src == c->src) ||
+               !((m & RP_VOL_BYTES) || w->bytes == c->bytes)) {
         return 0;
-    if (!m)
-        return 1;
-    int resized = c->bytes != w->bytes;
-    if ((resized || c->dst != w->dst) && !rp__rec_device_range_ok(c->dst, c->bytes))
-        return 0;
-    return (!resized && c->src == w->src) || rp__rec_device_range_ok(c->src, c->bytes);
+    }
+    return !m || rp__operands_live(w, c->kind, c->dst, c->src, c->bytes, c->elem);
 }
 
 /* The record of `c` (debug builds: call_match is checked against seq_match). */
@@ -525,23 +546,20 @@ static inline rp_op call_record(const rp_call_other *c)
 
 enum rp_offer rp__match_join_call(rp_stream *st, const rp_call_other *c)
 {
-    rp_seq *b = st->match.borrowed_seq;
     size_t k = st->match.ndef;
-    if (st->match.ncand != 1 || st->match.cand[0] != b || k >= b->det->n || b->broken ||
-        c->entry != b->det->ops[k].entry)
+    rp_seq *b = join_candidate(st, c->entry);
+    if (!b)
         return RP_OFFER_EAGER;
     int same = call_match(b, k, c);
 #ifndef NDEBUG /* (asking the driver about a volatile operand's memory twice) */
     rp_op rec = call_record(c);
     HOLDS(same == seq_match(b, k, &rec));
 #endif
-    if (!same || (b->vmask && (!b->match.poff || rp__arena_room(st, b) != 0)))
+    if (!same || !join_room(st, b))
         return RP_OFFER_EAGER;
     if (b->vmask)
         rp__arena_put_words(rp__arena_of(st, b, k), c->dst, c->src, c->bytes, c->value);
-    if ((st->match.ndef = k + 1) < b->det->n)
-        return RP_OFFER_DEFERRED;
-    return rp__complete_alone(st, b);
+    return joined_at(st, b, k);
 }
 
 enum rp_offer rp__match_offer(rp_stream *st, rp_op *op)

@@ -184,6 +184,28 @@ void rp__match_resolve(rp_stream *st, CUstream target, struct rp_resolved *out);
 int rp__match_part(rp_stream *st, CUstream target);
 /* ---- widen.c: within the matcher ------------------------------------------------ */
 
+/* Whether a memset's or a copy's device operands (of `kind`: dst, src,
+ * bytes, a memset's element size) that differ from the sequence's op
+ * `want` (volatile ones) lie in live device memory. The driver checks
+ * them at the call: eagerly, a copy from an address nothing was allocated
+ * at fails there (CUDA_ERROR_INVALID_VALUE). Deferred, the call would be
+ * answered CUDA_SUCCESS, and the node update to it refused later
+ * ("allocated from the same contexts as the original", issue 34), its
+ * error returned by whichever call forced the flush. Not the sequence's
+ * then: it diverges, and the driver answers the call. Taken by
+ * rp__match_values_ok for a record, and by match.c's call_match for an
+ * unrecorded memset or copy. */
+static inline int rp__operands_live(const rp_op *want, rp_op_kind kind, CUdeviceptr dst,
+                                    CUdeviceptr src, size_t bytes, unsigned int elem)
+{
+    if (kind == RP_OP_MEMSET)
+        return dst == want->dst || rp__rec_device_range_ok(dst, bytes * elem);
+    int resized = bytes != want->bytes;
+    if (kind != RP_OP_DTOH && (resized || dst != want->dst) && !rp__rec_device_range_ok(dst, bytes))
+        return 0;
+    return kind == RP_OP_HTOD || (!resized && src == want->src) ||
+           rp__rec_device_range_ok(src, bytes);
+}
 /* Whether the driver would accept `op`'s values, where they differ from
  * those of the sequence's op `want` standing for it. */
 int rp__match_values_ok(rp_ctxstate *cs, const rp_op *want, const rp_op *op);

@@ -6,26 +6,6 @@
  * the stream's context. */
 #include "match.h"
 
-/* Whether a memset's or a copy's device operands that differ from the
- * sequence's op `want` (volatile ones) lie in live device memory. The
- * driver checks them at the call: eagerly, a copy from an address nothing
- * was allocated at fails there (CUDA_ERROR_INVALID_VALUE). Deferred, the
- * call would be answered CUDA_SUCCESS, and the node update to it refused
- * later ("allocated from the same contexts as the original", issue 34), its
- * error returned by whichever call forced the flush. Not the sequence's
- * then: it diverges, and the driver answers the call. */
-static int operands_live(const rp_op *want, const rp_op *op)
-{
-    if (op->kind == RP_OP_MEMSET)
-        return op->dst == want->dst || rp__rec_device_range_ok(op->dst, op->bytes * op->elem);
-    int resized = op->bytes != want->bytes;
-    if (op->kind != RP_OP_DTOH && (resized || op->dst != want->dst) &&
-        !rp__rec_device_range_ok(op->dst, op->bytes))
-        return 0;
-    return op->kind == RP_OP_HTOD || (!resized && op->src == want->src) ||
-           rp__rec_device_range_ok(op->src, op->bytes);
-}
-
 /* Whether the driver would accept `op`'s values at the call, where they
  * differ from the sequence's op `want` that stands for it (its volatile
  * fields, or a field widened for the occurrence): a kernel's geometry
@@ -42,7 +22,8 @@ int rp__match_values_ok(rp_ctxstate *cs, const rp_op *want, const rp_op *op)
             return rp__rec_launch_fits(cs, op, NULL, op->grid);
         return rp__geometry_same(want->grid, op->grid) || rp__rec_launch_fits(cs, want, want, op->grid);
     }
-    return rp__op_is_event(op->kind) || operands_live(want, op);
+    return rp__op_is_event(op->kind) ||
+           rp__operands_live(want, op->kind, op->dst, op->src, op->bytes, op->elem);
 }
 
 /* Forget what candidate `s` took as volatile for the occurrence (it left
