@@ -85,9 +85,15 @@
  *             answered CUDA_SUCCESS shows. CPU driver only: the real
  *             driver may not check the range (tests/cpudriver/README.md,
  *             "Strictness"); the GPU script does not run it
+ *   joinfirst  a step that begins with a 32-bit memset (nothing held: the
+ *             general path finds its candidates), then a device-to-device
+ *             copy into two buffers in turn (a volatile field) that joins
+ *             the run the general path wrote down (issue 36), then three
+ *             launches folding what they wrote: the memset's value differs
+ *             every seventh step, the copy's source every fifth
  * Usage: subtle MODULE ITERS
  *        [lastbyte|lastrare|gridy|memset|event|staging|held|stagedlast|stagingorder|pairs|tail|twins|
- *         smemrare|legacyorder|joinrare|joinpastend]
+ *         smemrare|legacyorder|joinrare|joinpastend|joinfirst]
  * (default lastbyte) */
 #include <string.h>
 #include <time.h>
@@ -104,7 +110,7 @@ int main(int argc, char **argv)
 {
     app_usage(argc, argv, "[lastbyte|lastrare|gridy|memset|event|staging|held|stagedlast|"
                           "stagingorder|pairs|tail|twins|smemrare|legacyorder|joinrare|"
-                          "joinpastend]");
+                          "joinpastend|joinfirst]");
     long iters = app_arg(argc, argv, 2, 0, 0, 100000000);
     const char *mode = argc > 3 ? argv[3] : "lastbyte";
     int lastbyte = !strcmp(mode, "lastbyte"), lastrare = !strcmp(mode, "lastrare"),
@@ -115,13 +121,13 @@ int main(int argc, char **argv)
         pairs = !strcmp(mode, "pairs"), tail = !strcmp(mode, "tail"),
         twins = !strcmp(mode, "twins"), smemrare = !strcmp(mode, "smemrare"),
         legacyorder = !strcmp(mode, "legacyorder"), joinrare = !strcmp(mode, "joinrare"),
-        pastend = !strcmp(mode, "joinpastend");
+        pastend = !strcmp(mode, "joinpastend"), joinfirst = !strcmp(mode, "joinfirst");
     if (!lastbyte && !lastrare && !gridy && !memset_ && !event && !staging && !held &&
         !stagedlast && !stagingorder && !pairs && !tail && !twins && !smemrare && !legacyorder &&
-        !joinrare && !pastend)
+        !joinrare && !pastend && !joinfirst)
         app_die("the third argument must be lastbyte, lastrare, gridy, memset, event, staging, "
                 "held, stagedlast, stagingorder, pairs, tail, twins, smemrare, legacyorder, "
-                "joinrare or joinpastend");
+                "joinrare, joinpastend or joinfirst");
 
     CUdevice dev;
     CUcontext ctx;
@@ -179,6 +185,8 @@ int main(int argc, char **argv)
     void *fold_m[] = { &z, &m, &half, &n };  /* z += m/2 */
     CUdeviceptr mt = m; /* joinrare's memset destination */
     void *fold_mt[] = { &z, &mt, &half, &n };
+    CUdeviceptr yt = y; /* joinfirst's copy destination */
+    void *fold_yt[] = { &z, &yt, &half, &n };
     uint64_t reads = 0x7375627400000000ull;
     CUstream w = NULL;
     CUdeviceptr flag = 0;
@@ -283,6 +291,15 @@ int main(int argc, char **argv)
             CK(cuMemcpyDtoDAsync, (y, joinrare && it % 5 == 4 ? z : x, bytes, s));
             CK(cuLaunchKernel, (f_axpy, grid, 1, 1, TK_BLOCK, 1, 1, 0, s, fold_mt, NULL));
             CK(cuLaunchKernel, (f_axpy, grid, 1, 1, TK_BLOCK, 1, 1, 0, s, fold_y, NULL));
+            CK(cuStreamSynchronize, (s));
+        } else if (joinfirst) {
+            unsigned int v = it % 7 == 6 ? 0x40000000u : 0x3f800000u; /* 2.0f, 1.0f */
+            yt = it % 2 ? m2 : y;
+            CK(cuMemsetD32Async, (m, v, N, s));
+            CK(cuMemcpyDtoDAsync, (yt, it % 5 == 4 ? z : x, bytes, s));
+            CK(cuLaunchKernel, (f_scale, grid, 1, 1, TK_BLOCK, 1, 1, 0, s, scale_x, NULL));
+            CK(cuLaunchKernel, (f_axpy, grid, 1, 1, TK_BLOCK, 1, 1, 0, s, fold_m, NULL));
+            CK(cuLaunchKernel, (f_axpy, grid, 1, 1, TK_BLOCK, 1, 1, 0, s, fold_yt, NULL));
             CK(cuStreamSynchronize, (s));
         } else if (memset_) {
             unsigned int v = (it & 1) ? 0x3f800000u : 0x40000000u; /* 1.0f, 2.0f */

@@ -816,6 +816,39 @@ static void a_read_back_at_the_end_of_a_held_run_completes_it(void **state)
     assert_int_equal(s->pins, 0);
 }
 
+/* The fake's answer for a function's limits (left out of its table but
+ * where a test sets it: the others take every other function's launch as
+ * not fitting). */
+static CUresult f_func_attr(int *v, CUfunction_attribute a, CUfunction f)
+{
+    (void)f;
+    *v = a == CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK ? 1024 : 0;
+    return CUDA_SUCCESS;
+}
+
+/* With nothing held, a launch of a kernel no sequence's first op is, nor
+ * may be (a form of a first op whose function is volatile), finds no
+ * candidate at once (rp_ctxstate.first_kernel_bits: the eager launches
+ * between steps are not compared with every sequence); a kernel that
+ * became a first op's form is a candidate's first op from then on. */
+static void only_a_launch_a_sequence_may_begin_with_finds_candidates(void **state)
+{
+    (void)state;
+    rp_seq *s = make_seq((const int[]){1, 2, 0}, S_NONBLOCK);
+    assert_int_equal(offer(3), RP_OFFER_EAGER);
+    assert_int_equal(st->match.ncand, 0);
+    s->vmask = calloc(2, sizeof *s->vmask);
+    s->vmask[0] = RP_VOL_FUNC;
+    assert_int_equal(rp__seq_add_form(s, 0, K(3)), 0);
+    fake.cuFuncGetAttribute = f_func_attr; /* another form's limits: asked of its function */
+    enum rp_offer v = offer(3);
+    fake.cuFuncGetAttribute = NULL;
+    assert_int_equal(v, RP_OFFER_DEFERRED);
+    assert_int_equal(st->match.ncand, 1);
+    assert_ptr_equal(st->match.cand[0], s);
+    drop_held();
+}
+
 int main(void)
 {
 #define T(name) cmocka_unit_test_setup_teardown(name, setup, teardown)
@@ -842,6 +875,7 @@ int main(void)
         T(an_exact_variant_left_for_a_sequence_with_updates_is_counted_passed_over),
         T(a_memset_joins_the_held_run_only_through_the_sequences_entry_point),
         T(a_read_back_at_the_end_of_a_held_run_completes_it),
+        T(only_a_launch_a_sequence_may_begin_with_finds_candidates),
     };
 #undef T
     return cmocka_run_group_tests_name("matcher", tests, group_setup, NULL);

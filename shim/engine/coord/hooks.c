@@ -116,12 +116,14 @@ static inline void op_on_stream(const rp_ctxstate *cs, const rp_stream *st, int 
 }
 
 /* The stream such an op may join on (joins_fast): found the fast way,
- * joined no other's trace, holding a borrowed run, with no cut before its
- * next op and no capture of the program's beginning; else NULL. */
-static inline rp_stream *join_stream(rp_ctxstate *cs, CUstream s, int ptsz)
+ * joined no other's trace, holding a run it may join (rp__match_joinable),
+ * with no cut before its next op and no capture of the program's
+ * beginning; else NULL. */
+static inline __attribute__((always_inline)) rp_stream *join_stream(rp_ctxstate *cs, CUstream s,
+                                                                   int ptsz)
 {
     rp_stream *st = rp__stream_fast(cs, s, ptsz);
-    if (!st || st->trace.owner || !st->match.borrowed_seq || rp__program_capture_pending() ||
+    if (!st || st->trace.owner || !rp__match_joinable(st) || rp__program_capture_pending() ||
         rp__learn_cuts_next(st))
         return NULL;
     return st;

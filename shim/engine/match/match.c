@@ -455,10 +455,13 @@ static void note_complete(rp_stream *st)
 
 /* A memset, a device-to-device copy or a device-to-host copy into pinned
  * memory that is the next op of the one candidate whose launches the stream
- * holds borrowed (the fast path's run): the general path would keep the
- * candidate (seq_match; narrow) and defer the record, completing the
- * candidate at its last op (note_complete); here it joins the borrowed run
- * instead (no write-down of the launches before it), its values, for a
+ * holds borrowed (the fast path's run), or of the one candidate left of a
+ * run the general path wrote down (rp__match_joinable): the general path
+ * would keep the candidate (seq_match; narrow) and defer the record,
+ * completing the candidate at its last op (note_complete); here it joins
+ * the borrowed run instead (no write-down of the launches before it; the
+ * candidate of a written-down run lends its records from this op on, as
+ * the fast path's next launch would make it lend them), its values, for a
  * sequence with updates, in the arena (also an exact one's: its op may be
  * widened while it is held, as a launch's). Only through the entry point
  * the sequence's op was recorded from, which a flush issues it through (the
@@ -468,24 +471,28 @@ static void note_complete(rp_stream *st)
  * nothing), or EAGER: not so, nothing done. A training step's zeroed
  * gradients, a decoder's cache copies, a step's read-back at its end. */
 /* The held run's candidate whose next op (at st->match.ndef) a memset or
- * copy through `entry` may join: the one candidate, lending its records,
- * not broken, not at its end, its op there recorded through that entry;
- * else NULL. */
+ * copy through `entry` may join: the one candidate, lending its records
+ * (or, when the run holds none borrowed, lending none yet: a run written
+ * down, not an empty one), not broken, not at its end, its op there
+ * recorded through that entry; else NULL. */
 static inline rp_seq *join_candidate(const rp_stream *st, unsigned int entry)
 {
-    rp_seq *b = st->match.borrowed_seq;
+    rp_seq *b = st->match.ncand == 1 ? st->match.cand[0] : NULL;
     size_t k = st->match.ndef;
-    return st->match.ncand == 1 && st->match.cand[0] == b && k < b->det->n && !b->broken &&
-                   entry == b->det->ops[k].entry
-               ? b
-               : NULL;
+    if (!b || (st->match.borrowed_seq ? b != st->match.borrowed_seq : !k))
+        return NULL;
+    return k < b->det->n && !b->broken && entry == b->det->ops[k].entry ? b : NULL;
 }
 
-/* Whether the arena can keep the values of an op joining `b` (asked after
- * the op matched: it may fill the arena); none needed without a mask. */
-static inline int join_room(rp_stream *st, rp_seq *b)
+/* Whether op k of `b` can join (asked after the op matched): the arena can
+ * keep its values (it may be filled; none needed without a mask), and `b`
+ * lends its records from op k on if it lent none yet (rp__borrow: room for
+ * the rest of them made, at the stream's position, which the op's is: the
+ * callers that may find the run written down come before the op is given
+ * one, rp__match_joinable). */
+static inline int join_room(rp_stream *st, rp_seq *b, size_t k)
 {
-    return !b->vmask || (b->match.poff && rp__arena_room(st, b) == 0);
+    return (!b->vmask || (b->match.poff && rp__arena_room(st, b) == 0)) && rp__borrow(st, b, k) == 0;
 }
 
 /* The op joined as op k of `b`: DEFERRED, or COMPLETE at its last op. */
@@ -500,7 +507,7 @@ enum rp_offer rp__match_join(rp_stream *st, rp_op *op)
 {
     size_t k = st->match.ndef;
     rp_seq *b = rp__match_joins_kind(op->kind) ? join_candidate(st, op->entry) : NULL;
-    if (!b || !seq_match(b, k, op) || !join_room(st, b))
+    if (!b || !seq_match(b, k, op) || !join_room(st, b, k))
         return RP_OFFER_EAGER;
     if (b->vmask)
         rp__arena_put_other(rp__arena_of(st, b, k), op);
@@ -555,7 +562,7 @@ enum rp_offer rp__match_join_call(rp_stream *st, const rp_call_other *c)
     rp_op rec = call_record(c);
     HOLDS(same == seq_match(b, k, &rec));
 #endif
-    if (!same || !join_room(st, b))
+    if (!same || !join_room(st, b, k))
         return RP_OFFER_EAGER;
     if (b->vmask)
         rp__arena_put_words(rp__arena_of(st, b, k), c->dst, c->src, c->bytes, c->value);
@@ -564,7 +571,7 @@ enum rp_offer rp__match_join_call(rp_stream *st, const rp_call_other *c)
 
 enum rp_offer rp__match_offer(rp_stream *st, rp_op *op)
 {
-    if (st->match.borrowed_seq) {
+    if (st->match.borrowed_seq) { /* (never a written-down run: op has its position) */
         enum rp_offer j = rp__match_join(st, op);
         if (j != RP_OFFER_EAGER)
             return j;
@@ -580,6 +587,15 @@ enum rp_offer rp__match_offer(rp_stream *st, rp_op *op)
         return st->match.ncand ? RP_OFFER_MATCHES : RP_OFFER_RESOLVE;
     }
     unpin_all(st); /* none, unless candidates found for an op that was not deferred */
+    if (op->kind == RP_OP_KERNEL && !(st->cs->first_kernel_bits & rp__kernel_bit(op->func))) {
+        /* No sequence's first op is its kernel, nor may be (a form): none
+         * would match it (an eager launch between steps). */
+#ifndef NDEBUG
+        for (size_t i = 0; i < st->cs->nseqs; i++)
+            HOLDS(!seq_match(st->cs->seqs[i], 0, op));
+#endif
+        return RP_OFFER_EAGER;
+    }
     size_t nexact = 0; /* the candidates without updates: cand[0 .. nexact) */
     for (size_t i = 0; i < st->cs->nseqs; i++) {
         rp_seq *s = st->cs->seqs[i];

@@ -69,6 +69,16 @@ enum rp_offer rp__match_offer(rp_stream *st, rp_op *op);
  * DEFERRED or COMPLETE when it joined (its record let go: it owns
  * nothing), EAGER when it does not (nothing done). */
 enum rp_offer rp__match_join(rp_stream *st, rp_op *op);
+/* Whether `st` holds a run a memset or copy may join before the op is
+ * given its position (rp__learn_next; hooks.c, join_stream): one the fast
+ * path holds borrowed, or one the general path wrote down (or recorded)
+ * with one candidate left, which lends its records from the joining op on
+ * (rp__match_join, rp__match_join_call). rp__match_offer, which comes
+ * after, offers a join to a borrowed run only. */
+static inline int rp__match_joinable(const rp_stream *st)
+{
+    return st->match.borrowed_seq || (st->match.ndef && st->match.ncand == 1);
+}
 /* A memset's or a device-to-device copy's call, with the fields a record
  * of it on stream `stream` (its record's handle) would have: what
  * rp__match_join_call compares without making the record. */
