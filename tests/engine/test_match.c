@@ -849,6 +849,47 @@ static void only_a_launch_a_sequence_may_begin_with_finds_candidates(void **stat
     drop_held();
 }
 
+/* A launch the fast path cannot compare (another known form of its op's
+ * volatile function: a kernel chosen by alignment) that the run's one
+ * candidate keeps is deferred before the general path (rp__match_kept):
+ * the run borrowed so far written down, its record deferred at the
+ * stream's position, the candidate's next launch borrowed again. A kernel
+ * that is no form of the op is not kept, nothing done (the general path
+ * decides: the candidate goes). */
+static void a_launch_of_another_form_the_one_candidate_keeps_is_deferred_before_the_general_path(
+    void **state)
+{
+    (void)state;
+    rp_seq *s = make_seq((const int[]){1, 2, 3, 0}, S_NONBLOCK);
+    s->vmask = calloc(3, sizeof *s->vmask);
+    s->vmask[1] = RP_VOL_FUNC;
+    assert_int_equal(rp__seq_add_form(s, 1, K(5)), 0);
+    fake.cuFuncGetAttribute = f_func_attr;
+    assert_int_equal(offer(1), RP_OFFER_DEFERRED);
+    assert_int_equal(rp__match_launch(st, S_NONBLOCK, launch_of(5), RP_E_cuLaunchKernel),
+                     RP_OFFER_EAGER); /* no image compares another form */
+    rp_op other, form;
+    record_as(&other, 6, S_NONBLOCK, -2);
+    st->opno = 40;
+    assert_int_equal(rp__match_kept(st, &other), RP_OFFER_EAGER);
+    assert_int_equal(st->match.ndef, 1);
+    rp__op_free(&other);
+    record_as(&form, 5, S_NONBLOCK, -2);
+    enum rp_offer v = rp__match_kept(st, &form);
+    fake.cuFuncGetAttribute = NULL;
+    assert_int_equal(v, RP_OFFER_DEFERRED);
+    assert_int_equal(st->match.ndef, 2);
+    assert_null(st->match.borrowed_seq);
+    assert_ptr_equal(st->match.def[1].func, K(5));
+    assert_int_equal(st->match.def[1].opno, 40);
+    assert_int_equal(rp__match_launch(st, S_NONBLOCK, launch_of(3), RP_E_cuLaunchKernel),
+                     RP_OFFER_COMPLETE);
+    assert_ptr_equal(st->match.borrowed_seq, s);
+    assert_int_equal(st->match.borrowed_from, 2);
+    rp__match_write_down(st); /* records of every held op, for drop_held */
+    drop_held();
+}
+
 int main(void)
 {
 #define T(name) cmocka_unit_test_setup_teardown(name, setup, teardown)
@@ -876,6 +917,7 @@ int main(void)
         T(a_memset_joins_the_held_run_only_through_the_sequences_entry_point),
         T(a_read_back_at_the_end_of_a_held_run_completes_it),
         T(only_a_launch_a_sequence_may_begin_with_finds_candidates),
+        T(a_launch_of_another_form_the_one_candidate_keeps_is_deferred_before_the_general_path),
     };
 #undef T
     return cmocka_run_group_tests_name("matcher", tests, group_setup, NULL);

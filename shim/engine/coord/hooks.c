@@ -115,7 +115,7 @@ static inline void op_on_stream(const rp_ctxstate *cs, const rp_stream *st, int 
         op->flags |= RP_OPF_PTSZ;
 }
 
-/* The stream such an op may join on (joins_fast): found the fast way,
+/* The stream such an op may join on (rp__joins_recorded): found the fast way,
  * joined no other's trace, holding a run it may join (rp__match_joinable),
  * with no cut before its next op and no capture of the program's
  * beginning; else NULL. */
@@ -144,7 +144,9 @@ static inline CUresult joined(rp_ctxstate *cs, rp_stream *st, rp_op_kind kind, e
 
 /* A memset or copy that is the next op of the run the matcher's fast path
  * holds borrowed (a loop's steady state: a training step's zeroed
- * gradients, a decoder's cache copies), on a stream found the fast way that
+ * gradients, a decoder's cache copies), or a recorded launch that the run's
+ * one candidate keeps as its next op (rp__match_kept: a kernel chosen by
+ * alignment or length, another form of the op), on a stream found the fast way that
  * joined no other's trace, with no cut before it and no capture of the
  * program's beginning: deferred as rp__capturable_locked, rp__next_op and
  * rp__defer defer it (rp__match_join, the count, the op's position, the
@@ -152,7 +154,7 @@ static inline CUresult joined(rp_ctxstate *cs, rp_stream *st, rp_op_kind kind, e
  * as launch.c's fast path defers a launch. Returns 1 when deferred (cs
  * unlocked, *out its result), 0 when nothing was done. rp__joins_call does
  * the same for a memset or device-to-device copy that has no record yet. */
-static int joins_fast(rp_ctxstate *cs, CUstream s, int ptsz, rp_op *op, CUresult *out)
+int rp__joins_recorded(rp_ctxstate *cs, CUstream s, int ptsz, rp_op *op, CUresult *out)
 {
     rp_stream *st = join_stream(cs, s, ptsz);
     if (!st)
@@ -165,7 +167,7 @@ static int joins_fast(rp_ctxstate *cs, CUstream s, int ptsz, rp_op *op, CUresult
     uint16_t sid = op->sid;
     uint32_t flags = op->flags;
     op_on_stream(cs, st, ptsz, op);
-    enum rp_offer v = rp__match_join(st, op);
+    enum rp_offer v = kind == RP_OP_KERNEL ? rp__match_kept(st, op) : rp__match_join(st, op);
     if (v == RP_OFFER_EAGER) {
         op->ctx = ctx, op->stream = stream, op->sid = sid, op->flags = flags;
         return 0;
@@ -242,7 +244,7 @@ int rp__capturable(CUstream s, int ptsz, rp_op *op, rp_op *keep, rp_ctxstate **p
     rp_ctxstate *cs = rp__lock_ctx_of_stream(s, ptsz);
     *pcs = cs;
     *pst = NULL;
-    if (cs && rp__match_joins_kind(op->kind) && joins_fast(cs, s, ptsz, op, out))
+    if (cs && rp__match_joins_kind(op->kind) && rp__joins_recorded(cs, s, ptsz, op, out))
         return 1;
     return rp__capturable_in(cs, s, ptsz, op, keep, pst, out);
 }

@@ -114,6 +114,14 @@ int rp__capturable(CUstream s, int ptsz, rp_op *op, rp_op *keep, rp_ctxstate **p
  * eager call) and no memset or copy joined the fast path's run. */
 int rp__capturable_in(rp_ctxstate *cs, CUstream s, int ptsz, rp_op *op, rp_op *keep,
                       rp_stream **pst, CUresult *out);
+/* The recorded op `op` (cs locked) deferred before the general path: a
+ * memset or copy joining the run the matcher's fast path holds
+ * (rp__match_join), or a launch that the run's one candidate keeps as its
+ * next op (rp__match_kept), with what rp__capturable_locked would give it
+ * (the count, its position, the ordering with other streams, the replay
+ * when it completes the sequence): 1 when deferred (cs unlocked, *out its
+ * result), 0 when nothing was done. */
+int rp__joins_recorded(rp_ctxstate *cs, CUstream s, int ptsz, rp_op *op, CUresult *out);
 /* A memset or device-to-device copy `c` (its kind, entry and values; the
  * rest is set here) joining the run the matcher's fast path holds
  * borrowed, without its record (rp__match_join_call): 1 when deferred (cs

@@ -124,6 +124,9 @@ static __attribute__((noinline)) CUresult launch_recorded(rp_ctxstate *cs, const
     }
     op.entry = (uint16_t)entry;
     CUresult pre;
+    if (st && st->match.ndef && st->match.ncand == 1 &&
+        rp__joins_recorded(cs, l->s, l->ptsz, &op, &pre))
+        return pre; /* the held run's one candidate keeps it (found fast: asked again there) */
     if (rp__capturable_locked(cs, l->s, l->ptsz, &op, &st, &pre))
         return pre;
     return rp__eager_done(cs, st, &op, pre, launch_issue_timed(cs, l));

@@ -477,11 +477,14 @@ static void note_complete(rp_stream *st)
  * recorded through that entry; else NULL. */
 static inline rp_seq *join_candidate(const rp_stream *st, unsigned int entry)
 {
-    rp_seq *b = st->match.ncand == 1 ? st->match.cand[0] : NULL;
+    rp_seq *b = st->match.borrowed_seq;
     size_t k = st->match.ndef;
-    if (!b || (st->match.borrowed_seq ? b != st->match.borrowed_seq : !k))
-        return NULL;
-    return k < b->det->n && !b->broken && entry == b->det->ops[k].entry ? b : NULL;
+    if (RP_UNLIKELY(!b) && k)
+        b = st->match.cand[0]; /* the one candidate, if one (asked next) */
+    return st->match.ncand == 1 && st->match.cand[0] == b && k < b->det->n && !b->broken &&
+                   entry == b->det->ops[k].entry
+               ? b
+               : NULL;
 }
 
 /* Whether op k of `b` can join (asked after the op matched): the arena can
@@ -567,6 +570,20 @@ enum rp_offer rp__match_join_call(rp_stream *st, const rp_call_other *c)
     if (b->vmask)
         rp__arena_put_words(rp__arena_of(st, b, k), c->dst, c->src, c->bytes, c->value);
     return joined_at(st, b, k);
+}
+
+enum rp_offer rp__match_kept(rp_stream *st, rp_op *op)
+{
+    size_t k = st->match.ndef;
+    rp_seq *s = st->match.ncand == 1 ? st->match.cand[0] : NULL;
+    if (!k || !s || s->broken || op->kind != RP_OP_KERNEL || !seq_match(s, k, op) ||
+        (s->det->n > st->match.capdef && rp__def_reserve(st, s->det->n) != 0))
+        return RP_OFFER_EAGER;
+    write_down(st); /* what rp__match_offer does first */
+    op->opno = st->opno; /* its position, as rp__learn_next gives it (the caller counts it) */
+    enum rp_offer v = rp__match_defer(st, op); /* as narrow() keeps `s` */
+    HOLDS(v == RP_OFFER_DEFERRED || v == RP_OFFER_COMPLETE); /* room made: nothing staged */
+    return v;
 }
 
 enum rp_offer rp__match_offer(rp_stream *st, rp_op *op)

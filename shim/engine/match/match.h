@@ -69,6 +69,17 @@ enum rp_offer rp__match_offer(rp_stream *st, rp_op *op);
  * DEFERRED or COMPLETE when it joined (its record let go: it owns
  * nothing), EAGER when it does not (nothing done). */
 enum rp_offer rp__match_join(rp_stream *st, rp_op *op);
+/* The recorded launch `op` (its stream's fields set, not given its
+ * position yet) when the one candidate of the run `st` holds keeps it as
+ * its next op (seq_match: exactly, or outside its volatile fields; a launch
+ * of another known form of a volatile function, which no image of the fast
+ * path compares, is the common case): deferred as the general path defers
+ * it (rp__match_offer writes the borrowed run down, narrow() keeps the
+ * candidate, rp__match_defer defers the record at the stream's position
+ * and completes the candidate at its last op): DEFERRED or COMPLETE (the
+ * record moved into the stream), or EAGER: nothing done (another
+ * candidate count, the candidate would go or be widened, memory). */
+enum rp_offer rp__match_kept(rp_stream *st, rp_op *op);
 /* Whether `st` holds a run a memset or copy may join before the op is
  * given its position (rp__learn_next; hooks.c, join_stream): one the fast
  * path holds borrowed, or one the general path wrote down (or recorded)
