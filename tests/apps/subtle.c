@@ -88,8 +88,8 @@
  *   joinfirst  a step that begins with a 32-bit memset (nothing held: the
  *             general path finds its candidates), then a device-to-device
  *             copy into two buffers in turn (a volatile field) that joins
- *             the run the general path wrote down (issue 36), then three
- *             launches folding what they wrote: the memset's value differs
+ *             the run the general path wrote down (issue 36), then a
+ *             scale and two folds of what they wrote: the memset's value differs
  *             every seventh step, the copy's source every fifth
  * Usage: subtle MODULE ITERS
  *        [lastbyte|lastrare|gridy|memset|event|staging|held|stagedlast|stagingorder|pairs|tail|twins|
