@@ -890,6 +890,79 @@ static void a_launch_of_another_form_the_one_candidate_keeps_is_deferred_before_
     drop_held();
 }
 
+/* The fake's answers about memory for the next test: one allocation of 64
+ * bytes at 0x9000, asked `asked` times. */
+static int asked;
+static CUresult CUDAAPI f_range(void *d, CUpointer_attribute a, CUdeviceptr p)
+{
+    asked++;
+    if (p < 0x9000 || p >= 0x9040)
+        return CUDA_ERROR_INVALID_VALUE; /* not allocated */
+    if (a == CU_POINTER_ATTRIBUTE_RANGE_START_ADDR)
+        *(CUdeviceptr *)d = 0x9000;
+    else
+        *(size_t *)d = 64;
+    return CUDA_SUCCESS;
+}
+
+/* A memset that is the next op of the one candidate left of a run the
+ * general path wrote down joins it without a record, the candidate then
+ * lending its records from it on (issue 36: a decoder's step that begins
+ * with a memset); one whose volatile destination lies in no allocation
+ * does not, and the general path that then takes its record drops the
+ * candidate without asking the driver again what the join asked it. */
+static void a_memset_joins_a_written_down_run_and_a_dead_one_is_asked_about_once(void **state)
+{
+    (void)state;
+    rp_seq *s = make_seq((const int[]){1, 9, 3, 0}, S_NONBLOCK);
+    rp__op_free(&s->det->ops[1]);
+    memset_as(&s->det->ops[1], S_NONBLOCK, RP_E_cuMemsetD32Async);
+    s->lay[1] = NULL;
+    s->vmask = calloc(3, sizeof *s->vmask);
+    s->vmask[1] = RP_VOL_DST;
+    struct rp__driver was = fake;
+    fake.cuPointerGetAttribute = f_range;
+    for (int round = 0; round < 2; round++) {
+        CUdeviceptr to = round ? 0x7000 : 0x9000;
+        assert_int_equal(offer(1), RP_OFFER_DEFERRED); /* the general path: written down */
+        assert_null(st->match.borrowed_seq);
+        rp_call_other c = {.kind = RP_OP_MEMSET, .entry = RP_E_cuMemsetD32Async, .flags = 0,
+                           .ctx = cs->ctx, .stream = S_NONBLOCK, .dst = to, .value = 7,
+                           .elem = 4, .bytes = 16};
+        asked = 0;
+        st->opno = 100 + (uint64_t)round;
+        enum rp_offer v = rp__match_join_call(st, &c);
+#ifdef NDEBUG /* (a Debug build asks again, to check the answer) */
+        assert_int_equal(asked, round ? 1 : 2); /* the range's start (and size) */
+#endif
+        if (!round) {
+            assert_int_equal(v, RP_OFFER_DEFERRED);
+            assert_ptr_equal(st->match.borrowed_seq, s);
+            assert_int_equal(st->match.borrowed_from, 1);
+            assert_int_equal(st->match.borrowed_opno, 100);
+            assert_int_equal(st->match.ndef, 2);
+            rp__match_write_down(st);
+            assert_int_equal(st->match.def[1].dst, 0x9000);
+            drop_held();
+            continue;
+        }
+        assert_int_equal(v, RP_OFFER_EAGER);
+        assert_int_equal(st->match.ndef, 1);
+        assert_null(st->match.borrowed_seq);
+        rp_op ms;
+        memset_as(&ms, S_NONBLOCK, RP_E_cuMemsetD32Async);
+        ms.dst = to;
+        ms.opno = st->opno++; /* its position, as rp__learn_next gives it */
+        assert_int_equal(rp__match_offer(st, &ms), RP_OFFER_RESOLVE); /* the candidate went */
+#ifdef NDEBUG
+        assert_int_equal(asked, 1); /* not asked again */
+#endif
+        rp__op_free(&ms);
+        drop_held();
+    }
+    fake = was;
+}
+
 int main(void)
 {
 #define T(name) cmocka_unit_test_setup_teardown(name, setup, teardown)
@@ -918,6 +991,7 @@ int main(void)
         T(a_read_back_at_the_end_of_a_held_run_completes_it),
         T(only_a_launch_a_sequence_may_begin_with_finds_candidates),
         T(a_launch_of_another_form_the_one_candidate_keeps_is_deferred_before_the_general_path),
+        T(a_memset_joins_a_written_down_run_and_a_dead_one_is_asked_about_once),
     };
 #undef T
     return cmocka_run_group_tests_name("matcher", tests, group_setup, NULL);

@@ -173,6 +173,37 @@ static int seq_match(const rp_seq *s, size_t k, const rp_op *op)
            rp__match_values_ok(s->cs, want, op);
 }
 
+/* What the comparison of a memset's or copy's call with op k of `s`
+ * (call_match) found when every field matched but a volatile operand's
+ * memory was not live, as the driver answered: the op at position `opno`
+ * of its stream, these operands. The general path that then takes the same
+ * op on the same thread (its record: rp__match_join, narrow) takes that
+ * answer (seq_match's would be no) instead of asking the driver again. */
+static _Thread_local struct {
+    const rp_seq *s;
+    size_t k;
+    uint64_t opno;
+    rp_op_kind kind;
+    CUdeviceptr dst, src;
+    size_t bytes;
+    unsigned int elem;
+} dead;
+
+/* seq_match for op `op` (a record given its position) on `st`, with what
+ * call_match found of it taken (dead). */
+static int seq_match_op(const rp_stream *st, const rp_seq *s, size_t k, const rp_op *op)
+{
+    if (RP_UNLIKELY(dead.s == s) && dead.k == k && dead.opno == op->opno && dead.kind == op->kind &&
+        dead.dst == op->dst && dead.src == op->src && dead.bytes == op->bytes &&
+        dead.elem == op->elem && st->opno == op->opno + 1) {
+#ifndef NDEBUG
+        HOLDS(!seq_match(s, k, op)); /* (asking the driver again) */
+#endif
+        return 0;
+    }
+    return seq_match(s, k, op);
+}
+
 void rp__match_resolve(rp_stream *st, CUstream target, struct rp_resolved *out)
 {
     out->replayed = NULL;
@@ -401,7 +432,7 @@ static void narrow(rp_stream *st, const rp_op *op)
             continue;
         }
         const rp_op *want = &s->det->ops[st->match.ndef];
-        if (!s->broken && (seq_match(s, st->match.ndef, op) || rp__widen(st, s, st->match.ndef, op))) {
+        if (!s->broken && (seq_match_op(st, s, st->match.ndef, op) || rp__widen(st, s, st->match.ndef, op))) {
             st->match.cand[k++] = s;
             updates_match |= s->vmask != NULL;
             continue;
@@ -510,7 +541,7 @@ enum rp_offer rp__match_join(rp_stream *st, rp_op *op)
 {
     size_t k = st->match.ndef;
     rp_seq *b = rp__match_joins_kind(op->kind) ? join_candidate(st, op->entry) : NULL;
-    if (!b || !seq_match(b, k, op) || !join_room(st, b, k))
+    if (!b || !seq_match_op(st, b, k, op) || !join_room(st, b, k))
         return RP_OFFER_EAGER;
     if (b->vmask)
         rp__arena_put_other(rp__arena_of(st, b, k), op);
@@ -528,7 +559,7 @@ enum rp_offer rp__match_join(rp_stream *st, rp_op *op)
  * empty, its device operands in live memory (rp__match_values_ok). A copy
  * recorded with a size that is structure (staged, or of no bytes) is not
  * one of any size the call can have. */
-static int call_match(const rp_seq *s, size_t k, const rp_call_other *c)
+static int call_match(const rp_stream *st, const rp_seq *s, size_t k, const rp_call_other *c)
 {
     const rp_op *w = &s->det->ops[k];
     uint64_t m = s->vmask ? s->vmask[k] : 0;
@@ -543,7 +574,11 @@ static int call_match(const rp_seq *s, size_t k, const rp_call_other *c)
                !((m & RP_VOL_BYTES) || w->bytes == c->bytes)) {
         return 0;
     }
-    return !m || rp__operands_live(w, c->kind, c->dst, c->src, c->bytes, c->elem);
+    if (!m || rp__operands_live(w, c->kind, c->dst, c->src, c->bytes, c->elem))
+        return 1;
+    dead.s = s, dead.k = k, dead.opno = st->opno, dead.kind = c->kind;
+    dead.dst = c->dst, dead.src = c->src, dead.bytes = c->bytes, dead.elem = c->elem;
+    return 0;
 }
 
 /* The record of `c` (debug builds: call_match is checked against seq_match). */
@@ -558,9 +593,10 @@ enum rp_offer rp__match_join_call(rp_stream *st, const rp_call_other *c)
 {
     size_t k = st->match.ndef;
     rp_seq *b = join_candidate(st, c->entry);
+    dead.s = NULL; /* only the last call's answer is taken */
     if (!b)
         return RP_OFFER_EAGER;
-    int same = call_match(b, k, c);
+    int same = call_match(st, b, k, c);
 #ifndef NDEBUG /* (asking the driver about a volatile operand's memory twice) */
     rp_op rec = call_record(c);
     HOLDS(same == seq_match(b, k, &rec));
