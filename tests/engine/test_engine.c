@@ -375,7 +375,7 @@ static void learn_memset_step(int last)
 }
 
 /* A memset that is the next op of the launches the fast path holds
- * borrowed joins them (coord/hooks.c, joins_fast: issue 36) with what the
+ * borrowed joins them (coord/hooks.c, rp__joins_recorded: issue 36) with what the
  * general path would give it: counted among the ops seen, a position among
  * its stream's ops (what the period's cuts count), the run kept borrowed
  * (nothing written down), and the replay when the next launch completes

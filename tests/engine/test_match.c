@@ -853,41 +853,57 @@ static void only_a_launch_a_sequence_may_begin_with_finds_candidates(void **stat
  * volatile function: a kernel chosen by alignment) that the run's one
  * candidate keeps is deferred before the general path (rp__match_kept):
  * the run borrowed so far written down, its record deferred at the
- * stream's position, the candidate's next launch borrowed again. A kernel
- * that is no form of the op is not kept, nothing done (the general path
- * decides: the candidate goes). */
+ * stream's position, the candidate's next launch borrowed again, and the
+ * run complete at the candidate's last op. A kernel that is no form of the
+ * op is not kept, nothing done (the general path decides: the candidate
+ * goes). */
 static void a_launch_of_another_form_the_one_candidate_keeps_is_deferred_before_the_general_path(
     void **state)
 {
     (void)state;
-    rp_seq *s = make_seq((const int[]){1, 2, 3, 0}, S_NONBLOCK);
-    s->vmask = calloc(3, sizeof *s->vmask);
-    s->vmask[1] = RP_VOL_FUNC;
-    assert_int_equal(rp__seq_add_form(s, 1, K(5)), 0);
+    rp_seq *s = make_seq((const int[]){1, 2, 3, 4, 0}, S_NONBLOCK);
+    s->vmask = calloc(4, sizeof *s->vmask);
+    s->vmask[2] = RP_VOL_FUNC;
+    assert_int_equal(rp__seq_add_form(s, 2, K(5)), 0);
+    struct rp__driver was = fake;
     fake.cuFuncGetAttribute = f_func_attr;
-    assert_int_equal(offer(1), RP_OFFER_DEFERRED);
+    st->opno = 40;
+    rp_op first;
+    record_as(&first, 1, S_NONBLOCK, -2);
+    first.opno = st->opno++; /* as rp__learn_next gives it */
+    assert_int_equal(rp__match_offer(st, &first), RP_OFFER_MATCHES);
+    assert_int_equal(rp__match_defer(st, &first), RP_OFFER_DEFERRED);
+    assert_int_equal(rp__match_launch(st, S_NONBLOCK, launch_of(2), RP_E_cuLaunchKernel),
+                     RP_OFFER_DEFERRED);
+    assert_ptr_equal(st->match.borrowed_seq, s); /* op 1 borrowed, at 41 */
     assert_int_equal(rp__match_launch(st, S_NONBLOCK, launch_of(5), RP_E_cuLaunchKernel),
                      RP_OFFER_EAGER); /* no image compares another form */
     rp_op other, form;
     record_as(&other, 6, S_NONBLOCK, -2);
-    st->opno = 40;
     assert_int_equal(rp__match_kept(st, &other), RP_OFFER_EAGER);
-    assert_int_equal(st->match.ndef, 1);
+    assert_int_equal(st->match.ndef, 2);
+    assert_ptr_equal(st->match.borrowed_seq, s); /* nothing done */
     rp__op_free(&other);
     record_as(&form, 5, S_NONBLOCK, -2);
-    enum rp_offer v = rp__match_kept(st, &form);
-    fake.cuFuncGetAttribute = NULL;
-    assert_int_equal(v, RP_OFFER_DEFERRED);
-    assert_int_equal(st->match.ndef, 2);
-    assert_null(st->match.borrowed_seq);
-    assert_ptr_equal(st->match.def[1].func, K(5));
-    assert_int_equal(st->match.def[1].opno, 40);
-    assert_int_equal(rp__match_launch(st, S_NONBLOCK, launch_of(3), RP_E_cuLaunchKernel),
+    assert_int_equal(rp__match_kept(st, &form), RP_OFFER_DEFERRED);
+    st->opno++; /* as the caller counts it (hooks.c, joined) */
+    fake = was;
+    assert_int_equal(st->match.ndef, 3);
+    assert_null(st->match.borrowed_seq); /* written down */
+    assert_ptr_equal(st->match.def[1].func, K(2));
+    assert_ptr_equal(st->match.def[2].func, K(5));
+    for (int i = 0; i < 3; i++)
+        assert_int_equal(st->match.def[i].opno, 40 + i);
+    assert_int_equal(rp__match_launch(st, S_NONBLOCK, launch_of(4), RP_E_cuLaunchKernel),
                      RP_OFFER_COMPLETE);
     assert_ptr_equal(st->match.borrowed_seq, s);
-    assert_int_equal(st->match.borrowed_from, 2);
+    assert_int_equal(st->match.borrowed_from, 3);
+    assert_int_equal(st->match.borrowed_opno, 43);
+    assert_ptr_equal(st->match.complete, s);
     rp__match_write_down(st); /* records of every held op, for drop_held */
+    assert_int_equal(st->match.def[3].opno, 43);
     drop_held();
+    assert_int_equal(s->pins, 0);
 }
 
 /* The fake's answers about memory for the next test: one allocation of 64

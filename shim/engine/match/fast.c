@@ -313,7 +313,7 @@ static __attribute__((noinline)) enum rp_offer first_several(rp_stream *st, CUst
             continue; /* another op or another kernel: its structure differs */
         const rp_fast *fo = rp__fast_image(s, 0, l->f, h, tag);
         if (!fo && want->func != l->f && !rp__seq_form_known(s, 0, l->f))
-            continue; /* a form it was not seen with: seq_match says no (op 0 is never widened) */
+            continue; /* a form it was not seen with: rp__seq_match says no (op 0 is never widened) */
         if (!fo)
             return RP_OFFER_EAGER;
         if (!cand_same(st, s, fo, 0, l))
@@ -365,7 +365,7 @@ int rp__match_masked(rp_stream *st, rp_seq *s, size_t k, const rp_launch *l)
 /* A candidate `s` whose op k > 0 is not the launch as its image says
  * (masked_same, or no image for the launch's function), decided from the
  * launch as the general path's narrow() decides from its record:
- * KEPT, as seq_match keeps an op whose volatile function takes another of
+ * KEPT, as rp__seq_match keeps an op whose volatile function takes another of
  * its known forms; WIDENED, *w made as rp__widen would take the fields the
  * launch differs in (rp__widen_take; rp__op_diff's difference read from
  * the launch, with the same layouts); or 0, the general path's to decide
@@ -375,7 +375,7 @@ int rp__match_masked(rp_stream *st, rp_seq *s, size_t k, const rp_launch *l)
  * the fast path takes), and, for another function, one whose layout the
  * context has read (recording it reads nothing new). A fork/join sequence,
  * which only the learner widens, is left to the general path even where
- * seq_match would keep it. */
+ * rp__seq_match would keep it. */
 enum { CAND_OUT, CAND_KEPT, CAND_WIDENED };
 static int cand_from_launch(const rp_stream *st, rp_seq *s, size_t k, const rp_launch *l,
                             CUstream h, uint32_t tag, struct rp_widen *w)
@@ -402,7 +402,7 @@ static int cand_from_launch(const rp_stream *st, rp_seq *s, size_t k, const rp_l
         if (!Lb || kernel != !!(want->flags & RP_OPF_KERNEL_HANDLE))
             return CAND_OUT;
         got.param_bytes = Lb->total;
-        /* seq_match: a known form of a volatile function stands for it
+        /* rp__seq_match: a known form of a volatile function stands for it
          * whatever its values, where the driver takes its geometry. */
         if ((s->vmask[k] & RP_VOL_FUNC) && rp__seq_form_known(s, k, l->f))
             return rp__match_values_ok(s->cs, want, &got) ? CAND_KEPT : CAND_OUT;

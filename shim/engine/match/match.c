@@ -156,11 +156,7 @@ static void diverged_eagerly(rp_seq *s, size_t held)
         s->divs[(s->ndivs - 1) % RP_SEQ_DIVS].ended = 1;
 }
 
-/* Whether op `k` of sequence `s` can stand for `op`: exactly equal, or
- * equal outside the fields declared volatile, with values the driver
- * would accept at the call (a kernel's geometry within its function's
- * limits, a copy's or memset's operands in live memory). */
-static int seq_match(const rp_seq *s, size_t k, const rp_op *op)
+int rp__seq_match(const rp_seq *s, size_t k, const rp_op *op)
 {
     const rp_op *want = &s->det->ops[k];
     if (!s->vmask || !s->vmask[k])
@@ -173,35 +169,24 @@ static int seq_match(const rp_seq *s, size_t k, const rp_op *op)
            rp__match_values_ok(s->cs, want, op);
 }
 
-/* What the comparison of a memset's or copy's call with op k of `s`
- * (call_match) found when every field matched but a volatile operand's
- * memory was not live, as the driver answered: the op at position `opno`
- * of its stream, these operands. The general path that then takes the same
- * op on the same thread (its record: rp__match_join, narrow) takes that
- * answer (seq_match's would be no) instead of asking the driver again. */
-static _Thread_local struct {
-    const rp_seq *s;
-    size_t k;
-    uint64_t opno;
-    rp_op_kind kind;
-    CUdeviceptr dst, src;
-    size_t bytes;
-    unsigned int elem;
-} dead;
+/* The answer rp__match_join_call found (join.c, call_match): see
+ * struct rp_match_dead. */
+RP_TLS struct rp_match_dead rp__match_dead;
 
-/* seq_match for op `op` (a record given its position) on `st`, with what
- * call_match found of it taken (dead). */
+/* rp__seq_match for op `op` (a record given its position) on `st`, with what
+ * call_match found of it taken (rp__match_dead). */
 static int seq_match_op(const rp_stream *st, const rp_seq *s, size_t k, const rp_op *op)
 {
-    if (RP_UNLIKELY(dead.s == s) && dead.k == k && dead.opno == op->opno && dead.kind == op->kind &&
-        dead.dst == op->dst && dead.src == op->src && dead.bytes == op->bytes &&
-        dead.elem == op->elem && st->opno == op->opno + 1) {
+    const struct rp_match_dead *d = &rp__match_dead;
+    if (RP_UNLIKELY(d->s == s) && d->k == k && d->opno == op->opno && d->kind == op->kind &&
+        d->dst == op->dst && d->src == op->src && d->bytes == op->bytes && d->elem == op->elem &&
+        st->opno == op->opno + 1) {
 #ifndef NDEBUG
-        HOLDS(!seq_match(s, k, op)); /* (asking the driver again) */
+        HOLDS(!rp__seq_match(s, k, op)); /* (asking the driver again) */
 #endif
         return 0;
     }
-    return seq_match(s, k, op);
+    return rp__seq_match(s, k, op);
 }
 
 void rp__match_resolve(rp_stream *st, CUstream target, struct rp_resolved *out)
@@ -488,7 +473,7 @@ static void note_complete(rp_stream *st)
  * memory that is the next op of the one candidate whose launches the stream
  * holds borrowed (the fast path's run), or of the one candidate left of a
  * run the general path wrote down (rp__match_joinable): the general path
- * would keep the candidate (seq_match; narrow) and defer the record,
+ * would keep the candidate (rp__seq_match; narrow) and defer the record,
  * completing the candidate at its last op (note_complete); here it joins
  * the borrowed run instead (no write-down of the launches before it; the
  * candidate of a written-down run lends its records from this op on, as
@@ -501,125 +486,18 @@ static void note_complete(rp_stream *st)
  * COMPLETE as rp__match_defer would say (the record let go: it owns
  * nothing), or EAGER: not so, nothing done. A training step's zeroed
  * gradients, a decoder's cache copies, a step's read-back at its end. */
-/* The held run's candidate whose next op (at st->match.ndef) a memset or
- * copy through `entry` may join: the one candidate, lending its records
- * (or, when the run holds none borrowed, lending none yet: a run written
- * down, not an empty one), not broken, not at its end, its op there
- * recorded through that entry; else NULL. */
-static inline rp_seq *join_candidate(const rp_stream *st, unsigned int entry)
-{
-    rp_seq *b = st->match.borrowed_seq;
-    size_t k = st->match.ndef;
-    if (RP_UNLIKELY(!b) && k)
-        b = st->match.cand[0]; /* the one candidate, if one (asked next) */
-    return st->match.ncand == 1 && st->match.cand[0] == b && k < b->det->n && !b->broken &&
-                   entry == b->det->ops[k].entry
-               ? b
-               : NULL;
-}
-
-/* Whether op k of `b` can join (asked after the op matched): the arena can
- * keep its values (it may be filled; none needed without a mask), and `b`
- * lends its records from op k on if it lent none yet (rp__borrow: room for
- * the rest of them made, at the stream's position, which the op's is: the
- * callers that may find the run written down come before the op is given
- * one, rp__match_joinable). */
-static inline int join_room(rp_stream *st, rp_seq *b, size_t k)
-{
-    return (!b->vmask || (b->match.poff && rp__arena_room(st, b) == 0)) && rp__borrow(st, b, k) == 0;
-}
-
-/* The op joined as op k of `b`: DEFERRED, or COMPLETE at its last op. */
-static inline enum rp_offer joined_at(rp_stream *st, rp_seq *b, size_t k)
-{
-    if ((st->match.ndef = k + 1) < b->det->n)
-        return RP_OFFER_DEFERRED;
-    return rp__complete_alone(st, b);
-}
-
 enum rp_offer rp__match_join(rp_stream *st, rp_op *op)
 {
     size_t k = st->match.ndef;
-    rp_seq *b = rp__match_joins_kind(op->kind) ? join_candidate(st, op->entry) : NULL;
-    if (!b || !seq_match_op(st, b, k, op) || !join_room(st, b, k))
+    rp_seq *b = rp__match_joins_kind(op->kind) ? rp__join_candidate(st, op->entry) : NULL;
+    if (!b || !seq_match_op(st, b, k, op) || !rp__join_room(st, b, k))
         return RP_OFFER_EAGER;
     if (b->vmask)
         rp__arena_put_other(rp__arena_of(st, b, k), op);
     /* Its record is let go: a memset's or copy's owns nothing (no
      * parameters, attributes or staged bytes). */
     HOLDS(!op->params && !op->attrs && !op->data);
-    return joined_at(st, b, k);
-}
-
-/* Whether op k of `s` (not broken) is the memset or device-to-device copy
- * `c`: seq_match's answer for its record, field by field. Equal outside
- * the op's mask (its structure, then, for a memset, its destination and
- * value, for a copy, its operands and size: rp__op_match_masked, which is
- * rp__op_same_content for an empty mask), and, where the mask is not
- * empty, its device operands in live memory (rp__match_values_ok). A copy
- * recorded with a size that is structure (staged, or of no bytes) is not
- * one of any size the call can have. */
-static int call_match(const rp_stream *st, const rp_seq *s, size_t k, const rp_call_other *c)
-{
-    const rp_op *w = &s->det->ops[k];
-    uint64_t m = s->vmask ? s->vmask[k] : 0;
-    if (w->kind != c->kind || w->flags != c->flags || w->ctx != c->ctx || w->stream != c->stream)
-        return 0;
-    if (c->kind == RP_OP_MEMSET) {
-        if (w->bytes != c->bytes || w->elem != c->elem ||
-            !((m & RP_VOL_DST) || w->dst == c->dst) || !((m & RP_VOL_VALUE) || w->value == c->value))
-            return 0;
-    } else if (rp__op_staged(w) || !w->bytes || !((m & RP_VOL_DST) || w->dst == c->dst) ||
-               !((m & RP_VOL_SRC) || w->src == c->src) ||
-               !((m & RP_VOL_BYTES) || w->bytes == c->bytes)) {
-        return 0;
-    }
-    if (!m || rp__operands_live(w, c->kind, c->dst, c->src, c->bytes, c->elem))
-        return 1;
-    dead.s = s, dead.k = k, dead.opno = st->opno, dead.kind = c->kind;
-    dead.dst = c->dst, dead.src = c->src, dead.bytes = c->bytes, dead.elem = c->elem;
-    return 0;
-}
-
-/* The record of `c` (debug builds: call_match is checked against seq_match). */
-static inline rp_op call_record(const rp_call_other *c)
-{
-    return (rp_op){.kind = c->kind, .entry = c->entry, .flags = c->flags, .ctx = c->ctx,
-                   .stream = c->stream, .dst = c->dst, .src = c->src, .bytes = c->bytes,
-                   .value = c->value, .elem = c->elem};
-}
-
-enum rp_offer rp__match_join_call(rp_stream *st, const rp_call_other *c)
-{
-    size_t k = st->match.ndef;
-    rp_seq *b = join_candidate(st, c->entry);
-    dead.s = NULL; /* only the last call's answer is taken */
-    if (!b)
-        return RP_OFFER_EAGER;
-    int same = call_match(st, b, k, c);
-#ifndef NDEBUG /* (asking the driver about a volatile operand's memory twice) */
-    rp_op rec = call_record(c);
-    HOLDS(same == seq_match(b, k, &rec));
-#endif
-    if (!same || !join_room(st, b, k))
-        return RP_OFFER_EAGER;
-    if (b->vmask)
-        rp__arena_put_words(rp__arena_of(st, b, k), c->dst, c->src, c->bytes, c->value);
-    return joined_at(st, b, k);
-}
-
-enum rp_offer rp__match_kept(rp_stream *st, rp_op *op)
-{
-    size_t k = st->match.ndef;
-    rp_seq *s = st->match.ncand == 1 ? st->match.cand[0] : NULL;
-    if (!k || !s || s->broken || op->kind != RP_OP_KERNEL || !seq_match(s, k, op) ||
-        (s->det->n > st->match.capdef && rp__def_reserve(st, s->det->n) != 0))
-        return RP_OFFER_EAGER;
-    write_down(st); /* what rp__match_offer does first */
-    op->opno = st->opno; /* its position, as rp__learn_next gives it (the caller counts it) */
-    enum rp_offer v = rp__match_defer(st, op); /* as narrow() keeps `s` */
-    HOLDS(v == RP_OFFER_DEFERRED || v == RP_OFFER_COMPLETE); /* room made: nothing staged */
-    return v;
+    return rp__joined_at(st, b, k);
 }
 
 enum rp_offer rp__match_offer(rp_stream *st, rp_op *op)
@@ -645,14 +523,14 @@ enum rp_offer rp__match_offer(rp_stream *st, rp_op *op)
          * would match it (an eager launch between steps). */
 #ifndef NDEBUG
         for (size_t i = 0; i < st->cs->nseqs; i++)
-            HOLDS(!seq_match(st->cs->seqs[i], 0, op));
+            HOLDS(!rp__seq_match(st->cs->seqs[i], 0, op));
 #endif
         return RP_OFFER_EAGER;
     }
     size_t nexact = 0; /* the candidates without updates: cand[0 .. nexact) */
     for (size_t i = 0; i < st->cs->nseqs; i++) {
         rp_seq *s = st->cs->seqs[i];
-        if (!s->broken && s->ctx == op->ctx && s->home == st->handle && seq_match(s, 0, op))
+        if (!s->broken && s->ctx == op->ctx && s->home == st->handle && rp__seq_match(s, 0, op))
             rp__match_take(st, s, &nexact);
     }
     return st->match.ncand ? RP_OFFER_MATCHES : RP_OFFER_EAGER;

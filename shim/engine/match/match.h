@@ -5,7 +5,8 @@
  * did (rp_resolved); the coordinator decides what follows. Its fast path
  * is here, inline in the launch hooks: it runs for every launch of a
  * loop's steady state, and a call with its frame weighed on each (the rest
- * is match.c, the images it compares with fast.c). */
+ * is match.c, the images it compares with fast.c, the ops that join the
+ * held run before the general path with join.c). */
 #ifndef REPRISE_MATCH_H
 #define REPRISE_MATCH_H
 
@@ -64,6 +65,28 @@ enum rp_offer {
  * the fast path's held run is deferred here already: DEFERRED or COMPLETE
  * (its record let go: rp__match_join). */
 enum rp_offer rp__match_offer(rp_stream *st, rp_op *op);
+/* What the comparison of a memset's or copy's call with op k of `s`
+ * (join.c, call_match) found when every field matched but a volatile
+ * operand's memory was not live, as the driver answered: the op at
+ * position `opno` of its stream, these operands (`s` NULL: nothing). The
+ * general path that then takes the same op on the same thread (its record:
+ * rp__match_join, narrow) takes that answer (rp__seq_match's would be no)
+ * instead of asking the driver again. */
+struct rp_match_dead {
+    const rp_seq *s;
+    size_t k;
+    uint64_t opno;
+    rp_op_kind kind;
+    CUdeviceptr dst, src;
+    size_t bytes;
+    unsigned int elem;
+};
+extern RP_TLS struct rp_match_dead rp__match_dead;
+/* Whether op `k` of sequence `s` can stand for `op`: exactly equal, or
+ * equal outside the fields declared volatile, with values the driver
+ * would accept at the call (a kernel's geometry within its function's
+ * limits, a copy's or memset's operands in live memory). */
+int rp__seq_match(const rp_seq *s, size_t k, const rp_op *op);
 /* The memset or copy `op` (its stream's fields set) offered to the run the
  * fast path holds borrowed, as rp__match_offer offers it first (match.c):
  * DEFERRED or COMPLETE when it joined (its record let go: it owns
@@ -71,7 +94,7 @@ enum rp_offer rp__match_offer(rp_stream *st, rp_op *op);
 enum rp_offer rp__match_join(rp_stream *st, rp_op *op);
 /* The recorded launch `op` (its stream's fields set, not given its
  * position yet) when the one candidate of the run `st` holds keeps it as
- * its next op (seq_match: exactly, or outside its volatile fields; a launch
+ * its next op (rp__seq_match: exactly, or outside its volatile fields; a launch
  * of another known form of a volatile function, which no image of the fast
  * path compares, is the common case): deferred as the general path defers
  * it (rp__match_offer writes the borrowed run down, narrow() keeps the
@@ -214,7 +237,7 @@ int rp__match_part(rp_stream *st, CUstream target);
  * ("allocated from the same contexts as the original", issue 34), its
  * error returned by whichever call forced the flush. Not the sequence's
  * then: it diverges, and the driver answers the call. Taken by
- * rp__match_values_ok for a record, and by match.c's call_match for an
+ * rp__match_values_ok for a record, and by join.c's call_match for an
  * unrecorded memset or copy. */
 static inline int rp__operands_live(const rp_op *want, rp_op_kind kind, CUdeviceptr dst,
                                     CUdeviceptr src, size_t bytes, unsigned int elem)
@@ -491,6 +514,43 @@ rp__match_launch(rp_stream *st, CUstream h, rp_launch l, enum rp__entry entry)
         return rp__match_several(st, h, &copy, entry);
     }
     return rp__match_at(st, st->match.cand[0], k, h, l, entry);
+}
+
+/* ---- join.c, match.c: what joins the held run --------------------------------- */
+/* The held run's candidate whose next op (at st->match.ndef) a memset or
+ * copy through `entry` may join: the one candidate, lending its records
+ * (or, when the run holds none borrowed, lending none yet: a run written
+ * down, not an empty one), not broken, not at its end, its op there
+ * recorded through that entry; else NULL. */
+static inline rp_seq *rp__join_candidate(const rp_stream *st, unsigned int entry)
+{
+    rp_seq *b = st->match.borrowed_seq;
+    size_t k = st->match.ndef;
+    if (RP_UNLIKELY(!b) && k)
+        b = st->match.cand[0]; /* the one candidate, if one (asked next) */
+    return st->match.ncand == 1 && st->match.cand[0] == b && k < b->det->n && !b->broken &&
+                   entry == b->det->ops[k].entry
+               ? b
+               : NULL;
+}
+
+/* Whether op k of `b` can join (asked after the op matched): the arena can
+ * keep its values (it may be filled; none needed without a mask), and `b`
+ * lends its records from op k on if it lent none yet (rp__borrow: room for
+ * the rest of them made, at the stream's position, which the op's is: the
+ * callers that may find the run written down come before the op is given
+ * one, rp__match_joinable). */
+static inline int rp__join_room(rp_stream *st, rp_seq *b, size_t k)
+{
+    return (!b->vmask || (b->match.poff && rp__arena_room(st, b) == 0)) && rp__borrow(st, b, k) == 0;
+}
+
+/* The op joined as op k of `b`: DEFERRED, or COMPLETE at its last op. */
+static inline enum rp_offer rp__joined_at(rp_stream *st, rp_seq *b, size_t k)
+{
+    if ((st->match.ndef = k + 1) < b->det->n)
+        return RP_OFFER_DEFERRED;
+    return rp__complete_alone(st, b);
 }
 
 #endif
