@@ -31,7 +31,8 @@ static int call_match(const rp_stream *st, const rp_seq *s, size_t k, const rp_c
     }
     if (!m || rp__operands_live(w, c->kind, c->dst, c->src, c->bytes, c->elem))
         return 1;
-    rp__match_dead = (struct rp_match_dead){s, k, st->opno, c->kind, c->dst, c->src, c->bytes, c->elem};
+    rp__match_dead =
+        (struct rp_match_dead){s, k, st->opno, c->kind, c->dst, c->src, c->bytes, c->elem};
     return 0;
 }
 

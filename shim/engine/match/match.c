@@ -417,7 +417,8 @@ static void narrow(rp_stream *st, const rp_op *op)
             continue;
         }
         const rp_op *want = &s->det->ops[st->match.ndef];
-        if (!s->broken && (seq_match_op(st, s, st->match.ndef, op) || rp__widen(st, s, st->match.ndef, op))) {
+        if (!s->broken &&
+            (seq_match_op(st, s, st->match.ndef, op) || rp__widen(st, s, st->match.ndef, op))) {
             st->match.cand[k++] = s;
             updates_match |= s->vmask != NULL;
             continue;
