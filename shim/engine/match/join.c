@@ -68,7 +68,7 @@ enum rp_offer rp__match_kept(rp_stream *st, rp_op *op)
     size_t k = st->match.ndef;
     rp_seq *s = st->match.ncand == 1 ? st->match.cand[0] : NULL;
     if (!k || !s || s->broken || op->kind != RP_OP_KERNEL || !rp__seq_match(s, k, op) ||
-        (s->det->n > st->match.capdef && rp__def_reserve(st, s->det->n) != 0))
+        !rp__def_room_for(st, s))
         return RP_OFFER_EAGER;
     rp__match_write_down(st); /* what rp__match_offer does first */
     op->opno = st->opno; /* its position, as rp__learn_next gives it (the caller counts it) */

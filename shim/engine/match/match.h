@@ -143,6 +143,13 @@ enum rp_offer rp__match_defer(rp_stream *st, rp_op *op);
  * hook) calls these out of line: */
 /* Room for `want` deferred records; 0, or -1 if memory runs out. */
 int rp__def_reserve(rp_stream *st, size_t want);
+/* The same, the common case (room made already) tested inline: 1 when
+ * there is room for every op of `s`, 0 when memory runs out. */
+static inline __attribute__((always_inline)) int rp__def_room_for(rp_stream *st,
+                                                                  const rp_seq *s)
+{
+    return s->det->n <= st->match.capdef || rp__def_reserve(st, s->det->n) == 0;
+}
 /* Op k of `s`, a sequence with volatile fields there, stands for launch
  * `l`: equal outside them; its values are kept in the stream's arena
  * (rp_stream.match.arena). 1, or 0 (nothing done). */
@@ -402,7 +409,7 @@ static inline __attribute__((always_inline)) int rp__borrow(rp_stream *st, rp_se
 {
     if (st->match.borrowed_seq)
         return 0;
-    if (s->det->n > st->match.capdef && rp__def_reserve(st, s->det->n) != 0)
+    if (!rp__def_room_for(st, s))
         return -1;
     st->match.borrowed_seq = s;
     st->match.borrowed_from = k;
