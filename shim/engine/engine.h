@@ -113,7 +113,7 @@ typedef struct rp_seq {
                                NULL if it could not be allocated */
     struct rp_vtab *vt;     /* per op: the values it has taken (seq/versions.c;
                                NULL: none kept yet) */
-    /* Its executables and what they hold (seq/exec.c). */
+    /* Its executables and what they hold (seq/exec.c, seq/contents.c). */
     struct rp_seq_exec {
         CUgraphNode *nodes; /* per op: the node that names it in exec, one of
                                the graph exec was instantiated from (`origin`

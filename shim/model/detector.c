@@ -204,7 +204,7 @@ static void note_content(rp_det_entry *e, const rp_op *ops, size_t n)
  * occurrences (at least 2) were each new, as many as an exact repeat
  * needs to be captured. (Until 2026-12-06 it took one more, to tell a
  * rotation of a few buffers from a counter before the capture; since
- * executables per content that comes back (exec.c), a rotation served by
+ * executables per content that comes back (seq/contents.c), a rotation served by
  * the graph with updates replays without updates once its contents have
  * come back, and waiting cost every structure whose pointers rotate, a
  * framework's every step, one more occurrence run eagerly.) */

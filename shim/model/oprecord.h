@@ -342,11 +342,13 @@ _Static_assert(offsetof(rp_op, block) == offsetof(rp_op, grid) + 3 * sizeof(unsi
                "a kernel record's geometry is seven consecutive unsigned ints");
 static inline __attribute__((always_inline)) int rp__geometry_same(const unsigned int *ga, const unsigned int *gb)
 {
-    uint64_t a[3], b[3];
+    /* (scalars, not arrays: GCC copied arrays to the stack first) */
+    const uint8_t *pa = (const uint8_t *)ga, *pb = (const uint8_t *)gb;
+    uint64_t a0, a1, a2, b0, b1, b2;
     uint32_t a3, b3;
-    memcpy(a, ga, sizeof a), memcpy(&a3, (const uint8_t *)ga + sizeof a, 4);
-    memcpy(b, gb, sizeof b), memcpy(&b3, (const uint8_t *)gb + sizeof b, 4);
-    return !((a[0] ^ b[0]) | (a[1] ^ b[1]) | (a[2] ^ b[2]) | (a3 ^ b3));
+    memcpy(&a0, pa, 8), memcpy(&a1, pa + 8, 8), memcpy(&a2, pa + 16, 8), memcpy(&a3, pa + 24, 4);
+    memcpy(&b0, pb, 8), memcpy(&b1, pb + 8, 8), memcpy(&b2, pb + 16, 8), memcpy(&b3, pb + 24, 4);
+    return !((a0 ^ b0) | (a1 ^ b1) | (a2 ^ b2) | (a3 ^ b3));
 }
 
 /* 1 when geometry `g` (7 words, as in a record) is within the limits the

@@ -266,7 +266,7 @@ static void values_new_at_every_lookup_go_unversioned_and_a_window_of_rotation_d
     assert_int_equal(ent[0].how, RP_VOL_FRESH);
     assert_int_equal(ent[0].again, 0);
     assert_int_equal(ent[0].at, 0);
-    assert_int_equal(seq.ex.nfresh, 1); /* the sequence counts it (exec.c hashes none then) */
+    assert_int_equal(seq.ex.nfresh, 1); /* the sequence counts it (no content of it is hashed then: held.h) */
     /* Its value found again (the last one, which it was given a version
      * for): told by version again, and counted so. */
     seq.ex.vclock = c;

@@ -629,7 +629,7 @@ static unsigned int passed_over_limit(void)
  * otherwise leave them in every match's candidates, diverging for ever
  * (issue 28: a counter whose groups repeat within the step). Their
  * contents are the sequence with updates' from then on (an executable of
- * their own if they come back: exec.c); not a waste (no back-off of the
+ * their own if they come back: seq/contents.c); not a waste (no back-off of the
  * stream), but their entry waits before an exact capture again. */
 void rp__learn_sweep(rp_ctxstate *cs)
 {

@@ -26,12 +26,15 @@ static void fill_cmp(rp_seq *s, size_t k, uint64_t vm)
     rp_fast *f = &s->match.fast[k];
     uint32_t n = 0;
     /* Three passes: the 8-byte parameters, the 4-byte ones, the rest (each
-     * compared by its own loop, rp__fast_params). */
-    for (int pass = 0; pass < 3; pass++) {
+     * compared by its own loop, rp__fast_params); a fourth lists those of
+     * the mask (arena_params_in). */
+    for (int pass = 0; pass < 4; pass++) {
         for (uint32_t j = 0; j < L->n; j++) {
             uint32_t size = L->size[j];
-            if ((j < RP_VOL_MAX_PARAMS && (vm >> j & 1)) ||
-                (pass == 0 ? size != 8 : pass == 1 ? size != 4 : size == 4 || size == 8))
+            if (((j < RP_VOL_MAX_PARAMS && (vm >> j & 1)) != (pass == 3)) ||
+                (pass == 0   ? size != 8
+                 : pass == 1 ? size != 4
+                             : pass == 2 && (size == 4 || size == 8)))
                 continue;
             rp_fast_cmp *c = &f->cmp[n++];
             *c = (rp_fast_cmp){(uint16_t)j, (uint16_t)size, L->off[j], 0};
@@ -47,8 +50,10 @@ static void fill_cmp(rp_seq *s, size_t k, uint64_t vm)
             f->n8 = n;
         else if (pass == 1)
             f->n4 = n - f->n8;
+        else if (pass == 2)
+            f->ncmp = n;
     }
-    f->ncmp = n;
+    f->nvol = n - f->ncmp;
     f->vm = vm;
 }
 
@@ -164,23 +169,19 @@ static inline __attribute__((always_inline)) int masked_same(const rp_stream *st
  * sequence's values elsewhere: a parameter widened while the launch is
  * deferred was equal to the sequence's). */
 static inline __attribute__((always_inline)) void arena_params_in(rp_stream *st, const rp_seq *s,
-                                                                  size_t k, void **kp)
+                                                                  size_t k, const rp_fast *fo,
+                                                                  void **kp)
 {
-    const rp_param_layout *L = s->lay[k];
     uint8_t *params = rp__arena_of(st, s, k) + RP_ARENA_GEOMETRY;
-    for (uint64_t pm = s->vmask[k] & RP_VOL_PARAMS; pm; pm &= pm - 1) {
-        uint32_t i = (uint32_t)__builtin_ctzll(pm);
-        if (i >= L->n)
-            break;
-        rp__param_copy(params + L->off[i], kp[i], L->size[i]);
-    }
+    for (const rp_fast_cmp *c = fo->cmp + fo->ncmp, *e = c + fo->nvol; c < e; c++)
+        rp__param_copy(params + c->off, kp[c->idx], c->size);
 }
 
 int rp__masked_params(rp_stream *st, const rp_seq *s, size_t k, const rp_fast *fo, void **kp)
 {
     if (!rp__fast_params_in(fo, kp, s->det->ops[k].params))
         return 0;
-    arena_params_in(st, s, k, kp);
+    arena_params_in(st, s, k, fo, kp);
     return 1;
 }
 
@@ -189,7 +190,7 @@ static int match_masked(rp_stream *st, rp_seq *s, size_t k, const rp_launch *l)
     if (!masked_same(st, s, k, l))
         return 0;
     memcpy(rp__arena_of(st, s, k), l->grid, 7 * sizeof(unsigned int));
-    arena_params_in(st, s, k, l->kp);
+    arena_params_in(st, s, k, &s->match.fast[k], l->kp); /* its image made to the mask */
     return 1;
 }
 

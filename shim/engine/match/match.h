@@ -33,7 +33,8 @@ typedef struct rp_fast {
     uint32_t nparams;       /* the kernel's parameters */
     unsigned int geometry[7]; /* grid, block, shared memory bytes */
     uint32_t ncmp;          /* the parameters compared: the 8-byte ones first, */
-    uint32_t n8, n4;        /* ... n8 of them, then n4 4-byte ones, then the rest */
+    uint32_t n8, n4;        /* ... n8 of them, then n4 4-byte ones, then the rest; */
+    uint32_t nvol;          /* after them, those of `vm` (fast.c copies them, in order) */
     rp_fast_cmp *cmp;       /* room for all nparams */
     uint64_t vm;            /* the mask they leave out */
     /* An exact op whose parameters are all 4 or 8 bytes (at most

@@ -282,7 +282,7 @@ rp_seq *rp__capture(rp_ctxstate *cs, rp_det_entry *e, const uint64_t *vmask, rp_
     s->det = e;
     s->home = home;
     /* Before the window: a free another thread makes during the capture
-     * counts as one since (exec.c, captured_memory_live). */
+     * counts as one since (contents.c, captured_memory_live). */
     s->ex.frees_at = rp__frees();
     for (size_t i = 0; i < e->n; i++)
         s->fj.multi |= e->ops[i].stream != home || rp__op_is_event(e->ops[i].kind);

@@ -1,11 +1,10 @@
 /* exec.c - a sequence's executables and what they hold: node updates that
  * bring an executable to an occurrence's values (DESIGN.md §5: volatile
- * fields set on the executable before a launch), and, for contents that
- * come back (buffers in rotation), an executable per content, so that
- * their replays update nothing (docs/engine.md, "Contents that come
- * back"). The values come from the matcher's view of the deferred
- * occurrence (rp_vals). Runs under the context's lock. */
-#include "seq.h"
+ * fields set on the executable before a launch), on the executable
+ * chosen for its content (contents.c). The values come from the matcher's
+ * view of the deferred occurrence (rp_vals, read as held.h reads them).
+ * Runs under the context's lock. */
+#include "held.h"
 
 #include <stddef.h>
 #include <stdlib.h>
@@ -105,332 +104,6 @@ static CUresult update_node(rp_seq *s, size_t k, const rp_op *op)
     }
 }
 
-/* Where the fast path keeps the values of op k of `s` it deferred unwritten
- * (the stream's arena, at the op's place: match.h, rp__arena_of). */
-static inline const uint8_t *arena_at(const rp_vals *v, const rp_seq *s, size_t k)
-{
-    return v->arena + s->match.poff[k];
-}
-
-/* A deferred kernel's values: the record naming its function (with its
- * parameter size), its geometry (7 unsigned ints, as in a record) and its
- * parameter bytes: its record's, or, when the fast path deferred it
- * unwritten, the sequence's op (the fast path matches only the sequence's
- * own function) and the arena's values. */
-static inline void kernel_values(const rp_vals *v, const rp_seq *s, size_t k, const rp_op **f,
-                                 const unsigned int **g, const uint8_t **p)
-{
-    if (v->borrowed && k >= v->from) {
-        const uint8_t *a = arena_at(v, s, k);
-        *f = &s->det->ops[k];
-        *g = (const unsigned int *)(const void *)a;
-        *p = a + RP_ARENA_GEOMETRY;
-    } else {
-        *f = &v->def[k];
-        *g = v->def[k].grid;
-        *p = v->def[k].params;
-    }
-}
-
-/* A deferred memset's or copy's values: its record's, or, when the fast
- * path deferred it unwritten (rp__match_offer), the sequence's op with the
- * arena's values, made in `tmp`. */
-static inline const rp_op *other_values(const rp_vals *v, const rp_seq *s, size_t k, rp_op *tmp)
-{
-    if (!(v->borrowed && k >= v->from))
-        return &v->def[k];
-    *tmp = s->det->ops[k];
-    rp__arena_get_other(arena_at(v, s, k), tmp);
-    return tmp;
-}
-
-/* The version (versions.c) of what held record k, a kernel's, holds: kept
- * in the record, found the first time it is asked for (a fresh executable
- * holds the sequence's values; an op that became volatile since). */
-static inline uint64_t held_ver(rp_seq *s, rp_op *held, size_t k)
-{
-    rp_op *h = &held[k];
-    if (!h->ver)
-        h->ver = rp__ver_of(s, k, h, h->grid, h->params);
-    return h->ver;
-}
-
-/* The first entry of the list at op `lo` or after it. */
-static inline const struct rp_vol *vols_from(const struct rp_vols *l, size_t lo)
-{
-    const struct rp_vol *e = l->e, *end = l->e + l->n;
-    while (e < end && e->k < lo)
-        e++;
-    return e;
-}
-
-/* Whether held record `h` of a kernel told by its bytes (RP_VOL_SMALL)
- * holds these values: function, geometry and parameter bytes. */
-static inline int small_held(const rp_op *h, const rp_op *f, const unsigned int *g,
-                             const uint8_t *p)
-{
-    return !rp__op_other_func(h, f) && rp__geometry_same(h->grid, g) &&
-           rp__bytes_same(h->params, p, h->param_bytes);
-}
-
-/* Whether held record `h` of a kernel told by version holds these values
- * when the occurrence's have no number (no hash needs one, or the lookup
- * failed): compared as a version is (versions.c, same). */
-static inline int held_equal(const rp_op *h, const rp_op *f, const unsigned int *g,
-                             const uint8_t *p)
-{
-    return !rp__op_other_func(h, f) && rp__geometry_same(h->grid, g) &&
-           (!h->param_bytes || !memcmp(h->params, p, h->param_bytes));
-}
-
-/* Whether the executable holds op k's deferred values already (op k has
- * volatile fields). For a kernel (of the sequence's node, like the held
- * record), its function, geometry and parameter bytes decide: the two
- * are the same version (the occurrence's found by rp__exec_prepare), or,
- * for a small block, equal. */
-static inline int held_same_in(rp_op *held, const rp_vals *v, rp_seq *s, size_t k,
-                               uint32_t how)
-{
-    const rp_op *h = &held[k];
-    if (how == RP_VOL_OTHER) {
-        rp_op tmp;
-        return rp__op_same_content(h, other_values(v, s, k, &tmp));
-    }
-    if (how == RP_VOL_VER && s->ex.occ_ver[k])
-        return s->ex.occ_ver[k] == held_ver(s, held, k);
-    const rp_op *f;
-    const unsigned int *g;
-    const uint8_t *p;
-    kernel_values(v, s, k, &f, &g, &p);
-    return how == RP_VOL_VER ? held_equal(h, f, g, p) : small_held(h, f, g, p);
-}
-
-static inline int held_same(const rp_vals *v, rp_seq *s, const struct rp_vol *e)
-{
-    return held_same_in(s->ex.held, v, s, e->k, e->how);
-}
-
-/* The hash of an op's values: a kernel's by the number of its values'
- * version (0, none: a value no other content has), or, for a small block,
- * by what its mask may change of them (small_hash); a copy's or memset's
- * addresses, size and value. Only ever a proposal, checked value by value
- * (held_same). */
-static inline uint64_t ver_hash(uint64_t h, uint64_t id)
-{
-    static _Thread_local uint64_t none;
-    return rp__acc(h, id ? id : (1ull << 63) | ++none);
-}
-
-/* A kernel's with a small block (entry `e`, RP_VOL_SMALL), of `bytes`
- * parameter bytes: the words and geometry its mask may change
- * (rp_vol.hwords, hgeom); its function and the rest of its values are the
- * sequence's in every content (matched exactly) and would add nothing. */
-static inline __attribute__((always_inline)) uint64_t
-small_hash(uint64_t h, const struct rp_vol *e, const unsigned int *g, const uint8_t *p,
-           uint32_t bytes)
-{
-    if (e->hgeom)
-        h = rp__acc_bytes(h, g, 7 * sizeof(unsigned int));
-    for (unsigned int m = e->hwords; m; m &= m - 1) {
-        uint32_t at = 8 * (uint32_t)__builtin_ctz(m);
-        if (RP_LIKELY(bytes - at >= 8)) {
-            uint64_t w;
-            memcpy(&w, p + at, 8);
-            h = rp__acc(h, w);
-        } else {
-            h = rp__acc_bytes(h, p + at, bytes - at);
-        }
-    }
-    return h;
-}
-
-static inline uint64_t op_values_hash(uint64_t h, const rp_op *op)
-{
-    h = rp__acc(h, op->dst);
-    h = rp__acc(h, op->src);
-    h = rp__acc(h, (uint64_t)(uintptr_t)op->host);
-    h = rp__acc(h, op->bytes);
-    return rp__acc(h, op->value);
-}
-
-/* The hash of a content no other has (one with an RP_VOL_FRESH kernel; never 0). */
-static inline uint64_t content_unique(void)
-{
-    uint64_t h = rp__fin(ver_hash(RP_HASH_SEED, 0));
-    return h ? h : 1;
-}
-
-/* The hash of the values of `s`'s volatile ops: those deferred on `st`
- * (held NULL), or those `held` records (never 0). */
-static uint64_t content_hash(const rp_vals *v, rp_seq *s, rp_op *held)
-{
-    uint64_t h = RP_HASH_SEED;
-    const struct rp_vols *l = s->ex.vols;
-    if (s->ex.nfresh)
-        return content_unique(); /* what hashing every op would give */
-    for (const struct rp_vol *e = l->e, *end = l->e + l->n; e < end; e++) {
-        size_t k = e->k;
-        if (e->how == RP_VOL_OTHER) {
-            rp_op tmp;
-            h = op_values_hash(h, held ? &held[k] : other_values(v, s, k, &tmp));
-        } else if (e->how == RP_VOL_VER) {
-            h = ver_hash(h, held ? held_ver(s, held, k) : s->ex.occ_ver[k]);
-        } else if (e->how == RP_VOL_FRESH) {
-            h = ver_hash(h, 0); /* a value no other content has */
-        } else if (held) {
-            h = small_hash(h, e, held[k].grid, held[k].params, held[k].param_bytes);
-        } else {
-            const rp_op *f;
-            const unsigned int *g;
-            const uint8_t *p;
-            kernel_values(v, s, k, &f, &g, &p);
-            h = small_hash(h, e, g, p, f->param_bytes);
-        }
-    }
-    h = rp__fin(h);
-    return h ? h : 1;
-}
-
-/* Whether a fresh executable, holding the values the graph was captured
- * with, would be replayed: every volatile node updated, as the costs allow
- * (apply_updates). If not, making one would only make the replay eager. */
-static int fresh_pays(const rp_seq *s)
-{
-    return rp__updates_pay(s->cs, s->det->n, s->ex.vols->n);
-}
-
-/* Whether a new executable of the sequence's graph could have its volatile
- * nodes updated. Instantiated now, its memset and copy nodes hold the
- * operands of the occurrence the graph was captured from, and the driver
- * takes those as "the original" against which every later update of such a
- * node is checked: cuGraphExecMemcpyNodeSetParams, "The source and
- * destination memory in copyParams must be allocated from the same contexts
- * as the original source and destination memory" (INVALID_VALUE "if the
- * memory operands' mappings changed"); cuGraphExecMemsetNodeSetParams, "The
- * new destination pointer in memsetParams must be to the same kind of
- * allocation as the original destination pointer and have the same context
- * association" (driver API reference, 13.0). An operand freed since the
- * capture lies in no allocation at all, so no update of that node can meet
- * the rule (the CPU driver refuses every one: tests/cpudriver/graph.c,
- * copy_update_ok and memset_update_ok; issue 34, finding 2, where a last
- * part's new executable was refused so). So once the program has freed
- * memory since the capture (any free, unregister or unmap:
- * rp__frees), no executable is made for a sequence with a volatile memset
- * or copy; its replays keep updating the one it has, instantiated while its
- * operands were live. A kernel's arguments are bytes the driver does not
- * check: kernels alone keep their executables per content. */
-static int captured_memory_live(const rp_seq *s)
-{
-    if (rp__frees() == s->ex.frees_at)
-        return 1;
-    const struct rp_vols *l = s->ex.vols;
-    for (size_t i = 0; i < l->n; i++)
-        if (l->e[i].how == RP_VOL_OTHER)
-            return 0;
-    return 1;
-}
-
-/* Alternate j becomes `exec`: `exec` and its values wait among the others. */
-static void swap_in(rp_seq *s, unsigned int j)
-{
-    CUgraphExec x = s->exec;
-    rp_op *held = s->ex.held;
-    uint64_t hh = s->ex.held_hash;
-    struct rp_exec_on on = s->ex.on;
-    s->exec = s->ex.alt[j], s->ex.held = s->ex.alt_held[j], s->ex.held_hash = s->ex.alt_hash[j];
-    s->ex.on = s->ex.alt_on[j];
-    s->ex.alt[j] = x, s->ex.alt_held[j] = held, s->ex.alt_hash[j] = hh;
-    s->ex.alt_on[j] = on;
-}
-
-/* Before a replay with updates (returns the hash of its content): run it
- * on the executable that holds its content already, when one of the
- * sequence's does (a rotation of buffers
- * comes back to the same arguments), or on a new one made for it when the
- * content came back within the last RP_SEQ_RECENT replays and the sequence
- * has fewer than REPRISE_MAX_VARIANTS executables (and the context fewer
- * than REPRISE_MAX_GRAPHS). The one chosen becomes `exec`/`held`; the
- * updates (apply_updates) then bring it to the content, none when it holds
- * it. A content that never comes back (a counter) adds nothing: one
- * executable, updated. Hashes only choose: what an executable holds is
- * compared value by value before any replay. Not for a sequence whose
- * executable was taken over (its node handles are another graph's), a
- * fork/join one, or one with staging. */
-static int hashes_current(const rp_seq *s)
-{
-    return s->ex.hashed_widened == s->ex.widened && s->ex.held_hash;
-}
-
-/* (`h`: the content's hash, found with its versions (scan_full) while
- * every hash was current; 0: not yet.) */
-static uint64_t choose_exec(const rp_vals *v, rp_seq *s, uint64_t h)
-{
-    rp_ctxstate *cs = s->cs;
-    if (!hashes_current(s)) {
-        /* The first time, or fields became volatile since: every hash
-         * covers them now. */
-        s->ex.hashed_widened = s->ex.widened;
-        s->ex.held_hash = content_hash(v, s, s->ex.held);
-        for (unsigned int j = 0; j < s->ex.nalt; j++)
-            s->ex.alt_hash[j] = content_hash(v, s, s->ex.alt_held[j]);
-        memset(s->ex.recent, 0, sizeof s->ex.recent);
-    }
-    if (!h)
-        h = content_hash(v, s, NULL);
-    int came_back = 0;
-    for (unsigned int i = 0; i < RP_SEQ_RECENT; i++)
-        came_back |= s->ex.recent[i] == h;
-    s->ex.recent[s->ex.recent_at++ % RP_SEQ_RECENT] = h;
-    if (h == s->ex.held_hash)
-        return h;
-    unsigned int j = 0;
-    while (j < s->ex.nalt && s->ex.alt_hash[j] != h)
-        j++;
-    if (j == s->ex.nalt) {
-        if (!came_back || s->ex.nalt == RP_SEQ_ALTS || 1 + s->ex.nalt >= rp__eng.cfg.max_variants ||
-            cs->nseqs + cs->nalts >= rp__eng.cfg.max_graphs || !fresh_pays(s) ||
-            !captured_memory_live(s))
-            return h; /* `exec` is updated */
-        rp_op *held;
-        CUgraphExec x = rp__exec_alt(s, &held);
-        if (!x)
-            return h;
-        s->ex.alt[j] = x;
-        s->ex.alt_held[j] = held;
-        s->ex.alt_hash[j] = content_hash(v, s, held);
-        s->ex.alt_on[j] = (struct rp_exec_on){0, 0}; /* fresh: every node enabled */
-        s->ex.nalt++;
-        cs->nalts++;
-        cs->counters.variant_execs++;
-    } else {
-        cs->counters.variant_exec_hits++;
-    }
-    swap_in(s, j);
-    return h;
-}
-
-/* Before a part [lo, hi) of an occurrence (its later values unknown): the
- * executable, of those the sequence has, that needs the fewest updates for
- * the part's ops (a rotation's content that came back: none). */
-static void choose_exec_for_part(const rp_vals *v, rp_seq *s, size_t lo, size_t hi)
-{
-    const struct rp_vols *l = s->ex.vols;
-    const struct rp_vol *from = vols_from(l, lo), *end = l->e + l->n, *e;
-    size_t best = 0;
-    for (e = from; e < end && e->k < hi; e++)
-        best += !held_same(v, s, e);
-    unsigned int pick = RP_SEQ_ALTS;
-    for (unsigned int j = 0; best && j < s->ex.nalt; j++) {
-        size_t need = 0;
-        for (e = from; e < end && e->k < hi && need < best; e++)
-            need += !held_same_in(s->ex.alt_held[j], v, s, e->k, e->how);
-        if (need < best)
-            best = need, pick = j;
-    }
-    if (pick != RP_SEQ_ALTS)
-        swap_in(s, pick);
-}
-
 /* Room for n indices in the context's list of nodes to update (0, or -1). */
 static int upd_room(rp_ctxstate *cs, size_t n)
 {
@@ -474,11 +147,29 @@ static CUresult apply_updates(const rp_vals *v, rp_seq *s, size_t lo, size_t hi,
     if (need > rp__eng.cfg.cost.max_updates)
         cs->counters.beyond_max_updates++;
     uint64_t t0 = need && rp__eng.cfg.cost.model ? rp__cost_now() : 0;
+    const uint8_t *arena = v->borrowed ? v->arena : NULL;
     for (size_t j = 0; j < need; j++) {
         struct rp_vol *e = &l->e[cs->upd[j]];
         size_t k = e->k;
         rp_op *h = &s->ex.held[k];
         CUresult rc;
+        const rp_op *own = &s->det->ops[k];
+        if (RP_LIKELY(arena && k >= v->from && h->kind == RP_OP_KERNEL && e->np &&
+                      !rp__op_other_func(h, own) &&
+                      e->pbase == arena + s->match.poff[k] + RP_ARENA_GEOMETRY)) {
+            /* The common update: the fast path's values (the sequence's
+             * function, the held record's), the node's parameters made
+             * for this block (update_kernel's first case). */
+            const uint8_t *a = arena + s->match.poff[k];
+            memcpy(&e->np->gridDimX, a, 7 * sizeof(unsigned int));
+            rc = rp__eng.drv->cuGraphExecKernelNodeSetParams_v2(s->exec, s->ex.nodes[k], e->np);
+            if (rc == CUDA_SUCCESS) {
+                h->ver = s->ex.occ_ver[k];
+                memcpy(h->grid, a, 7 * sizeof(unsigned int));
+                if (h->param_bytes)
+                    memcpy(h->params, e->pbase, h->param_bytes);
+            }
+        } else
         /* The executable then holds every field of the deferred op; the
          * held record keeps its own parameter block (same size:
          * structure) and no payload. */
@@ -490,6 +181,7 @@ static CUresult apply_updates(const rp_vals *v, rp_seq *s, size_t lo, size_t hi,
             /* Another function may take other parameter bytes: the held
              * record's block is made to size first (a failure changes
              * nothing). */
+            int other = rp__op_other_func(h, f); /* else the function's fields stay */
             uint8_t *block = h->params;
             if (f->param_bytes != h->param_bytes) {
                 block = f->param_bytes ? rp__params_alloc(f->param_bytes) : NULL;
@@ -499,25 +191,25 @@ static CUresult apply_updates(const rp_vals *v, rp_seq *s, size_t lo, size_t hi,
                 }
             }
             rc = update_kernel(s, e, f, g, p);
-            if (rc == CUDA_SUCCESS) {
+            if (RP_UNLIKELY(other) && rc == CUDA_SUCCESS) {
                 if (block != h->params) {
                     rp__params_free(h->params, h->param_bytes);
                     h->params = block;
                 }
-                if (rp__op_other_func(h, f))
-                    cs->counters.func_updates++;
+                cs->counters.func_updates++;
                 h->func = f->func;
                 h->fid = f->fid;
                 h->param_bytes = f->param_bytes;
+            } else if (RP_UNLIKELY(other)) {
+                if (block != h->params)
+                    rp__params_free(block, f->param_bytes);
+                rp__func_update_refused(cs, rc);
+            }
+            if (rc == CUDA_SUCCESS) {
                 h->ver = s->ex.occ_ver[k];
                 memcpy(h->grid, g, 7 * sizeof(unsigned int));
                 if (h->param_bytes)
                     memcpy(h->params, p, h->param_bytes);
-            } else {
-                if (block != h->params)
-                    rp__params_free(block, f->param_bytes);
-                if (rp__op_other_func(h, f))
-                    rp__func_update_refused(cs, rc);
             }
         } else {
             rp_op tmp;
@@ -576,7 +268,7 @@ static void occurrence_versions(const rp_vals *v, rp_seq *s, size_t hi, int numb
 }
 
 /* A whole occurrence's volatile ops in one pass, as occurrence_versions,
- * content_hash (of the occurrence) and apply_updates' comparison with
+ * rp__content_hash (of the occurrence) and apply_updates' comparison with
  * `held` (the executable's) would take them one after the other, each
  * op's values found once: their versions, the content's hash (returned
  * when `hashing`, the sequence choosing among executables; else 0), and,
@@ -587,10 +279,11 @@ static inline __attribute__((always_inline)) uint64_t
 scan_full(const rp_vals *v, rp_seq *s, const rp_op *held, int hashing, size_t *listed)
 {
     struct rp_vols *l = s->ex.vols;
-    size_t need = 0;
+    size_t need = 0, *upd = s->cs->upd;
     int known = 1;
     uint64_t h = RP_HASH_SEED;
-    for (struct rp_vol *e = l->e, *end = l->e + l->n; e < end; e++) {
+    for (size_t i = 0; i < l->n; i++) {
+        struct rp_vol *e = &l->e[i];
         size_t k = e->k;
         const rp_op *hk = &held[k];
         int same;
@@ -635,7 +328,7 @@ scan_full(const rp_vals *v, rp_seq *s, const rp_op *held, int hashing, size_t *l
             }
         }
         if (!same)
-            s->cs->upd[need++] = (size_t)(e - l->e);
+            upd[need++] = i;
     }
     *listed = known ? need : RP_NOT_LISTED;
     if (!hashing)
@@ -646,7 +339,7 @@ scan_full(const rp_vals *v, rp_seq *s, const rp_op *held, int hashing, size_t *l
 
 /* Whether a replay's versions are looked up: for the content's hash alone,
  * which a sequence choosing among executables makes while none of its ops
- * is unversioned (else the content is unique: content_hash). Tested where
+ * is unversioned (else the content is unique: rp__content_hash). Tested where
  * each call needs it: kept in a variable, GCC laid rp__exec_prepare out
  * with 3-4 instructions an op more on CuPy's groups. */
 static inline int numbered(const rp_seq *s, int choosing)
@@ -667,7 +360,7 @@ CUresult rp__exec_prepare(rp_seq *s, const rp_vals *v, size_t lo, size_t hi)
             return CUDA_ERROR_OUT_OF_MEMORY;
         if (hi == n)
             s->ex.vclock++; /* an occurrence replayed in full: the versions' clock */
-        if (!lo && hi == n && (!choosing || hashes_current(s)) && n <= s->cs->capupd) {
+        if (!lo && hi == n && (!choosing || rp__hashes_current(s)) && n <= s->cs->capupd) {
             /* The common case, a whole occurrence: one pass (only with
              * the room made already: apply_updates makes it, after the
              * versions' allocations, an order the fault sweeps see). */
@@ -685,15 +378,15 @@ CUresult rp__exec_prepare(rp_seq *s, const rp_vals *v, size_t lo, size_t hi)
      * its values. */
     uint64_t h = 0;
     if (choosing && hi == n)
-        h = choose_exec(v, s, found);
+        h = rp__choose_exec(v, s, found);
     else if (choosing && s->ex.nalt)
-        choose_exec_for_part(v, s, lo, hi);
+        rp__choose_exec_for_part(v, s, lo, hi);
     if (s->ex.held != listed_for) /* another executable chosen: its own updates */
         listed = RP_NOT_LISTED;
     CUresult rc = s->vmask ? apply_updates(v, s, lo, hi, listed) : CUDA_SUCCESS;
     if (rc == CUDA_SUCCESS && h && !lo)
         s->ex.held_hash = h; /* it holds this content now */
     else if (rc == CUDA_SUCCESS && choosing && s->ex.held_hash)
-        s->ex.held_hash = content_hash(v, s, s->ex.held); /* a part of it */
+        s->ex.held_hash = rp__content_hash(v, s, s->ex.held); /* a part of it */
     return rc;
 }

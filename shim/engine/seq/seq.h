@@ -125,6 +125,9 @@ int rp__exec_parts(const rp_seq *s);
 size_t rp__exec_part_limit(const rp_seq *s);
 
 /* ---- versions.c: the values an op has taken ------------------------------- */
+/* The count that numbers values no other has (held.h, ver_hash: the hash
+ * of a content with a kernel of no version), one per thread. */
+extern RP_TLS uint64_t rp__ver_none;
 
 /* A kernel whose parameter block is at most this many bytes is compared
  * and hashed as it is, not by version (exec.c). */
@@ -186,7 +189,7 @@ struct rp_vols {
         uint8_t fresh;       /* RP_VOL_VER: lookups in a row that made a version */
         uint8_t again, half; /* RP_VOL_VER: rp__ver_find's notes (0: none) */
         uint32_t at; /* RP_VOL_FRESH: the word its values last differed in from the held ones */
-        /* RP_VOL_SMALL: what a content's hash covers of it (exec.c,
+        /* RP_VOL_SMALL: what a content's hash covers of it (held.h,
          * small_hash): the 8-byte words of its block that hold a volatile
          * parameter (bit w: bytes 8w to 8w+7, the last one's as many as
          * there are), and its geometry when a geometry field is volatile.
@@ -207,7 +210,7 @@ struct rp_vols {
 
 /* ---- versions.c: values that stay new (RP_VOL_FRESH) ---------------------------- */
 
-/* small_held (exec.c) for entry `e` (RP_VOL_FRESH), whose values differ
+/* small_held (held.h) for entry `e` (RP_VOL_FRESH), whose values differ
  * from the held record `h`'s at nearly every replay, most often in the
  * same word (an activation's address, deep in a large block): that word
  * is compared first, and noted again where they differ elsewhere. 1 when
@@ -242,7 +245,7 @@ static inline int rp__fresh_clock(const rp_seq *s)
 /* Entry `e` (RP_VOL_FRESH) looked up by version (its values made one if
  * new): a value that came back (found), or one equal to the held values
  * (`same`), makes it RP_VOL_VER again, with the occurrence's version as
- * its number (the executable's is found when next asked for: exec.c,
+ * its number (the executable's is found when next asked for: held.h,
  * held_ver); a new one leaves it as it was (version 0). */
 void rp__fresh_lookup(rp_seq *s, struct rp_vol *e, const rp_op *f, const unsigned int *g,
                       const uint8_t *p, int same);

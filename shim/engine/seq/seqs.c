@@ -90,7 +90,7 @@ const struct rp_vols *rp__seq_vols(rp_seq *s)
 {
     struct rp_vols *l = s->ex.vols;
     if (RP_LIKELY(l && l->widened == s->ex.widened)) {
-        HOLDS(fresh_counted(s, l)); /* exec.c hashes no op of a content while it is not 0 */
+        HOLDS(fresh_counted(s, l)); /* no op of a content is hashed while it is not 0 (held.h) */
         return l;
     }
     size_t n = s->det->n, m = 0, nptrs = 0, nk = 0;

@@ -11,7 +11,7 @@
  * learnt when their hashes met), and given the number of the one they
  * equal, or of a new one: what an executable holds is then told apart by
  * its version's number (rp_op.ver of its held record), and a content is
- * hashed from the numbers of its ops' versions (exec.c). Both are exact: a
+ * hashed from the numbers of its ops' versions (exec.c, contents.c). Both are exact: a
  * number names one value for as long as anything may compare with it: the
  * versions held by an executable, and those of the last RP_SEQ_RECENT
  * replays (whose content hashes a replay compares with, to tell a content
@@ -24,6 +24,8 @@
 
 #include <stdlib.h>
 #include <string.h>
+
+RP_TLS uint64_t rp__ver_none;
 
 #define RP_VER_MAX 64   /* versions an op keeps at most (at most 2 * RP_SEQ_ALTS + 2 are pinned) */
 #define RP_VER_PROBES 4 /* words of a larger block its proposal hash reads */
