@@ -85,19 +85,6 @@ static int captured_memory_live(const rp_seq *s)
     return 1;
 }
 
-/* Alternate j becomes `exec`: `exec` and its values wait among the others. */
-static void swap_in(rp_seq *s, unsigned int j)
-{
-    CUgraphExec x = s->exec;
-    rp_op *held = s->ex.held;
-    uint64_t hh = s->ex.held_hash;
-    struct rp_exec_on on = s->ex.on;
-    s->exec = s->ex.alt[j], s->ex.held = s->ex.alt_held[j], s->ex.held_hash = s->ex.alt_hash[j];
-    s->ex.on = s->ex.alt_on[j];
-    s->ex.alt[j] = x, s->ex.alt_held[j] = held, s->ex.alt_hash[j] = hh;
-    s->ex.alt_on[j] = on;
-}
-
 /* Before a replay with updates (returns the hash of its content): run it
  * on the executable that holds its content already, when one of the
  * sequence's does (a rotation of buffers
@@ -115,7 +102,6 @@ static void swap_in(rp_seq *s, unsigned int j)
  * yet. */
 uint64_t rp__choose_exec(const rp_vals *v, rp_seq *s, uint64_t h)
 {
-    rp_ctxstate *cs = s->cs;
     if (!rp__hashes_current(s)) {
         /* The first time, or fields became volatile since: every hash
          * covers them now. */
@@ -127,35 +113,29 @@ uint64_t rp__choose_exec(const rp_vals *v, rp_seq *s, uint64_t h)
     }
     if (!h)
         h = rp__content_hash(v, s, NULL);
-    int came_back = 0;
-    for (unsigned int i = 0; i < RP_SEQ_RECENT; i++)
-        came_back |= s->ex.recent[i] == h;
-    s->ex.recent[s->ex.recent_at++ % RP_SEQ_RECENT] = h;
-    if (h == s->ex.held_hash)
+    return rp__choose_exec_known(v, s, h);
+}
+
+uint64_t rp__choose_exec_new(const rp_vals *v, rp_seq *s, uint64_t h)
+{
+    rp_ctxstate *cs = s->cs;
+    unsigned int j = s->ex.nalt;
+    if (s->ex.nalt == RP_SEQ_ALTS || 1 + s->ex.nalt >= rp__eng.cfg.max_variants ||
+        cs->nseqs + cs->nalts >= rp__eng.cfg.max_graphs || !fresh_pays(s) ||
+        !captured_memory_live(s))
+        return h; /* `exec` is updated */
+    rp_op *held;
+    CUgraphExec x = rp__exec_alt(s, &held);
+    if (!x)
         return h;
-    unsigned int j = 0;
-    while (j < s->ex.nalt && s->ex.alt_hash[j] != h)
-        j++;
-    if (j == s->ex.nalt) {
-        if (!came_back || s->ex.nalt == RP_SEQ_ALTS || 1 + s->ex.nalt >= rp__eng.cfg.max_variants ||
-            cs->nseqs + cs->nalts >= rp__eng.cfg.max_graphs || !fresh_pays(s) ||
-            !captured_memory_live(s))
-            return h; /* `exec` is updated */
-        rp_op *held;
-        CUgraphExec x = rp__exec_alt(s, &held);
-        if (!x)
-            return h;
-        s->ex.alt[j] = x;
-        s->ex.alt_held[j] = held;
-        s->ex.alt_hash[j] = rp__content_hash(v, s, held);
-        s->ex.alt_on[j] = (struct rp_exec_on){0, 0}; /* fresh: every node enabled */
-        s->ex.nalt++;
-        cs->nalts++;
-        cs->counters.variant_execs++;
-    } else {
-        cs->counters.variant_exec_hits++;
-    }
-    swap_in(s, j);
+    s->ex.alt[j] = x;
+    s->ex.alt_held[j] = held;
+    s->ex.alt_hash[j] = rp__content_hash(v, s, held);
+    s->ex.alt_on[j] = (struct rp_exec_on){0, 0}; /* fresh: every node enabled */
+    s->ex.nalt++;
+    cs->nalts++;
+    cs->counters.variant_execs++;
+    rp__swap_in(s, j);
     return h;
 }
 
@@ -178,5 +158,5 @@ void rp__choose_exec_for_part(const rp_vals *v, rp_seq *s, size_t lo, size_t hi)
             best = need, pick = j;
     }
     if (pick != RP_SEQ_ALTS)
-        swap_in(s, pick);
+        rp__swap_in(s, pick);
 }

@@ -378,7 +378,7 @@ CUresult rp__exec_prepare(rp_seq *s, const rp_vals *v, size_t lo, size_t hi)
      * its values. */
     uint64_t h = 0;
     if (choosing && hi == n)
-        h = rp__choose_exec(v, s, found);
+        h = found ? rp__choose_exec_known(v, s, found) : rp__choose_exec(v, s, 0);
     else if (choosing && s->ex.nalt)
         rp__choose_exec_for_part(v, s, lo, hi);
     if (s->ex.held != listed_for) /* another executable chosen: its own updates */

@@ -171,7 +171,47 @@ uint64_t rp__content_hash(const rp_vals *v, rp_seq *s, rp_op *held);
 /* Before a whole occurrence's replay: the executable to run it on, made
  * `exec` (returns the content's hash; `h`: found already, or 0). */
 uint64_t rp__choose_exec(const rp_vals *v, rp_seq *s, uint64_t h);
+/* The same when the content came back and none of the executables holds
+ * it: a new one for it, where the bounds allow. */
+uint64_t rp__choose_exec_new(const rp_vals *v, rp_seq *s, uint64_t h);
 /* Before a part [lo, hi): the executable needing the fewest updates. */
 void rp__choose_exec_for_part(const rp_vals *v, rp_seq *s, size_t lo, size_t hi);
+
+/* Alternate j becomes `exec`: `exec` and its values wait among the others. */
+static inline void rp__swap_in(rp_seq *s, unsigned int j)
+{
+    CUgraphExec x = s->exec;
+    rp_op *held = s->ex.held;
+    uint64_t hh = s->ex.held_hash;
+    struct rp_exec_on on = s->ex.on;
+    s->exec = s->ex.alt[j], s->ex.held = s->ex.alt_held[j], s->ex.held_hash = s->ex.alt_hash[j];
+    s->ex.on = s->ex.alt_on[j];
+    s->ex.alt[j] = x, s->ex.alt_held[j] = held, s->ex.alt_hash[j] = hh;
+    s->ex.alt_on[j] = on;
+}
+
+/* rp__choose_exec with every hash current and the content's hash `h`
+ * known (not 0), inline where a replay's one pass found it (exec.c): the
+ * executable that holds the content, or a new one when it came back
+ * within the last RP_SEQ_RECENT replays (rp__choose_exec_new), else
+ * `exec`, updated. */
+static inline __attribute__((always_inline)) uint64_t
+rp__choose_exec_known(const rp_vals *v, rp_seq *s, uint64_t h)
+{
+    int came_back = 0;
+    for (unsigned int i = 0; i < RP_SEQ_RECENT; i++)
+        came_back |= s->ex.recent[i] == h;
+    s->ex.recent[s->ex.recent_at++ % RP_SEQ_RECENT] = h;
+    if (h == s->ex.held_hash)
+        return h;
+    unsigned int j = 0;
+    while (j < s->ex.nalt && s->ex.alt_hash[j] != h)
+        j++;
+    if (j == s->ex.nalt)
+        return came_back ? rp__choose_exec_new(v, s, h) : h;
+    s->cs->counters.variant_exec_hits++;
+    rp__swap_in(s, j);
+    return h;
+}
 
 #endif
