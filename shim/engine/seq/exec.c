@@ -154,12 +154,15 @@ static CUresult apply_updates(const rp_vals *v, rp_seq *s, size_t lo, size_t hi,
         rp_op *h = &s->ex.held[k];
         CUresult rc;
         const rp_op *own = &s->det->ops[k];
+        /* The executable then holds every field of the deferred op; the
+         * held record keeps its own parameter block (same size:
+         * structure) and no payload. */
         if (RP_LIKELY(arena && k >= v->from && h->kind == RP_OP_KERNEL && e->np &&
                       !rp__op_other_func(h, own) &&
                       e->pbase == arena + s->match.poff[k] + RP_ARENA_GEOMETRY)) {
-            /* The common update: the fast path's values (the sequence's
-             * function, the held record's), the node's parameters made
-             * for this block (update_kernel's first case). */
+            /* The common update, in place: the fast path's values (the
+             * sequence's function, the held record's), the node's
+             * parameters made for this block (update_kernel's first case). */
             const uint8_t *a = arena + s->match.poff[k];
             memcpy(&e->np->gridDimX, a, 7 * sizeof(unsigned int));
             rc = rp__eng.drv->cuGraphExecKernelNodeSetParams_v2(s->exec, s->ex.nodes[k], e->np);
@@ -169,11 +172,7 @@ static CUresult apply_updates(const rp_vals *v, rp_seq *s, size_t lo, size_t hi,
                 if (h->param_bytes)
                     memcpy(h->params, e->pbase, h->param_bytes);
             }
-        } else
-        /* The executable then holds every field of the deferred op; the
-         * held record keeps its own parameter block (same size:
-         * structure) and no payload. */
-        if (h->kind == RP_OP_KERNEL) {
+        } else if (h->kind == RP_OP_KERNEL) {
             const rp_op *f;
             const unsigned int *g;
             const uint8_t *p;
