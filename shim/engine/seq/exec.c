@@ -16,6 +16,16 @@
  * graph the executable was instantiated from, also when it was since updated
  * to another graph (the driver accepts no other handle: capture.c,
  * take_over). Returns the driver's answer. */
+/* The update of a node whose parameters `np` (rp_vol.np) were made for the
+ * block its values lie in: every field but the geometry `g` is the same
+ * (the function's and its handle kind, the pointers into the block). */
+static inline __attribute__((always_inline)) CUresult
+update_geometry(rp_seq *s, size_t k, CUDA_KERNEL_NODE_PARAMS_v2 *np, const unsigned int *g)
+{
+    memcpy(&np->gridDimX, g, 7 * sizeof(unsigned int));
+    return rp__eng.drv->cuGraphExecKernelNodeSetParams_v2(s->exec, s->ex.nodes[k], np);
+}
+
 static CUresult update_kernel(rp_seq *s, struct rp_vol *e, const rp_op *op, const unsigned int *g,
                               const uint8_t *params)
 {
@@ -25,12 +35,10 @@ static CUresult update_kernel(rp_seq *s, struct rp_vol *e, const rp_op *op, cons
      * when it switched: RP_VOL_FUNC), whose layout lays the bytes out. */
     int own = op->func == s->det->ops[k].func;
     if (RP_LIKELY(own && np && params && e->pbase == params)) {
-        /* The node's parameters made for this block: every field but the
-         * geometry is the same (the function's and its handle kind, the
-         * pointers into the block). Never for no block (a kernel without
-         * parameters): pbase is NULL too before any is made. */
-        memcpy(&np->gridDimX, g, 7 * sizeof(unsigned int));
-        return rp__eng.drv->cuGraphExecKernelNodeSetParams_v2(s->exec, s->ex.nodes[k], np);
+        /* The node's parameters made for this block. Never for no block
+         * (a kernel without parameters): pbase is NULL too before any is
+         * made. */
+        return update_geometry(s, k, np, g);
     }
     rp_ctxstate *cs = s->cs;
     const rp_param_layout *L = own && s->lay && s->lay[k] ? s->lay[k] : rp__rec_layout(cs, op);
@@ -119,6 +127,19 @@ static int upd_room(rp_ctxstate *cs, size_t n)
 
 #define RP_NOT_LISTED SIZE_MAX
 
+/* Held record `h` of kernel op k, of the function its values are of, made
+ * to hold them (its node updated to them): geometry `g`, parameters `p`,
+ * and their version's number found for this replay. */
+static inline __attribute__((always_inline)) void held_takes(rp_seq *s, rp_op *h, size_t k,
+                                                             const unsigned int *g,
+                                                             const uint8_t *p)
+{
+    h->ver = s->ex.occ_ver[k];
+    memcpy(h->grid, g, 7 * sizeof(unsigned int));
+    if (h->param_bytes)
+        memcpy(h->params, p, h->param_bytes);
+}
+
 /* Bring the executable's volatile fields of ops [lo, hi) to this
  * occurrence's values: only the nodes whose values differ from what the
  * executable holds now (listed in cs->upd by the caller: `listed` of
@@ -163,15 +184,10 @@ static CUresult apply_updates(const rp_vals *v, rp_seq *s, size_t lo, size_t hi,
             /* The common update, in place: the fast path's values (the
              * sequence's function, the held record's), the node's
              * parameters made for this block (update_kernel's first case). */
-            const uint8_t *a = arena + s->match.poff[k];
-            memcpy(&e->np->gridDimX, a, 7 * sizeof(unsigned int));
-            rc = rp__eng.drv->cuGraphExecKernelNodeSetParams_v2(s->exec, s->ex.nodes[k], e->np);
-            if (rc == CUDA_SUCCESS) {
-                h->ver = s->ex.occ_ver[k];
-                memcpy(h->grid, a, 7 * sizeof(unsigned int));
-                if (h->param_bytes)
-                    memcpy(h->params, e->pbase, h->param_bytes);
-            }
+            const unsigned int *g = (const unsigned int *)(const void *)(arena + s->match.poff[k]);
+            rc = update_geometry(s, k, e->np, g);
+            if (rc == CUDA_SUCCESS)
+                held_takes(s, h, k, g, e->pbase);
         } else if (h->kind == RP_OP_KERNEL) {
             const rp_op *f;
             const unsigned int *g;
@@ -204,12 +220,8 @@ static CUresult apply_updates(const rp_vals *v, rp_seq *s, size_t lo, size_t hi,
                     rp__params_free(block, f->param_bytes);
                 rp__func_update_refused(cs, rc);
             }
-            if (rc == CUDA_SUCCESS) {
-                h->ver = s->ex.occ_ver[k];
-                memcpy(h->grid, g, 7 * sizeof(unsigned int));
-                if (h->param_bytes)
-                    memcpy(h->params, p, h->param_bytes);
-            }
+            if (rc == CUDA_SUCCESS)
+                held_takes(s, h, k, g, p);
         } else {
             rp_op tmp;
             const rp_op *op = other_values(v, s, k, &tmp);
