@@ -422,6 +422,22 @@ static int cand_from_launch(const rp_stream *st, rp_seq *s, size_t k, const rp_l
     return rp__widen_take(st, s, k, &got, diff, 1, w) ? CAND_WIDENED : CAND_OUT;
 }
 
+/* The candidates of `drop`, whose op k is not a kernel, let go as narrow()
+ * lets them go for the launch's record: another operation, noted with the
+ * launch's kind and function (rp__op_delta reads no more of it). */
+static __attribute__((noinline)) void drop_for_launch(rp_stream *st, uint32_t drop, CUstream h,
+                                                      const rp_launch *l)
+{
+    rp_op got;
+    memset(&got, 0, sizeof got);
+    got.kind = RP_OP_KERNEL;
+    got.flags = l->ptsz ? RP_OPF_PTSZ : 0;
+    got.ctx = st->cs->ctx;
+    got.stream = h;
+    got.func = l->f;
+    rp__match_drop(st, drop, &got);
+}
+
 enum rp_offer rp__match_several(rp_stream *st, CUstream h, const rp_launch *l,
                                 enum rp__entry entry)
 {
@@ -432,6 +448,7 @@ enum rp_offer rp__match_several(rp_stream *st, CUstream h, const rp_launch *l,
     unsigned char widened[RP_MAX_CANDIDATES] = {0};
     struct rp_widen wid[RP_MAX_CANDIDATES];
     unsigned int nwid = 0;
+    uint32_t drop = 0;
     if (!b)
         b = st->match.cand[0];
     /* Every candidate stays as the general path's narrow() would keep it:
@@ -458,6 +475,10 @@ enum rp_offer rp__match_several(rp_stream *st, CUstream h, const rp_launch *l,
         } else if (fo && cand_same(st, s, fo, k, l)) {
             if (!alt)
                 alt = s;
+            continue;
+        }
+        if (!s->broken && s->det->ops[k].kind != RP_OP_KERNEL) {
+            drop |= 1u << i; /* another node: narrow() lets it go */
             continue;
         }
         int c = cand_from_launch(st, s, k, l, h, tag, &wid[i]);
@@ -492,6 +513,8 @@ enum rp_offer rp__match_several(rp_stream *st, CUstream h, const rp_launch *l,
     for (size_t i = 0; i < nc; i++)
         if (widened[i])
             st->match.wid[st->match.nwid++] = wid[i];
+    if (drop)
+        drop_for_launch(st, drop, h, l);
     st->opno++;
     st->match.ndef = k + 1;
     return RP_OFFER_DEFERRED;

@@ -1,9 +1,11 @@
 /* join.c - memsets and copies that join the run a stream holds without
- * their record, and recorded launches the run's one candidate keeps, each
+ * their record (or with it, before the general path's rp__match_offer:
+ * rp__defer), and recorded launches the run's one candidate keeps, each
  * deferred before the general path (issue 36): decided as rp__seq_match
  * decides for the record, only where the general path would keep the
- * candidate and hold the op; else nothing is done and the general path
- * takes the op (match.c). Runs under the lock of the stream's context. */
+ * candidate and hold the op (and let go, of several, those it would let
+ * go as another node's); else nothing is done and the general path takes
+ * the op (match.c). Runs under the lock of the stream's context. */
 #include "match.h"
 
 /* Whether op k of `s` (not broken) is the memset or device-to-device copy
@@ -14,7 +16,8 @@
  * empty, its device operands in live memory (rp__match_values_ok). A copy
  * recorded with a size that is structure (staged, or of no bytes) is not
  * one of any size the call can have. */
-static int call_match(const rp_stream *st, const rp_seq *s, size_t k, const rp_call_other *c)
+static inline __attribute__((always_inline)) int call_match(const rp_stream *st, const rp_seq *s,
+                                                          size_t k, const rp_call_other *c)
 {
     const rp_op *w = &s->det->ops[k];
     uint64_t m = s->vmask ? s->vmask[k] : 0;
@@ -44,6 +47,58 @@ static inline rp_op call_record(const rp_call_other *c)
                    .value = c->value, .elem = c->elem};
 }
 
+/* With several candidates (rp__join_candidate's `b` borrowed), 1 when
+ * narrow() would keep each as the op at k without widening it, or let it
+ * go as one whose op there is another node (rp__op_same_node: no
+ * widening takes it), and none would complete with it: each, `b` among
+ * them, not broken and not at its last op, its op k the record `op`
+ * (rp__seq_match_op) or, `op` NULL, the unrecorded call `c` (call_match),
+ * or another node (a bit of *drop, by its place in the list:
+ * rp__match_drop); else 0, and the general path decides. */
+static int join_several(const rp_stream *st, const rp_seq *b, size_t k, const rp_op *op,
+                        const rp_call_other *c, uint32_t *drop)
+{
+    size_t nc = st->match.ncand;
+    int found = 0;
+    for (size_t i = 0; i < nc; i++) {
+        const rp_seq *s = st->match.cand[i];
+        if (s->broken || NEVER(k >= s->det->n)) /* (complete ones left the list) */
+            return 0;
+        if (s == b) {
+            found = 1;
+            continue;
+        }
+        const rp_op *got = op;
+        rp_op rec;
+        if (!op) {
+            rec = call_record(c);
+            got = &rec;
+        }
+        if (!rp__op_same_node(&s->det->ops[k], got)) {
+            *drop |= 1u << i; /* neither rp__seq_match nor rp__widen takes it */
+            HOLDS(!rp__seq_match(s, k, got));
+            continue;
+        }
+        if (k + 1 == s->det->n)
+            return 0; /* it would complete here (note_complete) */
+        int same = op ? rp__seq_match_op(st, s, k, op) : call_match(st, s, k, c);
+#ifndef NDEBUG /* (asking the driver about a volatile operand's memory twice) */
+        HOLDS(op || same == rp__seq_match(s, k, got));
+#endif
+        if (!same)
+            return 0;
+    }
+    return !NEVER(!found); /* the borrowed one is a candidate */
+}
+
+/* The same, 1 at once (*drop 0) with one candidate. */
+static inline int join_others(const rp_stream *st, const rp_seq *b, size_t k, const rp_op *op,
+                              const rp_call_other *c, uint32_t *drop)
+{
+    *drop = 0;
+    return RP_LIKELY(st->match.ncand == 1) || join_several(st, b, k, op, c, drop);
+}
+
 enum rp_offer rp__match_join_call(rp_stream *st, const rp_call_other *c)
 {
     size_t k = st->match.ndef;
@@ -56,10 +111,51 @@ enum rp_offer rp__match_join_call(rp_stream *st, const rp_call_other *c)
     rp_op rec = call_record(c);
     HOLDS(same == rp__seq_match(b, k, &rec));
 #endif
-    if (!same || !rp__join_room(st, b, k))
+    uint32_t drop;
+    if (!same || !join_others(st, b, k, NULL, c, &drop) || !rp__join_room(st, b, k))
         return RP_OFFER_EAGER;
+    if (drop) {
+        rp_op got = call_record(c);
+        rp__match_drop(st, drop, &got);
+    }
     if (b->vmask)
         rp__arena_put_words(rp__arena_of(st, b, k), c->dst, c->src, c->bytes, c->value);
+    return rp__joined_at(st, b, k);
+}
+
+/* A memset, a device-to-device copy or a device-to-host copy into pinned
+ * memory that is the next op of the one candidate whose launches the stream
+ * holds borrowed (the fast path's run; or of the borrowed one of several,
+ * each other kept or let go as join_several says), or of the one candidate
+ * left of a run the general path wrote down (rp__match_joinable): the general path
+ * would keep the candidate (rp__seq_match; narrow) and defer the record,
+ * completing the candidate at its last op (note_complete); here it joins
+ * the borrowed run instead (no write-down of the launches before it; the
+ * candidate of a written-down run lends its records from this op on, as
+ * the fast path's next launch would make it lend them), its values, for a
+ * sequence with updates, in the arena (also an exact one's: its op may be
+ * widened while it is held, as a launch's). Only through the entry point
+ * the sequence's op was recorded from, which a flush issues it through (the
+ * general path keeps the program's: a synchronous memset and its
+ * asynchronous form on the legacy stream compare alike). DEFERRED or
+ * COMPLETE as rp__match_defer would say (the record let go: it owns
+ * nothing), or EAGER: not so, nothing done. A training step's zeroed
+ * gradients, a decoder's cache copies, a step's read-back at its end. */
+enum rp_offer rp__match_join(rp_stream *st, rp_op *op)
+{
+    size_t k = st->match.ndef;
+    rp_seq *b = rp__match_joins_kind(op->kind) ? rp__join_candidate(st, op->entry) : NULL;
+    uint32_t drop;
+    if (!b || !rp__seq_match_op(st, b, k, op) || !join_others(st, b, k, op, NULL, &drop) ||
+        !rp__join_room(st, b, k))
+        return RP_OFFER_EAGER;
+    if (drop)
+        rp__match_drop(st, drop, op);
+    if (b->vmask)
+        rp__arena_put_other(rp__arena_of(st, b, k), op);
+    /* Its record is let go: a memset's or copy's owns nothing (no
+     * parameters, attributes or staged bytes). */
+    HOLDS(!op->params && !op->attrs && !op->data);
     return rp__joined_at(st, b, k);
 }
 

@@ -175,7 +175,7 @@ RP_TLS struct rp_match_dead rp__match_dead;
 
 /* rp__seq_match for op `op` (a record given its position) on `st`, with what
  * call_match found of it taken (rp__match_dead). */
-static int seq_match_op(const rp_stream *st, const rp_seq *s, size_t k, const rp_op *op)
+int rp__seq_match_op(const rp_stream *st, const rp_seq *s, size_t k, const rp_op *op)
 {
     const struct rp_match_dead *d = &rp__match_dead;
     if (RP_UNLIKELY(d->s == s) && d->k == k && d->opno == op->opno && d->kind == op->kind &&
@@ -404,6 +404,35 @@ int rp__match_part(rp_stream *st, CUstream target)
 
 /* Drop the candidates that cannot match the op at position st->match.ndef, noting
  * why for the report. */
+/* Candidate `s` leaves the list, its op at st->match.ndef not `op` (of
+ * the same structure, `same`, or another operation): its divergence noted
+ * unless it is broken, its widenings dropped, unpinned (still alive:
+ * sequences go only under this lock, later). */
+static void let_go(rp_stream *st, rp_seq *s, const rp_op *op, int same)
+{
+    rp__widen_drop(st, s);
+    if (!s->broken)
+        diverged(s, st->match.ndef, same ? "same operation, other arguments, geometry or addresses"
+                                         : "another operation",
+                 same ? RP_DIV_OTHER_VALUES : RP_DIV_OTHER_OP, op);
+    s->pins--;
+}
+
+void rp__match_drop(rp_stream *st, uint32_t drop, const rp_op *got)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < st->match.ncand; i++) {
+        rp_seq *s = st->match.cand[i];
+        if (drop >> i & 1) {
+            HOLDS(!s->broken && !rp__op_same_node(&s->det->ops[st->match.ndef], got));
+            let_go(st, s, got, 0);
+        } else {
+            st->match.cand[k++] = s;
+        }
+    }
+    st->match.ncand = k;
+}
+
 static void narrow(rp_stream *st, const rp_op *op)
 {
     size_t k = 0, nargs = 0, nout = 0;
@@ -418,22 +447,18 @@ static void narrow(rp_stream *st, const rp_op *op)
         }
         const rp_op *want = &s->det->ops[st->match.ndef];
         if (!s->broken &&
-            (seq_match_op(st, s, st->match.ndef, op) || rp__widen(st, s, st->match.ndef, op))) {
+            (rp__seq_match_op(st, s, st->match.ndef, op) || rp__widen(st, s, st->match.ndef, op))) {
             st->match.cand[k++] = s;
             updates_match |= s->vmask != NULL;
             continue;
         }
-        rp__widen_drop(st, s);
+        int same = !s->broken && rp__op_same_structure(want, op);
+        let_go(st, s, op, same);
         if (!s->broken) {
-            int same = rp__op_same_structure(want, op);
-            diverged(s, st->match.ndef, same ? "same operation, other arguments, geometry or addresses"
-                                             : "another operation",
-                     same ? RP_DIV_OTHER_VALUES : RP_DIV_OTHER_OP, op);
             if (same && !s->vmask)
                 args[nargs++] = s;
             out[nout++] = s;
         }
-        s->pins--; /* still alive: sequences go only under this lock, later */
     }
     st->match.ncand = k;
     /* No candidate left and no complete match: what was held runs eagerly,
@@ -470,44 +495,8 @@ static void note_complete(rp_stream *st)
     st->match.ncand = k;
 }
 
-/* A memset, a device-to-device copy or a device-to-host copy into pinned
- * memory that is the next op of the one candidate whose launches the stream
- * holds borrowed (the fast path's run), or of the one candidate left of a
- * run the general path wrote down (rp__match_joinable): the general path
- * would keep the candidate (rp__seq_match; narrow) and defer the record,
- * completing the candidate at its last op (note_complete); here it joins
- * the borrowed run instead (no write-down of the launches before it; the
- * candidate of a written-down run lends its records from this op on, as
- * the fast path's next launch would make it lend them), its values, for a
- * sequence with updates, in the arena (also an exact one's: its op may be
- * widened while it is held, as a launch's). Only through the entry point
- * the sequence's op was recorded from, which a flush issues it through (the
- * general path keeps the program's: a synchronous memset and its
- * asynchronous form on the legacy stream compare alike). DEFERRED or
- * COMPLETE as rp__match_defer would say (the record let go: it owns
- * nothing), or EAGER: not so, nothing done. A training step's zeroed
- * gradients, a decoder's cache copies, a step's read-back at its end. */
-enum rp_offer rp__match_join(rp_stream *st, rp_op *op)
-{
-    size_t k = st->match.ndef;
-    rp_seq *b = rp__match_joins_kind(op->kind) ? rp__join_candidate(st, op->entry) : NULL;
-    if (!b || !seq_match_op(st, b, k, op) || !rp__join_room(st, b, k))
-        return RP_OFFER_EAGER;
-    if (b->vmask)
-        rp__arena_put_other(rp__arena_of(st, b, k), op);
-    /* Its record is let go: a memset's or copy's owns nothing (no
-     * parameters, attributes or staged bytes). */
-    HOLDS(!op->params && !op->attrs && !op->data);
-    return rp__joined_at(st, b, k);
-}
-
 enum rp_offer rp__match_offer(rp_stream *st, rp_op *op)
 {
-    if (st->match.borrowed_seq) { /* (never a written-down run: op has its position) */
-        enum rp_offer j = rp__match_join(st, op);
-        if (j != RP_OFFER_EAGER)
-            return j;
-    }
     write_down(st);
     if (rp__op_is_event(op->kind)) /* which event it is in this occurrence */
         op->erole = rp__op_role_after(st->match.def, st->match.ndef, op->eser);

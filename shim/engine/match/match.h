@@ -62,10 +62,16 @@ enum rp_offer {
 };
 /* Offer a recorded capturable op to the matcher of `st`: narrows the
  * candidates (or, with nothing pending, finds them). An event op gets its
- * role in the occurrence first (rp_op.erole). A memset or copy that joins
- * the fast path's held run is deferred here already: DEFERRED or COMPLETE
- * (its record let go: rp__match_join). */
+ * role in the occurrence first (rp_op.erole). A memset or copy that may
+ * join the fast path's held run is offered to it first, by the caller
+ * (rp__match_join, join.c: rp__defer). */
 enum rp_offer rp__match_offer(rp_stream *st, rp_op *op);
+/* The memset or copy `op` (its stream's fields set, given its position)
+ * offered to the run the fast path holds borrowed before rp__match_offer
+ * (never to a written-down run: the op has its position): DEFERRED or
+ * COMPLETE when it joined (its record let go: it owns nothing), EAGER
+ * when it does not (nothing done). join.c. */
+enum rp_offer rp__match_join(rp_stream *st, rp_op *op);
 /* What the comparison of a memset's or copy's call with op k of `s`
  * (join.c, call_match) found when every field matched but a volatile
  * operand's memory was not live, as the driver answered: the op at
@@ -88,11 +94,6 @@ extern RP_TLS struct rp_match_dead rp__match_dead;
  * would accept at the call (a kernel's geometry within its function's
  * limits, a copy's or memset's operands in live memory). */
 int rp__seq_match(const rp_seq *s, size_t k, const rp_op *op);
-/* The memset or copy `op` (its stream's fields set) offered to the run the
- * fast path holds borrowed, as rp__match_offer offers it first (match.c):
- * DEFERRED or COMPLETE when it joined (its record let go: it owns
- * nothing), EAGER when it does not (nothing done). */
-enum rp_offer rp__match_join(rp_stream *st, rp_op *op);
 /* The recorded launch `op` (its stream's fields set, not given its
  * position yet) when the one candidate of the run `st` holds keeps it as
  * its next op (rp__seq_match: exactly, or outside its volatile fields; a launch
@@ -528,19 +529,41 @@ rp__match_launch(rp_stream *st, CUstream h, rp_launch l, enum rp__entry entry)
 /* The held run's candidate whose next op (at st->match.ndef) a memset or
  * copy through `entry` may join: the one candidate, lending its records
  * (or, when the run holds none borrowed, lending none yet: a run written
- * down, not an empty one), not broken, not at its end, its op there
- * recorded through that entry; else NULL. */
+ * down, not an empty one), or, of a run held borrowed with several
+ * candidates, the borrowed one, not at its last op there (narrow() would
+ * complete it beside the others: the general path's) and each of the
+ * others then asked too (join.c); not broken, not at its end,
+ * its op there recorded through that entry; else NULL. */
 static inline rp_seq *rp__join_candidate(const rp_stream *st, unsigned int entry)
 {
     rp_seq *b = st->match.borrowed_seq;
-    size_t k = st->match.ndef;
+    size_t k = st->match.ndef, nc = st->match.ncand;
     if (RP_UNLIKELY(!b) && k)
-        b = st->match.cand[0]; /* the one candidate, if one (asked next) */
-    return st->match.ncand == 1 && st->match.cand[0] == b && k < b->det->n && !b->broken &&
-                   entry == b->det->ops[k].entry
-               ? b
-               : NULL;
+        b = nc == 1 ? st->match.cand[0] : NULL; /* the one candidate, if one (asked next) */
+    if (!b || k >= b->det->n || b->broken || entry != b->det->ops[k].entry)
+        return NULL;
+    if (nc == 1)
+        return st->match.cand[0] == b ? b : NULL;
+    return nc > 1 && k + 1 < b->det->n ? b : NULL;
 }
+/* With several candidates (rp__join_candidate's `b` borrowed), 1 when
+ * narrow() would keep each as the op at k without widening it, or let it
+ * go as one whose op there is another node (rp__op_same_node: no
+ * widening takes it), and none would complete with it: each, `b` among
+ * them, not broken and not at its last op, its op k the record `op`
+ * (rp__seq_match, with what call_match found: rp__seq_match_op) or, `op`
+ * NULL, the unrecorded call `c` (call_match), or another node (a bit of
+ * *drop, by its place in the list: rp__match_drop); else 0, and the
+ * general path decides. With one candidate, 1 (*drop 0). */
+/* The candidates of bits `drop` (by their place in the list; none broken)
+ * leave it as narrow() lets go one whose op at st->match.ndef is another
+ * node than `got`: "another operation", their widenings dropped, unpinned;
+ * the others keep their order. `got` is the op's record or one with its
+ * kind, entry flags, context, stream and, for a kernel, function: what the
+ * divergence notes of another node (rp__op_delta, the kernel's name). */
+void rp__match_drop(rp_stream *st, uint32_t drop, const rp_op *got);
+/* rp__seq_match, with what call_match found of the op taken (match.c). */
+int rp__seq_match_op(const rp_stream *st, const rp_seq *s, size_t k, const rp_op *op);
 
 /* Whether op k of `b` can join (asked after the op matched): the arena can
  * keep its values (it may be filled; none needed without a mask), and `b`
