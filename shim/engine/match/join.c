@@ -48,45 +48,35 @@ static inline rp_op call_record(const rp_call_other *c)
 }
 
 /* With several candidates (rp__join_candidate's `b` borrowed), 1 when
- * narrow() would keep each as the op at k without widening it, or let it
- * go as one whose op there is another node (rp__op_same_node: no
- * widening takes it), and none would complete with it: each, `b` among
- * them, not broken and not at its last op, its op k the record `op`
- * (rp__seq_match_op) or, `op` NULL, the unrecorded call `c` (call_match),
- * or another node (a bit of *drop, by its place in the list:
- * rp__match_drop); else 0, and the general path decides. */
+ * narrow() would let every one but `b` go, each op k there being another
+ * node than the op (rp__op_same_node: neither rp__seq_match nor a widening
+ * takes it; a step's variant with a kernel where the op is a copy), then
+ * `b` alone left (it may complete: note_complete, as with one): each a
+ * bit of *drop, by its place in the list (rp__match_drop); else 0 (a
+ * broken one, or one whose op k is the op's node: narrow() may keep or
+ * widen it), and the general path decides. */
 static int join_several(const rp_stream *st, const rp_seq *b, size_t k, const rp_op *op,
                         const rp_call_other *c, uint32_t *drop)
 {
     size_t nc = st->match.ncand;
     int found = 0;
+    rp_op rec;
+    if (!op) {
+        rec = call_record(c);
+        op = &rec;
+    }
     for (size_t i = 0; i < nc; i++) {
         const rp_seq *s = st->match.cand[i];
         if (s->broken || NEVER(k >= s->det->n)) /* (complete ones left the list) */
             return 0;
         if (s == b) {
             found = 1;
-            continue;
-        }
-        const rp_op *got = op;
-        rp_op rec;
-        if (!op) {
-            rec = call_record(c);
-            got = &rec;
-        }
-        if (!rp__op_same_node(&s->det->ops[k], got)) {
-            *drop |= 1u << i; /* neither rp__seq_match nor rp__widen takes it */
-            HOLDS(!rp__seq_match(s, k, got));
-            continue;
-        }
-        if (k + 1 == s->det->n)
-            return 0; /* it would complete here (note_complete) */
-        int same = op ? rp__seq_match_op(st, s, k, op) : call_match(st, s, k, c);
-#ifndef NDEBUG /* (asking the driver about a volatile operand's memory twice) */
-        HOLDS(op || same == rp__seq_match(s, k, got));
-#endif
-        if (!same)
+        } else if (!rp__op_same_node(&s->det->ops[k], op)) {
+            HOLDS(!rp__seq_match(s, k, op));
+            *drop |= 1u << i;
+        } else {
             return 0;
+        }
     }
     return !NEVER(!found); /* the borrowed one is a candidate */
 }

@@ -530,10 +530,9 @@ rp__match_launch(rp_stream *st, CUstream h, rp_launch l, enum rp__entry entry)
  * copy through `entry` may join: the one candidate, lending its records
  * (or, when the run holds none borrowed, lending none yet: a run written
  * down, not an empty one), or, of a run held borrowed with several
- * candidates, the borrowed one, not at its last op there (narrow() would
- * complete it beside the others: the general path's) and each of the
- * others then asked too (join.c); not broken, not at its end,
- * its op there recorded through that entry; else NULL. */
+ * candidates, the borrowed one (each of the others then asked too:
+ * join.c); not broken, not at its end, its op there recorded through that
+ * entry; else NULL. */
 static inline rp_seq *rp__join_candidate(const rp_stream *st, unsigned int entry)
 {
     rp_seq *b = st->match.borrowed_seq;
@@ -542,19 +541,8 @@ static inline rp_seq *rp__join_candidate(const rp_stream *st, unsigned int entry
         b = nc == 1 ? st->match.cand[0] : NULL; /* the one candidate, if one (asked next) */
     if (!b || k >= b->det->n || b->broken || entry != b->det->ops[k].entry)
         return NULL;
-    if (nc == 1)
-        return st->match.cand[0] == b ? b : NULL;
-    return nc > 1 && k + 1 < b->det->n ? b : NULL;
+    return nc > 1 || (nc == 1 && st->match.cand[0] == b) ? b : NULL;
 }
-/* With several candidates (rp__join_candidate's `b` borrowed), 1 when
- * narrow() would keep each as the op at k without widening it, or let it
- * go as one whose op there is another node (rp__op_same_node: no
- * widening takes it), and none would complete with it: each, `b` among
- * them, not broken and not at its last op, its op k the record `op`
- * (rp__seq_match, with what call_match found: rp__seq_match_op) or, `op`
- * NULL, the unrecorded call `c` (call_match), or another node (a bit of
- * *drop, by its place in the list: rp__match_drop); else 0, and the
- * general path decides. With one candidate, 1 (*drop 0). */
 /* The candidates of bits `drop` (by their place in the list; none broken)
  * leave it as narrow() lets go one whose op at st->match.ndef is another
  * node than `got`: "another operation", their widenings dropped, unpinned;
