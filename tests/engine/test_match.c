@@ -135,7 +135,7 @@ static enum rp_offer offer_as(int k, int pss)
 {
     rp_op op;
     record_as(&op, k, st->handle, pss);
-    enum rp_offer v = rp__match_offer(st, &op);
+    enum rp_offer v = rp__match_join_or_offer(st, &op);
     if (v == RP_OFFER_MATCHES)
         return rp__match_defer(st, &op);
     rp__op_free(&op);
@@ -392,7 +392,7 @@ static void the_fast_path_takes_no_launch_or_op_with_launch_attributes(void **st
                    &none, 0};
     rp_op op;
     record_as(&op, 1, S_NONBLOCK, -1);
-    assert_int_equal(rp__match_offer(st, &op), RP_OFFER_MATCHES);
+    assert_int_equal(rp__match_join_or_offer(st, &op), RP_OFFER_MATCHES);
     assert_int_equal(rp__match_defer(st, &op), RP_OFFER_DEFERRED);
     assert_int_equal(st->match.ncand, 1);
     assert_int_equal(rp__match_launch(st, S_NONBLOCK, l, RP_E_cuLaunchKernelEx), RP_OFFER_EAGER);
@@ -405,7 +405,7 @@ static void the_fast_path_takes_no_launch_or_op_with_launch_attributes(void **st
     l.f = K(4);
     l.cfg = &on;
     record_as(&op, 3, S_NONBLOCK, -1);
-    assert_int_equal(rp__match_offer(st, &op), RP_OFFER_MATCHES);
+    assert_int_equal(rp__match_join_or_offer(st, &op), RP_OFFER_MATCHES);
     assert_int_equal(rp__match_defer(st, &op), RP_OFFER_DEFERRED);
     assert_int_equal(rp__match_launch(st, S_NONBLOCK, l, RP_E_cuLaunchKernelEx), RP_OFFER_EAGER);
     assert_null(st->match.borrowed_seq);
@@ -755,17 +755,17 @@ static void a_memset_joins_the_held_run_only_through_the_sequences_entry_point(v
     for (int round = 0; round < 2; round++) {
         rp_op k1, ms;
         record_as(&k1, 1, st->handle, -2);
-        assert_int_equal(rp__match_offer(st, &k1), RP_OFFER_MATCHES);
+        assert_int_equal(rp__match_join_or_offer(st, &k1), RP_OFFER_MATCHES);
         assert_int_equal(rp__match_defer(st, &k1), RP_OFFER_DEFERRED);
         assert_int_equal(rp__match_launch(st, st->handle, l2, RP_E_cuLaunchKernel), RP_OFFER_DEFERRED);
         assert_ptr_equal(st->match.borrowed_seq, s);
         memset_as(&ms, st->handle, round ? RP_E_cuMemsetD32_v2 : RP_E_cuMemsetD32Async);
         if (!round) {
-            assert_int_equal(rp__match_offer(st, &ms), RP_OFFER_DEFERRED); /* joined */
+            assert_int_equal(rp__match_join_or_offer(st, &ms), RP_OFFER_DEFERRED); /* joined */
             assert_ptr_equal(st->match.borrowed_seq, s);
             assert_int_equal(st->match.borrowed_from, 1);
         } else {
-            assert_int_equal(rp__match_offer(st, &ms), RP_OFFER_MATCHES); /* written down */
+            assert_int_equal(rp__match_join_or_offer(st, &ms), RP_OFFER_MATCHES); /* written down */
             assert_null(st->match.borrowed_seq);
             assert_int_equal(rp__match_defer(st, &ms), RP_OFFER_DEFERRED);
             assert_int_equal(st->match.def[2].entry, RP_E_cuMemsetD32_v2);
@@ -805,7 +805,7 @@ static void a_read_back_at_the_end_of_a_held_run_completes_it(void **state)
     assert_int_equal(rp__match_launch(st, S_NONBLOCK, launch_of(2), RP_E_cuLaunchKernel),
                      RP_OFFER_DEFERRED);
     assert_ptr_equal(st->match.borrowed_seq, s);
-    assert_int_equal(rp__match_offer(st, &back), RP_OFFER_COMPLETE);
+    assert_int_equal(rp__match_join_or_offer(st, &back), RP_OFFER_COMPLETE);
     assert_ptr_equal(st->match.complete, s);
     assert_int_equal(st->match.ncand, 0);
     assert_ptr_equal(st->match.borrowed_seq, s); /* nothing written down */
@@ -814,6 +814,103 @@ static void a_read_back_at_the_end_of_a_held_run_completes_it(void **state)
     assert_int_equal(r.nflushed, 0);
     assert_string_equal(log_, "graph3@N");
     assert_int_equal(s->pins, 0);
+}
+
+/* Op k of `s`, a kernel until now, made the test's memset (recorded
+ * through cuMemsetD32Async on the nonblocking stream). */
+static void memset_at(rp_seq *s, size_t k)
+{
+    rp__op_free(&s->det->ops[k]);
+    memset_as(&s->det->ops[k], S_NONBLOCK, RP_E_cuMemsetD32Async);
+    s->lay[k] = NULL;
+}
+
+/* Several candidates part where one's op is no kernel at all (a step's
+ * variant with a memset where the others launch): the launch lets it go
+ * on the fast path as narrow() lets it go ("another operation", a
+ * divergence noted, unpinned), nothing written down while the one that
+ * goes was not the lender; where it was, the run lent so far is written
+ * down and the one whose op the launch is lends from there on. */
+static void a_candidate_whose_op_is_no_kernel_is_let_go_by_the_launch_on_the_fast_path(void **state)
+{
+    (void)state;
+    for (int lender_goes = 0; lender_goes < 2; lender_goes++) {
+        rp_seq *first = make_seq((const int[]){1, 2, 4, 5, 0}, S_NONBLOCK);
+        rp_seq *other = make_seq((const int[]){1, 2, 4, 5, 0}, S_NONBLOCK);
+        rp_seq *goes = lender_goes ? first : other, *stays = lender_goes ? other : first;
+        memset_at(goes, 2);
+        assert_int_equal(offer(1), RP_OFFER_DEFERRED);
+        assert_int_equal(rp__match_launch(st, S_NONBLOCK, launch_of(2), RP_E_cuLaunchKernel),
+                         RP_OFFER_DEFERRED);
+        assert_int_equal(st->match.ncand, 2);
+        assert_ptr_equal(st->match.borrowed_seq, first);
+        assert_int_equal(rp__match_launch(st, S_NONBLOCK, launch_of(4), RP_E_cuLaunchKernel),
+                         RP_OFFER_DEFERRED);
+        assert_int_equal(st->match.ncand, 1);
+        assert_ptr_equal(st->match.cand[0], stays);
+        assert_ptr_equal(st->match.borrowed_seq, stays);
+        assert_int_equal(st->match.borrowed_from, lender_goes ? 2 : 1);
+        assert_int_equal(goes->divergences, 1);
+        assert_int_equal(goes->divs[0].why, RP_DIV_OTHER_OP);
+        assert_int_equal(goes->divs[0].op, 2);
+        assert_int_equal(goes->pins, 0);
+        assert_int_equal(rp__match_launch(st, S_NONBLOCK, launch_of(5), RP_E_cuLaunchKernel),
+                         RP_OFFER_COMPLETE);
+        struct rp_resolved r = resolve();
+        assert_ptr_equal(r.replayed, stays);
+        assert_int_equal(r.nflushed, 0);
+        assert_int_equal(stays->pins, 0);
+        goes->broken = stays->broken = 1; /* out of the next round's way */
+    }
+    assert_string_equal(log_, "graph4@N graph4@N");
+}
+
+/* A memset that one of several candidates has where the others launch
+ * joins the run held borrowed from it, the others let go as narrow() lets
+ * them go, nothing written down; a memset that another candidate has too
+ * (the same node, other values: narrow() may keep or widen it) is the
+ * general path's, which writes the run down first. */
+static void a_memset_joins_a_run_of_several_candidates_where_the_others_launch(void **state)
+{
+    (void)state;
+    for (int other_memset = 0; other_memset < 2; other_memset++) {
+        rp_seq *s = make_seq((const int[]){1, 2, 4, 5, 0}, S_NONBLOCK);
+        rp_seq *o = make_seq((const int[]){1, 2, 4, 5, 0}, S_NONBLOCK);
+        memset_at(s, 2);
+        if (other_memset) {
+            memset_at(o, 2);
+            o->det->ops[2].dst = buf + 64;
+        }
+        assert_int_equal(offer(1), RP_OFFER_DEFERRED);
+        assert_int_equal(rp__match_launch(st, S_NONBLOCK, launch_of(2), RP_E_cuLaunchKernel),
+                         RP_OFFER_DEFERRED);
+        assert_ptr_equal(st->match.borrowed_seq, s);
+        rp_op ms;
+        memset_as(&ms, S_NONBLOCK, RP_E_cuMemsetD32Async);
+        ms.opno = st->opno;
+        if (!other_memset) {
+            assert_int_equal(rp__match_join_or_offer(st, &ms), RP_OFFER_DEFERRED); /* joined */
+            assert_ptr_equal(st->match.borrowed_seq, s);
+            assert_int_equal(st->match.borrowed_from, 1);
+            assert_int_equal(o->divergences, 1);
+            assert_int_equal(o->divs[0].why, RP_DIV_OTHER_OP);
+        } else {
+            assert_int_equal(rp__match_join_or_offer(st, &ms), RP_OFFER_MATCHES);
+            assert_null(st->match.borrowed_seq); /* written down */
+            assert_int_equal(rp__match_defer(st, &ms), RP_OFFER_DEFERRED);
+            assert_int_equal(o->divs[0].why, RP_DIV_OTHER_VALUES);
+        }
+        assert_int_equal(st->match.ndef, 3);
+        assert_int_equal(st->match.ncand, 1);
+        assert_int_equal(o->pins, 0);
+        assert_int_equal(rp__match_launch(st, S_NONBLOCK, launch_of(5), RP_E_cuLaunchKernel),
+                         RP_OFFER_COMPLETE);
+        struct rp_resolved r = resolve();
+        assert_ptr_equal(r.replayed, s);
+        assert_int_equal(r.nflushed, 0);
+        s->broken = o->broken = 1; /* out of the next round's way */
+    }
+    assert_string_equal(log_, "graph4@N graph4@N");
 }
 
 /* The fake's answer for a function's limits (left out of its table but
@@ -871,7 +968,7 @@ static void a_launch_of_another_form_the_one_candidate_keeps_is_deferred_before_
     rp_op first;
     record_as(&first, 1, S_NONBLOCK, -2);
     first.opno = st->opno++; /* as rp__learn_next gives it */
-    assert_int_equal(rp__match_offer(st, &first), RP_OFFER_MATCHES);
+    assert_int_equal(rp__match_join_or_offer(st, &first), RP_OFFER_MATCHES);
     assert_int_equal(rp__match_defer(st, &first), RP_OFFER_DEFERRED);
     assert_int_equal(rp__match_launch(st, S_NONBLOCK, launch_of(2), RP_E_cuLaunchKernel),
                      RP_OFFER_DEFERRED);
@@ -969,7 +1066,7 @@ static void a_memset_joins_a_written_down_run_and_a_dead_one_is_asked_about_once
         memset_as(&ms, S_NONBLOCK, RP_E_cuMemsetD32Async);
         ms.dst = to;
         ms.opno = st->opno++; /* its position, as rp__learn_next gives it */
-        assert_int_equal(rp__match_offer(st, &ms), RP_OFFER_RESOLVE); /* the candidate went */
+        assert_int_equal(rp__match_join_or_offer(st, &ms), RP_OFFER_RESOLVE); /* the candidate went */
 #ifdef NDEBUG
         assert_int_equal(asked, 1); /* not asked again */
 #endif
@@ -1005,6 +1102,8 @@ int main(void)
         T(an_exact_variant_left_for_a_sequence_with_updates_is_counted_passed_over),
         T(a_memset_joins_the_held_run_only_through_the_sequences_entry_point),
         T(a_read_back_at_the_end_of_a_held_run_completes_it),
+        T(a_candidate_whose_op_is_no_kernel_is_let_go_by_the_launch_on_the_fast_path),
+        T(a_memset_joins_a_run_of_several_candidates_where_the_others_launch),
         T(only_a_launch_a_sequence_may_begin_with_finds_candidates),
         T(a_launch_of_another_form_the_one_candidate_keeps_is_deferred_before_the_general_path),
         T(a_memset_joins_a_written_down_run_and_a_dead_one_is_asked_about_once),

@@ -149,6 +149,12 @@ enum rp_offer rp__match_join(rp_stream *st, rp_op *op)
     return rp__joined_at(st, b, k);
 }
 
+enum rp_offer rp__match_join_or_offer(rp_stream *st, rp_op *op)
+{
+    enum rp_offer v = st->match.borrowed_seq ? rp__match_join(st, op) : RP_OFFER_EAGER;
+    return v != RP_OFFER_EAGER ? v : rp__match_offer(st, op);
+}
+
 enum rp_offer rp__match_kept(rp_stream *st, rp_op *op)
 {
     size_t k = st->match.ndef;

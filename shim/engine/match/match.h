@@ -63,9 +63,13 @@ enum rp_offer {
 /* Offer a recorded capturable op to the matcher of `st`: narrows the
  * candidates (or, with nothing pending, finds them). An event op gets its
  * role in the occurrence first (rp_op.erole). A memset or copy that may
- * join the fast path's held run is offered to it first, by the caller
- * (rp__match_join, join.c: rp__defer). */
+ * join the fast path's held run is offered to it first
+ * (rp__match_join_or_offer). */
 enum rp_offer rp__match_offer(rp_stream *st, rp_op *op);
+/* What rp__defer offers a recorded op (join.c): to the run held borrowed
+ * first (rp__match_join), then to rp__match_offer; so that match.c calls
+ * nothing of join.c. */
+enum rp_offer rp__match_join_or_offer(rp_stream *st, rp_op *op);
 /* The memset or copy `op` (its stream's fields set, given its position)
  * offered to the run the fast path holds borrowed before rp__match_offer
  * (never to a written-down run: the op has its position): DEFERRED or
