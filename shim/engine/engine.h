@@ -25,6 +25,7 @@
 #include "detector.h"
 #include "explain.h"
 #include "lifecycle.h"
+#include "lock.h"
 #include "oprecord.h"
 #include "period.h"
 
@@ -224,9 +225,10 @@ typedef struct rp_seq {
 } rp_seq;
 
 #define RP_MAX_CANDIDATES 8
-
 #define RP_ARENA_GEOMETRY 32 /* an op's place in the matcher's arena: its geometry
                               * (28 bytes), then its parameters, a multiple of 8 bytes */
+#define RP_OWN_MAX 8         /* records of their own in a borrowed run, below op ... */
+#define RP_OWN_SPAN 256      /* ... (rp_stream.match.own) */
 
 /* One stream as the engine sees it. Each layer's fields are its own
  * sub-structure: a grep for `->learn.`, `->match.`, `->fj.` shows who reaches
@@ -293,10 +295,14 @@ typedef struct rp_stream {
          * when `borrowed_seq` is set, def[borrowed_from..ndef) are its ops,
          * borrowed, at positions borrowed_opno, borrowed_opno + 1, ...
          * (written out before anything else reads def; room for the whole
-         * sequence is made beforehand). */
+         * sequence is made beforehand), but for `nown` records of their own
+         * (rp__match_kept: another known form of a volatile function), at
+         * own[0..nown) in order, a bit each in `ownbits`. */
         rp_seq *borrowed_seq;
         size_t borrowed_from;
         uint64_t borrowed_opno;
+        uint32_t own[RP_OWN_MAX], nown;
+        uint64_t ownbits[RP_OWN_SPAN / 64];
         rp_seq *hint;       /* the sequence replayed last here, while hint_gone is
                                its context's seqs_gone (no sequence went since) */
         uint64_t hint_gone;
@@ -372,31 +378,6 @@ typedef struct rp_stream {
 
 #define RP_MAX_STREAMS 128  /* per context */
 #define RP_FUNC_CACHE 64    /* functions whose layout is cached per context (a power of two) */
-
-/* A context's lock: one futex word (0 free, 1 held, 2 held with waiters).
- * Every call on a context takes it; uncontended it costs a compare-exchange
- * and an exchange, a fifth of a glibc mutex's instructions. */
-typedef struct rp_lock {
-    _Atomic int v;
-} rp_lock;
-void rp__lock_wait(rp_lock *l); /* contended: sleeps until it holds the lock */
-void rp__lock_wake(rp_lock *l); /* released with waiters: wakes one */
-static inline __attribute__((always_inline)) int rp__trylock(rp_lock *l)
-{
-    int free_ = 0;
-    return atomic_compare_exchange_strong_explicit(&l->v, &free_, 1, memory_order_acquire,
-                                                   memory_order_relaxed);
-}
-static inline __attribute__((always_inline)) void rp__lock(rp_lock *l)
-{
-    if (RP_UNLIKELY(!rp__trylock(l)))
-        rp__lock_wait(l);
-}
-static inline __attribute__((always_inline)) void rp__unlock(rp_lock *l)
-{
-    if (RP_UNLIKELY(atomic_exchange_explicit(&l->v, 0, memory_order_release) != 1))
-        rp__lock_wake(l);
-}
 
 /* Per-context engine state: everything a call on one context touches, under
  * that context's lock, so contexts (devices) never contend. */

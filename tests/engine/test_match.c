@@ -867,13 +867,16 @@ static void a_candidate_whose_op_is_no_kernel_is_let_go_by_the_launch_on_the_fas
 
 /* A memset that one of several candidates has where the others launch
  * joins the run held borrowed from it, the others let go as narrow() lets
- * them go, nothing written down; a memset that another candidate has too
- * (the same node, other values: narrow() may keep or widen it) is the
- * general path's, which writes the run down first. */
+ * them go, nothing written down: with its record (rp__match_join) or
+ * without one (rp__match_join_call, as the memset hooks ask); a memset
+ * that another candidate has too (the same node, other values: narrow()
+ * may keep or widen it) is the general path's, which writes the run down
+ * first. */
 static void a_memset_joins_a_run_of_several_candidates_where_the_others_launch(void **state)
 {
     (void)state;
-    for (int other_memset = 0; other_memset < 2; other_memset++) {
+    for (int round = 0; round < 3; round++) {
+        int other_memset = round == 2, unrecorded = round == 1;
         rp_seq *s = make_seq((const int[]){1, 2, 4, 5, 0}, S_NONBLOCK);
         rp_seq *o = make_seq((const int[]){1, 2, 4, 5, 0}, S_NONBLOCK);
         memset_at(s, 2);
@@ -888,8 +891,16 @@ static void a_memset_joins_a_run_of_several_candidates_where_the_others_launch(v
         rp_op ms;
         memset_as(&ms, S_NONBLOCK, RP_E_cuMemsetD32Async);
         ms.opno = st->opno;
-        if (!other_memset) {
+        if (unrecorded) {
+            rp_call_other c = {.kind = RP_OP_MEMSET, .entry = RP_E_cuMemsetD32Async, .flags = 0,
+                               .ctx = cs->ctx, .stream = S_NONBLOCK, .dst = ms.dst,
+                               .value = ms.value, .elem = ms.elem, .bytes = ms.bytes};
+            assert_int_equal(rp__match_join_call(st, &c), RP_OFFER_DEFERRED); /* joined */
+            rp__op_free(&ms);
+        } else if (!other_memset) {
             assert_int_equal(rp__match_join_or_offer(st, &ms), RP_OFFER_DEFERRED); /* joined */
+        }
+        if (!other_memset) {
             assert_ptr_equal(st->match.borrowed_seq, s);
             assert_int_equal(st->match.borrowed_from, 1);
             assert_int_equal(o->divergences, 1);
@@ -910,7 +921,7 @@ static void a_memset_joins_a_run_of_several_candidates_where_the_others_launch(v
         assert_int_equal(r.nflushed, 0);
         s->broken = o->broken = 1; /* out of the next round's way */
     }
-    assert_string_equal(log_, "graph4@N graph4@N");
+    assert_string_equal(log_, "graph4@N graph4@N graph4@N");
 }
 
 /* The fake's answer for a function's limits (left out of its table but
@@ -949,11 +960,13 @@ static void only_a_launch_a_sequence_may_begin_with_finds_candidates(void **stat
 /* A launch the fast path cannot compare (another known form of its op's
  * volatile function: a kernel chosen by alignment) that the run's one
  * candidate keeps is deferred before the general path (rp__match_kept):
- * the run borrowed so far written down, its record deferred at the
- * stream's position, the candidate's next launch borrowed again, and the
- * run complete at the candidate's last op. A kernel that is no form of the
- * op is not kept, nothing done (the general path decides: the candidate
- * goes). */
+ * its record takes its place among the ops the run holds borrowed
+ * (rp_stream.match.own; nothing written down, first session of
+ * 2026-12-08), at the stream's position, the candidate's next launch
+ * borrowed as before, and the run complete at the candidate's last op;
+ * written down, the record stays as it is, and flushed, it is issued in
+ * its place. A kernel that is no form of the op is not kept, nothing done
+ * (the general path decides: the candidate goes). */
 static void a_launch_of_another_form_the_one_candidate_keeps_is_deferred_before_the_general_path(
     void **state)
 {
@@ -965,41 +978,61 @@ static void a_launch_of_another_form_the_one_candidate_keeps_is_deferred_before_
     struct rp__driver was = fake;
     fake.cuFuncGetAttribute = f_func_attr;
     st->opno = 40;
-    rp_op first;
-    record_as(&first, 1, S_NONBLOCK, -2);
-    first.opno = st->opno++; /* as rp__learn_next gives it */
-    assert_int_equal(rp__match_join_or_offer(st, &first), RP_OFFER_MATCHES);
-    assert_int_equal(rp__match_defer(st, &first), RP_OFFER_DEFERRED);
-    assert_int_equal(rp__match_launch(st, S_NONBLOCK, launch_of(2), RP_E_cuLaunchKernel),
-                     RP_OFFER_DEFERRED);
-    assert_ptr_equal(st->match.borrowed_seq, s); /* op 1 borrowed, at 41 */
-    assert_int_equal(rp__match_launch(st, S_NONBLOCK, launch_of(5), RP_E_cuLaunchKernel),
-                     RP_OFFER_EAGER); /* no image compares another form */
-    rp_op other, form;
-    record_as(&other, 6, S_NONBLOCK, -2);
-    assert_int_equal(rp__match_kept(st, &other), RP_OFFER_EAGER);
-    assert_int_equal(st->match.ndef, 2);
-    assert_ptr_equal(st->match.borrowed_seq, s); /* nothing done */
-    rp__op_free(&other);
-    record_as(&form, 5, S_NONBLOCK, -2);
-    assert_int_equal(rp__match_kept(st, &form), RP_OFFER_DEFERRED);
-    st->opno++; /* as the caller counts it (hooks.c, joined) */
+    for (int flushed = 0; flushed < 2; flushed++) {
+        uint64_t at = st->opno;
+        rp_op first;
+        record_as(&first, 1, S_NONBLOCK, -2);
+        first.opno = st->opno++; /* as rp__learn_next gives it */
+        assert_int_equal(rp__match_join_or_offer(st, &first), RP_OFFER_MATCHES);
+        assert_int_equal(rp__match_defer(st, &first), RP_OFFER_DEFERRED);
+        assert_int_equal(rp__match_launch(st, S_NONBLOCK, launch_of(2), RP_E_cuLaunchKernel),
+                         RP_OFFER_DEFERRED);
+        assert_ptr_equal(st->match.borrowed_seq, s); /* op 1 borrowed */
+        assert_int_equal(rp__match_launch(st, S_NONBLOCK, launch_of(5), RP_E_cuLaunchKernel),
+                         RP_OFFER_EAGER); /* no image compares another form */
+        rp_op other, form;
+        record_as(&other, 6, S_NONBLOCK, -2);
+        assert_int_equal(rp__match_kept(st, &other), RP_OFFER_EAGER);
+        assert_int_equal(st->match.ndef, 2);
+        assert_ptr_equal(st->match.borrowed_seq, s); /* nothing done */
+        rp__op_free(&other);
+        record_as(&form, 5, S_NONBLOCK, -2);
+        assert_int_equal(rp__match_kept(st, &form), RP_OFFER_DEFERRED);
+        st->opno++; /* as the caller counts it (hooks.c, joined) */
+        assert_int_equal(st->match.ndef, 3);
+        assert_ptr_equal(st->match.borrowed_seq, s); /* still borrowed ... */
+        assert_int_equal(st->match.borrowed_from, 1);
+        assert_int_equal(st->match.nown, 1); /* ... but op 2, a record */
+        assert_ptr_equal(st->match.def[2].func, K(5));
+        assert_int_equal(st->match.def[2].opno, at + 2);
+        if (flushed) {
+            /* Another kernel: the candidate goes, what is held is issued in
+             * its order, the form as launched. */
+            log_[0] = '\0';
+            assert_int_equal(offer(6), RP_OFFER_RESOLVE);
+            struct rp_resolved r = resolve();
+            assert_null(r.replayed);
+            assert_int_equal(r.nflushed, 3);
+            assert_string_equal(log_, "k1@N k2@N k5@N");
+            for (size_t w = 0; w < RP_OWN_SPAN / 64; w++) /* none left for the next run */
+                assert_int_equal(st->match.ownbits[w], 0);
+            break;
+        }
+        assert_int_equal(rp__match_launch(st, S_NONBLOCK, launch_of(4), RP_E_cuLaunchKernel),
+                         RP_OFFER_COMPLETE);
+        assert_ptr_equal(st->match.complete, s);
+        rp__match_write_down(st); /* records of every held op, for drop_held */
+        assert_int_equal(st->match.nown, 0);
+        assert_int_equal(st->match.ownbits[0], 0);
+        assert_ptr_equal(st->match.def[1].func, K(2));
+        assert_ptr_equal(st->match.def[2].func, K(5)); /* the record, as it was */
+        assert_ptr_equal(st->match.def[3].func, K(4));
+        for (int i = 0; i < 4; i++)
+            assert_int_equal(st->match.def[i].opno, at + (uint64_t)i);
+        drop_held();
+        assert_int_equal(s->pins, 0);
+    }
     fake = was;
-    assert_int_equal(st->match.ndef, 3);
-    assert_null(st->match.borrowed_seq); /* written down */
-    assert_ptr_equal(st->match.def[1].func, K(2));
-    assert_ptr_equal(st->match.def[2].func, K(5));
-    for (int i = 0; i < 3; i++)
-        assert_int_equal(st->match.def[i].opno, 40 + i);
-    assert_int_equal(rp__match_launch(st, S_NONBLOCK, launch_of(4), RP_E_cuLaunchKernel),
-                     RP_OFFER_COMPLETE);
-    assert_ptr_equal(st->match.borrowed_seq, s);
-    assert_int_equal(st->match.borrowed_from, 3);
-    assert_int_equal(st->match.borrowed_opno, 43);
-    assert_ptr_equal(st->match.complete, s);
-    rp__match_write_down(st); /* records of every held op, for drop_held */
-    assert_int_equal(st->match.def[3].opno, 43);
-    drop_held();
     assert_int_equal(s->pins, 0);
 }
 

@@ -105,7 +105,8 @@ CUresult rp__next_op(rp_stream *home, rp_op *op)
 int rp__defer(rp_stream *st, rp_op *op, CUresult *err)
 {
     *err = CUDA_SUCCESS;
-    enum rp_offer v = rp__match_join_or_offer(st, op);
+    enum rp_offer v = st->match.borrowed_seq ? rp__match_join_or_offer(st, op)
+                                             : rp__match_offer(st, op);
     if (v == RP_OFFER_DEFERRED || v == RP_OFFER_COMPLETE) { /* it joined the fast path's run */
         *err = rp__deferred(st, v);
         return 1;

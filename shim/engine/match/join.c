@@ -162,8 +162,17 @@ enum rp_offer rp__match_kept(rp_stream *st, rp_op *op)
     if (!k || !s || s->broken || op->kind != RP_OP_KERNEL || !rp__seq_match(s, k, op) ||
         !rp__def_room_for(st, s))
         return RP_OFFER_EAGER;
-    rp__match_write_down(st); /* what rp__match_offer does first */
     op->opno = st->opno; /* its position, as rp__learn_next gives it (the caller counts it) */
+    if (st->match.borrowed_seq == s && st->match.nown < RP_OWN_MAX && k < RP_OWN_SPAN) {
+        /* The run stays borrowed: the record takes op k's place among the
+         * borrowed ones (rp_stream.match.own; room made by rp__borrow), as
+         * rp__match_defer would keep it after writing the run down. */
+        st->match.def[k] = *op;
+        st->match.own[st->match.nown++] = (uint32_t)k;
+        st->match.ownbits[k / 64] |= 1ull << (k % 64);
+        return rp__joined_at(st, s, k);
+    }
+    rp__match_write_down(st); /* what rp__match_offer does first */
     enum rp_offer v = rp__match_defer(st, op); /* as narrow() keeps `s` */
     HOLDS(v == RP_OFFER_DEFERRED || v == RP_OFFER_COMPLETE); /* room made: nothing staged */
     return v;

@@ -60,8 +60,13 @@ void rp__match_write_down(rp_stream *st)
     if (!s)
         return;
     st->match.borrowed_seq = NULL;
+    unsigned int j = 0; /* the records among them (in order) are written already */
     for (size_t i = st->match.borrowed_from; i < st->match.ndef; i++) {
         rp_op *d = &st->match.def[i];
+        if (j < st->match.nown && st->match.own[j] == i) {
+            j++;
+            continue;
+        }
         *d = s->det->ops[i];
         d->borrowed = 1;
         d->opno = st->match.borrowed_opno + (i - st->match.borrowed_from);
@@ -74,6 +79,8 @@ void rp__match_write_down(rp_stream *st)
             st->match.arena.held = 1; /* until the stream holds nothing */
         }
     }
+    HOLDS(j == st->match.nown);
+    rp__match_own_clear(st);
 }
 
 /* Keep the record of a deferred op, with the bytes of a host-to-device copy
@@ -225,8 +232,8 @@ void rp__match_resolve(rp_stream *st, CUstream target, struct rp_resolved *out)
         rp__nvtx_push("reprise: replay sequence %u", c->id);
         enum rp_replay_step failed = RP_STEP_LAUNCH;
         CUresult after_err = CUDA_SUCCESS;
-        rp_vals v = {st->match.def, st->match.borrowed_seq, st->match.borrowed_from,
-                     st->match.arena.p};
+        rp_vals v = {st->match.def,     st->match.borrowed_seq, st->match.borrowed_from,
+                     st->match.arena.p, rp__match_ownbits(st)};
         rp__widen_commit(st, c);
         CUresult rc = rp__seq_replay(st, c, target, &v, done, c->det->n, gen, &failed, &after_err);
         if (after_err != CUDA_SUCCESS)
@@ -285,9 +292,13 @@ void rp__match_resolve(rp_stream *st, CUstream target, struct rp_resolved *out)
     for (size_t i = 0; i < done && i < written; i++)
         if (!st->match.def[i].borrowed) /* a borrowed one owns nothing */
             rp__op_free(&st->match.def[i]);
+    for (unsigned int j = 0; st->match.borrowed_seq && j < st->match.nown; j++)
+        if (st->match.own[j] < done) /* records among the borrowed ones */
+            rp__op_free(&st->match.def[st->match.own[j]]);
     if (done < st->match.ndef)
         write_down(st);
     st->match.borrowed_seq = NULL;
+    rp__match_own_clear(st);
     if (done < st->match.ndef) {
         rp__trace("flush %zu deferred ops on stream %p", st->match.ndef - done, (void *)target);
         rp__nvtx_push("reprise: flush %zu ops", st->match.ndef - done);
@@ -357,8 +368,8 @@ int rp__match_part(rp_stream *st, CUstream target)
         write_down(st); /* borrowed from another candidate: c reads records */
     enum rp_replay_step failed = RP_STEP_LAUNCH;
     CUresult after_err = CUDA_SUCCESS;
-    rp_vals v = {st->match.def, st->match.borrowed_seq, st->match.borrowed_from,
-                 st->match.arena.p};
+    rp_vals v = {st->match.def,     st->match.borrowed_seq, st->match.borrowed_from,
+                 st->match.arena.p, rp__match_ownbits(st)};
     rp__trace("launch ops %zu-%zu of sequence %u (a quiet spot) on stream %p", lo, hi, c->id,
               (void *)target);
     rp__nvtx_push("reprise: part of sequence %u", c->id);
@@ -582,6 +593,8 @@ void rp__match_stream_free(rp_stream *st)
             rp__ev_deferred_add(-1);
         rp__op_free(&st->match.def[i]); /* the fast path's unwritten ones own nothing */
     }
+    for (unsigned int j = 0; st->match.borrowed_seq && j < st->match.nown; j++)
+        rp__op_free(&st->match.def[st->match.own[j]]);
     destroy_deferred(st); /* the ops that named them go with the record */
     free(st->match.def);
     free(st->match.arena.p);

@@ -105,9 +105,11 @@ int rp__seq_match(const rp_seq *s, size_t k, const rp_op *op);
  * path compares, is the common case): deferred as the general path defers
  * it (rp__match_offer writes the borrowed run down, narrow() keeps the
  * candidate, rp__match_defer defers the record at the stream's position
- * and completes the candidate at its last op): DEFERRED or COMPLETE (the
- * record moved into the stream), or EAGER: nothing done (another
- * candidate count, the candidate would go or be widened, memory). */
+ * and completes the candidate at its last op; where the run is borrowed
+ * from the candidate, the record takes its op's place among the borrowed
+ * ones instead, nothing written down: rp_stream.match.own): DEFERRED or
+ * COMPLETE (the record moved into the stream), or EAGER: nothing done
+ * (another candidate count, the candidate would go or be widened, memory). */
 enum rp_offer rp__match_kept(rp_stream *st, rp_op *op);
 /* Whether `st` holds a run a memset or copy may join before the op is
  * given its position (rp__learn_next; hooks.c, join_stream): one the fast
@@ -408,6 +410,18 @@ rp__fast_image(const rp_seq *s, size_t k, CUfunction f, CUstream h, uint32_t tag
     return fo && fo->f == f && fo->stream == h && fo->tag == tag && !s->broken ? fo : NULL;
 }
 
+/* No record among the borrowed ones any more. */
+static inline void rp__match_own_clear(rp_stream *st)
+{
+    for (unsigned int j = 0; j < st->match.nown; j++)
+        st->match.ownbits[st->match.own[j] / 64] = 0;
+    st->match.nown = 0;
+}
+/* The records among the borrowed ones, for rp_vals (NULL: none). */
+static inline const uint64_t *rp__match_ownbits(const rp_stream *st)
+{
+    return st->match.borrowed_seq && st->match.nown ? st->match.ownbits : NULL;
+}
 /* `s` lends the stream its records from op k on (rp_stream.match.borrowed_seq),
  * unless one lends already; room for the rest of its ops is made now:
  * writing them down later must not fail. 0, or -1 (nothing done). */
@@ -419,6 +433,7 @@ static inline __attribute__((always_inline)) int rp__borrow(rp_stream *st, rp_se
         return -1;
     st->match.borrowed_seq = s;
     st->match.borrowed_from = k;
+    rp__match_own_clear(st);
     st->match.borrowed_opno = st->opno;
     return 0;
 }

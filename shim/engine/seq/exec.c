@@ -26,7 +26,8 @@ update_geometry(rp_seq *s, size_t k, CUDA_KERNEL_NODE_PARAMS_v2 *np, const unsig
     return rp__eng.drv->cuGraphExecKernelNodeSetParams_v2(s->exec, s->ex.nodes[k], np);
 }
 
-static CUresult update_kernel(rp_seq *s, struct rp_vol *e, const rp_op *op, const unsigned int *g,
+static inline __attribute__((always_inline)) CUresult
+update_kernel(rp_seq *s, struct rp_vol *e, const rp_op *op, const unsigned int *g,
                               const uint8_t *params)
 {
     size_t k = e->k;
@@ -70,7 +71,8 @@ static CUresult update_kernel(rp_seq *s, struct rp_vol *e, const rp_op *op, cons
 }
 
 /* The same for a memset or a copy, from its deferred record. */
-static CUresult update_node(rp_seq *s, size_t k, const rp_op *op)
+static inline __attribute__((always_inline)) CUresult update_node(rp_seq *s, size_t k,
+                                                                  const rp_op *op)
 {
     rp_ctxstate *cs = s->cs;
     switch (op->kind) {
@@ -148,7 +150,8 @@ static inline __attribute__((always_inline)) void held_takes(rp_seq *s, rp_op *h
  * sequence is dropped by the caller), or CUDA_ERROR_NOT_READY when more
  * than REPRISE_MAX_UPDATES nodes would change (nothing updated: eager is
  * cheaper). */
-static CUresult apply_updates(const rp_vals *v, rp_seq *s, size_t lo, size_t hi, size_t listed)
+static inline __attribute__((always_inline)) CUresult
+apply_updates(const rp_vals *v, const uint64_t *own_recs, rp_seq *s, size_t lo, size_t hi, size_t listed)
 {
     rp_ctxstate *cs = s->cs;
     size_t n = s->det->n, need = 0;
@@ -159,7 +162,7 @@ static CUresult apply_updates(const rp_vals *v, rp_seq *s, size_t lo, size_t hi,
         need = listed; /* in cs->upd already (scan_full) */
     else
         for (const struct rp_vol *e = vols_from(l, lo), *end = l->e + l->n; e < end && e->k < hi; e++)
-            if (!held_same(v, s, e))
+            if (!held_same_of(s->ex.held, v, own_recs, s, e->k, e->how))
                 cs->upd[need++] = (size_t)(e - l->e); /* its entry */
     if (!rp__updates_pay(cs, hi - lo, need)) {
         rp__bound_hit(cs, RP_BOUND_UPDATES);
@@ -178,7 +181,8 @@ static CUresult apply_updates(const rp_vals *v, rp_seq *s, size_t lo, size_t hi,
         /* The executable then holds every field of the deferred op; the
          * held record keeps its own parameter block (same size:
          * structure) and no payload. */
-        if (RP_LIKELY(arena && k >= v->from && h->kind == RP_OP_KERNEL && e->np &&
+        if (RP_LIKELY(arena && k >= v->from && !rp__vals_own(own_recs, k) && h->kind == RP_OP_KERNEL &&
+                      e->np &&
                       !rp__op_other_func(h, own) &&
                       e->pbase == arena + s->match.poff[k] + RP_ARENA_GEOMETRY)) {
             /* The common update, in place: the fast path's values (the
@@ -192,7 +196,7 @@ static CUresult apply_updates(const rp_vals *v, rp_seq *s, size_t lo, size_t hi,
             const rp_op *f;
             const unsigned int *g;
             const uint8_t *p;
-            kernel_values(v, s, k, &f, &g, &p);
+            kernel_values_of(v, own_recs, s, k, &f, &g, &p);
             /* Another function may take other parameter bytes: the held
              * record's block is made to size first (a failure changes
              * nothing). */
@@ -224,7 +228,7 @@ static CUresult apply_updates(const rp_vals *v, rp_seq *s, size_t lo, size_t hi,
                 held_takes(s, h, k, g, p);
         } else {
             rp_op tmp;
-            const rp_op *op = other_values(v, s, k, &tmp);
+            const rp_op *op = other_values_of(v, own_recs, s, k, &tmp);
             rc = update_node(s, k, op);
             if (rc == CUDA_SUCCESS) {
                 uint8_t *params = h->params;
@@ -251,7 +255,7 @@ static CUresult apply_updates(const rp_vals *v, rp_seq *s, size_t lo, size_t hi,
 /* The versions of the occurrence's volatile kernels of ops [0, hi), found
  * once for this replay (or part), for what follows to compare and hash by
  * their numbers; none unless `numbered` (as scan_full without a hash). */
-static void occurrence_versions(const rp_vals *v, rp_seq *s, size_t hi, int numbered)
+static void occurrence_versions(const rp_vals *v, const uint64_t *own_recs, rp_seq *s, size_t hi, int numbered)
 {
     struct rp_vols *l = s->ex.vols;
     int looked = hi == s->det->n && rp__fresh_clock(s); /* the last part, at such a clock */
@@ -270,7 +274,7 @@ static void occurrence_versions(const rp_vals *v, rp_seq *s, size_t hi, int numb
         const rp_op *f;
         const unsigned int *g;
         const uint8_t *p;
-        kernel_values(v, s, k, &f, &g, &p);
+        kernel_values_of(v, own_recs, s, k, &f, &g, &p);
         if (e->how == RP_VOL_FRESH)
             rp__fresh_lookup(s, e, f, g, p, 0); /* as scan_full does */
         else
@@ -287,7 +291,8 @@ static void occurrence_versions(const rp_vals *v, rp_seq *s, size_t hi, int numb
  * them; RP_NOT_LISTED when a held version is not known yet: then
  * apply_updates finds them, asking for it, as before). */
 static inline __attribute__((always_inline)) uint64_t
-scan_full(const rp_vals *v, rp_seq *s, const rp_op *held, int hashing, size_t *listed)
+scan_full(const rp_vals *v, const uint64_t *own_recs, rp_seq *s, const rp_op *held, int hashing,
+          size_t *listed)
 {
     struct rp_vols *l = s->ex.vols;
     size_t need = 0, *upd = s->cs->upd;
@@ -300,7 +305,7 @@ scan_full(const rp_vals *v, rp_seq *s, const rp_op *held, int hashing, size_t *l
         int same;
         if (e->how == RP_VOL_OTHER) {
             rp_op tmp;
-            const rp_op *op = other_values(v, s, k, &tmp);
+            const rp_op *op = other_values_of(v, own_recs, s, k, &tmp);
             if (hashing)
                 h = op_values_hash(h, op);
             same = rp__op_same_content(hk, op);
@@ -308,7 +313,7 @@ scan_full(const rp_vals *v, rp_seq *s, const rp_op *held, int hashing, size_t *l
             const rp_op *f;
             const unsigned int *g;
             const uint8_t *p;
-            kernel_values(v, s, k, &f, &g, &p);
+            kernel_values_of(v, own_recs, s, k, &f, &g, &p);
             if (e->how == RP_VOL_VER && !hashing) {
                 /* No hash made (the sequence does not choose among
                  * executables, or its content is unique: an op
@@ -358,7 +363,8 @@ static inline int numbered(const rp_seq *s, int choosing)
     return choosing && !s->ex.nfresh;
 }
 
-CUresult rp__exec_prepare(rp_seq *s, const rp_vals *v, size_t lo, size_t hi)
+static inline __attribute__((always_inline)) CUresult
+prepare(rp_seq *s, const rp_vals *v, const uint64_t *own_recs, size_t lo, size_t hi)
 {
     size_t n = s->det->n;
     int choosing = s->vmask && rp__eng.cfg.max_variants > 1 && !s->origin && !s->fj.multi &&
@@ -378,10 +384,10 @@ CUresult rp__exec_prepare(rp_seq *s, const rp_vals *v, size_t lo, size_t hi)
             listed_for = s->ex.held;
             /* (two calls, each inlined with `hashing` known: one call
              * with it unknown cost 1-3 an op) */
-            found = numbered(s, choosing) ? scan_full(v, s, listed_for, 1, &listed)
-                                          : scan_full(v, s, listed_for, 0, &listed);
+            found = numbered(s, choosing) ? scan_full(v, own_recs, s, listed_for, 1, &listed)
+                                          : scan_full(v, own_recs, s, listed_for, 0, &listed);
         } else {
-            occurrence_versions(v, s, hi, numbered(s, choosing));
+            occurrence_versions(v, own_recs, s, hi, numbered(s, choosing));
         }
     }
     /* Only an occurrence's last part knows every value its content hash
@@ -394,10 +400,24 @@ CUresult rp__exec_prepare(rp_seq *s, const rp_vals *v, size_t lo, size_t hi)
         rp__choose_exec_for_part(v, s, lo, hi);
     if (s->ex.held != listed_for) /* another executable chosen: its own updates */
         listed = RP_NOT_LISTED;
-    CUresult rc = s->vmask ? apply_updates(v, s, lo, hi, listed) : CUDA_SUCCESS;
+    CUresult rc = s->vmask ? apply_updates(v, own_recs, s, lo, hi, listed) : CUDA_SUCCESS;
     if (rc == CUDA_SUCCESS && h && !lo)
         s->ex.held_hash = h; /* it holds this content now */
     else if (rc == CUDA_SUCCESS && choosing && s->ex.held_hash)
         s->ex.held_hash = rp__content_hash(v, s, s->ex.held); /* a part of it */
     return rc;
+}
+
+/* With records among the borrowed ops (rp_vals.own): each op's bit asked. */
+static __attribute__((noinline)) CUresult prepare_with_records(rp_seq *s, const rp_vals *v,
+                                                               size_t lo, size_t hi)
+{
+    return prepare(s, v, v->own, lo, hi);
+}
+
+CUresult rp__exec_prepare(rp_seq *s, const rp_vals *v, size_t lo, size_t hi)
+{
+    if (RP_UNLIKELY(v->own))
+        return prepare_with_records(s, v, lo, hi);
+    return prepare(s, v, NULL, lo, hi); /* no op's bit asked */
 }

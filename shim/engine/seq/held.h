@@ -22,10 +22,11 @@ static inline const uint8_t *arena_at(const rp_vals *v, const rp_seq *s, size_t 
  * parameter bytes: its record's, or, when the fast path deferred it
  * unwritten, the sequence's op (the fast path matches only the sequence's
  * own function) and the arena's values. */
-static inline void kernel_values(const rp_vals *v, const rp_seq *s, size_t k, const rp_op **f,
-                                 const unsigned int **g, const uint8_t **p)
+static inline void kernel_values_of(const rp_vals *v, const uint64_t *own, const rp_seq *s,
+                                    size_t k, const rp_op **f, const unsigned int **g,
+                                    const uint8_t **p)
 {
-    if (v->borrowed && k >= v->from) {
+    if (rp__vals_borrowed(v, own, k)) {
         const uint8_t *a = arena_at(v, s, k);
         *f = &s->det->ops[k];
         *g = (const unsigned int *)(const void *)a;
@@ -37,16 +38,27 @@ static inline void kernel_values(const rp_vals *v, const rp_seq *s, size_t k, co
     }
 }
 
+static inline void kernel_values(const rp_vals *v, const rp_seq *s, size_t k, const rp_op **f,
+                                 const unsigned int **g, const uint8_t **p)
+{
+    kernel_values_of(v, v->own, s, k, f, g, p);
+}
+
 /* A deferred memset's or copy's values: its record's, or, when the fast
  * path deferred it unwritten (rp__match_offer), the sequence's op with the
  * arena's values, made in `tmp`. */
-static inline const rp_op *other_values(const rp_vals *v, const rp_seq *s, size_t k, rp_op *tmp)
+static inline const rp_op *other_values_of(const rp_vals *v, const uint64_t *own,
+                                           const rp_seq *s, size_t k, rp_op *tmp)
 {
-    if (!(v->borrowed && k >= v->from))
+    if (!rp__vals_borrowed(v, own, k))
         return &v->def[k];
     *tmp = s->det->ops[k];
     rp__arena_get_other(arena_at(v, s, k), tmp);
     return tmp;
+}
+static inline const rp_op *other_values(const rp_vals *v, const rp_seq *s, size_t k, rp_op *tmp)
+{
+    return other_values_of(v, v->own, s, k, tmp);
 }
 
 /* The version (versions.c) of what held record k, a kernel's, holds: kept
@@ -93,26 +105,30 @@ static inline int held_equal(const rp_op *h, const rp_op *f, const unsigned int 
  * record), its function, geometry and parameter bytes decide: the two
  * are the same version (the occurrence's found by rp__exec_prepare), or,
  * for a small block, equal. */
-static inline int held_same_in(rp_op *held, const rp_vals *v, rp_seq *s, size_t k,
-                               uint32_t how)
+static inline __attribute__((always_inline)) int held_same_of(rp_op *held, const rp_vals *v, const uint64_t *own, rp_seq *s,
+                               size_t k, uint32_t how)
 {
     const rp_op *h = &held[k];
     if (how == RP_VOL_OTHER) {
         rp_op tmp;
-        return rp__op_same_content(h, other_values(v, s, k, &tmp));
+        return rp__op_same_content(h, other_values_of(v, own, s, k, &tmp));
     }
     if (how == RP_VOL_VER && s->ex.occ_ver[k])
         return s->ex.occ_ver[k] == held_ver(s, held, k);
     const rp_op *f;
     const unsigned int *g;
     const uint8_t *p;
-    kernel_values(v, s, k, &f, &g, &p);
+    kernel_values_of(v, own, s, k, &f, &g, &p);
     return how == RP_VOL_VER ? held_equal(h, f, g, p) : small_held(h, f, g, p);
 }
-
+static inline int held_same_in(rp_op *held, const rp_vals *v, rp_seq *s, size_t k,
+                               uint32_t how)
+{
+    return held_same_of(held, v, v->own, s, k, how);
+}
 static inline int held_same(const rp_vals *v, rp_seq *s, const struct rp_vol *e)
 {
-    return held_same_in(s->ex.held, v, s, e->k, e->how);
+    return held_same_of(s->ex.held, v, v->own, s, e->k, e->how);
 }
 
 /* The hash of an op's values: a kernel's by the number of its values'

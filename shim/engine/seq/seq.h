@@ -65,7 +65,22 @@ typedef struct rp_vals {
     const rp_seq *borrowed;
     size_t from;
     const uint8_t *arena;
+    /* The records among the borrowed ones, a bit each (NULL: none;
+     * rp_stream.match.ownbits). */
+    const uint64_t *own;
 } rp_vals;
+/* Whether op k of the occurrence is one the fast path deferred unwritten
+ * (its values the borrowed sequence's op and the arena's), not a record;
+ * `own` is v->own, passed apart so that a caller that knows it NULL
+ * (exec.c) has the test of its bit left out. */
+static inline int rp__vals_own(const uint64_t *own, size_t k)
+{
+    return own && k < RP_OWN_SPAN && (own[k / 64] >> (k % 64) & 1);
+}
+static inline int rp__vals_borrowed(const rp_vals *v, const uint64_t *own, size_t k)
+{
+    return v->borrowed && k >= v->from && !rp__vals_own(own, k);
+}
 /* A memset's or a copy's values in the arena, at its op's place
  * (RP_ARENA_GEOMETRY bytes): its device operands, size, and a memset's
  * value or a device-to-host copy's (pinned) destination. `d` has its kind. */
