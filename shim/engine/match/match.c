@@ -83,6 +83,15 @@ void rp__match_write_down(rp_stream *st)
     rp__match_own_clear(st);
 }
 
+/* Free the records among the borrowed ops that a replay (or a part) issued
+ * (below `done`); the rest stay, for a write-down to keep as they are. */
+static __attribute__((noinline)) void own_free_done(rp_stream *st, size_t done)
+{
+    for (unsigned int j = 0; j < st->match.nown; j++)
+        if (st->match.own[j] < done)
+            rp__op_free(&st->match.def[st->match.own[j]]);
+}
+
 /* Keep the record of a deferred op, with the bytes of a host-to-device copy
  * from pageable memory copied now: the driver reads them at the call, and
  * the program may reuse its buffer as soon as the call returns. A pinned
@@ -292,13 +301,13 @@ void rp__match_resolve(rp_stream *st, CUstream target, struct rp_resolved *out)
     for (size_t i = 0; i < done && i < written; i++)
         if (!st->match.def[i].borrowed) /* a borrowed one owns nothing */
             rp__op_free(&st->match.def[i]);
-    for (unsigned int j = 0; st->match.borrowed_seq && j < st->match.nown; j++)
-        if (st->match.own[j] < done) /* records among the borrowed ones */
-            rp__op_free(&st->match.def[st->match.own[j]]);
+    if (RP_UNLIKELY(st->match.nown))
+        own_free_done(st, done); /* records among the borrowed ones */
     if (done < st->match.ndef)
         write_down(st);
     st->match.borrowed_seq = NULL;
-    rp__match_own_clear(st);
+    if (RP_UNLIKELY(st->match.nown))
+        rp__match_own_clear(st);
     if (done < st->match.ndef) {
         rp__trace("flush %zu deferred ops on stream %p", st->match.ndef - done, (void *)target);
         rp__nvtx_push("reprise: flush %zu ops", st->match.ndef - done);

@@ -417,10 +417,11 @@ static inline void rp__match_own_clear(rp_stream *st)
         st->match.ownbits[st->match.own[j] / 64] = 0;
     st->match.nown = 0;
 }
-/* The records among the borrowed ones, for rp_vals (NULL: none). */
+/* The records among the borrowed ones, for rp_vals (NULL: none; never
+ * any without a borrowed run: each way it ends clears them). */
 static inline const uint64_t *rp__match_ownbits(const rp_stream *st)
 {
-    return st->match.borrowed_seq && st->match.nown ? st->match.ownbits : NULL;
+    return st->match.nown ? st->match.ownbits : NULL;
 }
 /* `s` lends the stream its records from op k on (rp_stream.match.borrowed_seq),
  * unless one lends already; room for the rest of its ops is made now:
@@ -433,7 +434,7 @@ static inline __attribute__((always_inline)) int rp__borrow(rp_stream *st, rp_se
         return -1;
     st->match.borrowed_seq = s;
     st->match.borrowed_from = k;
-    rp__match_own_clear(st);
+    HOLDS(!st->match.nown); /* cleared when the last run borrowed ended */
     st->match.borrowed_opno = st->opno;
     return 0;
 }
