@@ -9,6 +9,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -1036,6 +1037,90 @@ static void a_launch_of_another_form_the_one_candidate_keeps_is_deferred_before_
     assert_int_equal(s->pins, 0);
 }
 
+/* The fake's node update of a kernel: logged as "setN=kK" (op N of the
+ * graph, kernel K). */
+static CUresult CUDAAPI f_kernel_set(CUgraphExec x, CUgraphNode n,
+                                     const CUDA_KERNEL_NODE_PARAMS_v2 *p)
+{
+    (void)x;
+    size_t len = strlen(log_);
+    snprintf(log_ + len, sizeof log_ - len, "%sset%u=k%u", len ? " " : "",
+             (unsigned int)((uintptr_t)n - 0x500), (unsigned int)((uintptr_t)p->func - 0x100));
+    return CUDA_SUCCESS;
+}
+
+/* A run of `s` (1 2 3 4, op 2's function volatile) held with op 2 launched
+ * as its form k5: the record of its own among the borrowed ops; with
+ * `part`, the ops held so far launched as a part (a quiet spot). */
+static void hold_with_a_form(rp_seq *s, int part)
+{
+    rp_op first, form;
+    record_as(&first, 1, S_NONBLOCK, -2);
+    first.opno = st->opno++;
+    assert_int_equal(rp__match_join_or_offer(st, &first), RP_OFFER_MATCHES);
+    assert_int_equal(rp__match_defer(st, &first), RP_OFFER_DEFERRED);
+    assert_int_equal(rp__match_launch(st, S_NONBLOCK, launch_of(2), RP_E_cuLaunchKernel),
+                     RP_OFFER_DEFERRED);
+    assert_ptr_equal(st->match.borrowed_seq, s);
+    record_as(&form, 5, S_NONBLOCK, -2);
+    assert_int_equal(rp__match_kept(st, &form), RP_OFFER_DEFERRED);
+    assert_null(form.params); /* moved into the stream */
+    st->opno++;
+    assert_int_equal(st->match.nown, 1);
+    if (part)
+        assert_int_equal(rp__match_part(st, st->handle), 1);
+}
+
+/* A run holding a record of its own among its borrowed ops (a kept form)
+ * is replayed with that op's node set to the form, whole or after a part;
+ * flushed after a part, the rest is issued as held; freed with the stream
+ * while held, whole or after a part, its record goes with it (the
+ * sanitizer pass sees a leak or a double free). */
+static void a_run_holding_a_kept_form_is_replayed_flushed_and_freed_with_it(void **state)
+{
+    (void)state;
+    rp_seq *s = make_seq((const int[]){1, 2, 3, 4, 0}, S_NONBLOCK);
+    s->vmask = calloc(4, sizeof *s->vmask);
+    s->vmask[2] = RP_VOL_FUNC;
+    s->ex.held = calloc(4, sizeof *s->ex.held); /* the executable holds the sequence's values */
+    for (int i = 0; i < 4; i++)
+        assert_int_equal(rp__op_copy(&s->ex.held[i], &s->det->ops[i]), 0);
+    assert_int_equal(rp__seq_add_form(s, 2, K(5)), 0);
+    struct rp__driver was = fake;
+    fake.cuFuncGetAttribute = f_func_attr;
+    fake.cuGraphExecKernelNodeSetParams_v2 = f_kernel_set;
+    const char *want[2] = {"set2=k5 graph4@N", "set2=k5 graph4@N(0,1,2) graph4@N(3)"};
+    for (int part = 0; part < 2; part++) {
+        rp__op_free(&s->ex.held[2]); /* back to the sequence's own function */
+        assert_int_equal(rp__op_copy(&s->ex.held[2], &s->det->ops[2]), 0);
+        log_[0] = '\0';
+        hold_with_a_form(s, part);
+        assert_int_equal(rp__match_launch(st, S_NONBLOCK, launch_of(4), RP_E_cuLaunchKernel),
+                         RP_OFFER_COMPLETE);
+        struct rp_resolved r = resolve();
+        assert_ptr_equal(r.replayed, s);
+        assert_int_equal(r.nflushed, 0);
+        assert_int_equal(st->match.nown, 0);
+        assert_string_equal(log_, want[part]); /* the node set to the form first */
+        assert_ptr_equal(s->ex.held[2].func, K(5));
+    }
+    log_[0] = '\0';
+    hold_with_a_form(s, 1);
+    size_t parted = strlen(log_);
+    assert_int_equal(offer(6), RP_OFFER_RESOLVE); /* the candidate goes: the rest flushed */
+    struct rp_resolved r = resolve();
+    assert_null(r.replayed);
+    assert_int_equal(st->match.nown, 0);
+    assert_string_equal(log_ + parted, ""); /* nothing held since the part */
+    for (int part = 0; part < 2; part++) {
+        hold_with_a_form(s, part);
+        rp__match_stream_free(st);
+        st = rp__stream_of(cs, S_NONBLOCK, 0);
+        assert_non_null(st);
+    }
+    fake = was;
+}
+
 /* The fake's answers about memory for the next test: one allocation of 64
  * bytes at 0x9000, asked `asked` times. */
 static int asked;
@@ -1140,6 +1225,7 @@ int main(void)
         T(only_a_launch_a_sequence_may_begin_with_finds_candidates),
         T(a_launch_of_another_form_the_one_candidate_keeps_is_deferred_before_the_general_path),
         T(a_memset_joins_a_written_down_run_and_a_dead_one_is_asked_about_once),
+        T(a_run_holding_a_kept_form_is_replayed_flushed_and_freed_with_it),
     };
 #undef T
     return cmocka_run_group_tests_name("matcher", tests, group_setup, NULL);

@@ -8,6 +8,8 @@
  * the op (match.c). Runs under the lock of the stream's context. */
 #include "match.h"
 
+#include <string.h>
+
 /* Whether op k of `s` (not broken) is the memset or device-to-device copy
  * `c`: rp__seq_match's answer for its record, field by field. Equal outside
  * the op's mask (its structure, then, for a memset, its destination and
@@ -168,6 +170,7 @@ enum rp_offer rp__match_kept(rp_stream *st, rp_op *op)
          * borrowed ones (rp_stream.match.own; room made by rp__borrow), as
          * rp__match_defer would keep it after writing the run down. */
         st->match.def[k] = *op;
+        memset(op, 0, sizeof *op); /* moved, as defer_push moves it */
         st->match.own[st->match.nown++] = (uint32_t)k;
         st->match.ownbits[k / 64] |= 1ull << (k % 64);
         return rp__joined_at(st, s, k);

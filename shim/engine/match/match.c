@@ -422,8 +422,6 @@ int rp__match_part(rp_stream *st, CUstream target)
     return 1;
 }
 
-/* Drop the candidates that cannot match the op at position st->match.ndef, noting
- * why for the report. */
 /* Candidate `s` leaves the list, its op at st->match.ndef not `op` (of
  * the same structure, `same`, or another operation): its divergence noted
  * unless it is broken, its widenings dropped, unpinned (still alive:
@@ -453,6 +451,8 @@ void rp__match_drop(rp_stream *st, uint32_t drop, const rp_op *got)
     st->match.ncand = k;
 }
 
+/* Drop the candidates that cannot match the op at position st->match.ndef, noting
+ * why for the report. */
 static void narrow(rp_stream *st, const rp_op *op)
 {
     size_t k = 0, nargs = 0, nout = 0;
