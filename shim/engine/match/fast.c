@@ -455,13 +455,16 @@ enum rp_offer rp__match_several(rp_stream *st, CUstream h, const rp_launch *l,
      * its op k is the launch (the exact ones in full, the others outside
      * their volatile fields), or, for one with volatile fields, decided
      * from the launch (cand_from_launch: another known form, or fields it
-     * takes as volatile for the occurrence); and none ends with it (a
-     * candidate that completes is the general path's: note_complete). One
+     * takes as volatile for the occurrence); or it goes as narrow() lets it
+     * go, its op k no kernel at all (drop: rp__match_drop); and none ends
+     * with it (a candidate that completes is the general path's:
+     * note_complete). One
      * whose op k is the launch holds the launch's values: the borrowed one,
      * compared last (its comparison keeps them in the arena), or, where it
      * cannot, the first other (the run borrowed so far is written down
      * first, as the general path would). */
     size_t bi = nc;
+    uint32_t decide = 0; /* those decided from the launch (cand_from_launch), once known to pay */
     for (size_t i = 0; i < nc; i++) {
         rp_seq *s = st->match.cand[i];
         const rp_fast *fo = rp__fast_image(s, k, l->f, h, tag);
@@ -477,31 +480,34 @@ enum rp_offer rp__match_several(rp_stream *st, CUstream h, const rp_launch *l,
                 alt = s;
             continue;
         }
-        if (!s->broken && s->det->ops[k].kind != RP_OP_KERNEL) {
+        if (!s->broken && s->det->ops[k].kind != RP_OP_KERNEL)
             drop |= 1u << i; /* another node: narrow() lets it go */
+        else
+            decide |= 1u << i;
+    }
+    if (NEVER(bi == nc)) /* the borrowed one leaves the candidates by a write-down */
+        return RP_OFFER_EAGER;
+    if (!b_out && !lends(st, b, k, l)) {
+        b_out = 1;
+        decide |= 1u << bi;
+    }
+    /* Where the borrowed one's op is not the launch and no other's is, the
+     * general path's: known before any candidate is decided from the launch
+     * (which may ask the driver about a function's limits). */
+    if (b_out && !alt)
+        return RP_OFFER_EAGER;
+    for (size_t i = 0; i < nc; i++) {
+        if (!(decide >> i & 1))
             continue;
-        }
-        int c = cand_from_launch(st, s, k, l, h, tag, &wid[i]);
+        int c = cand_from_launch(st, st->match.cand[i], k, l, h, tag, &wid[i]);
         if (c == CAND_OUT)
             return RP_OFFER_EAGER;
         widened[i] = c == CAND_WIDENED;
         nwid += widened[i];
     }
-    if (NEVER(bi == nc)) /* the borrowed one leaves the candidates by a write-down */
-        return RP_OFFER_EAGER;
-    if (!b_out && !lends(st, b, k, l)) {
-        int c = cand_from_launch(st, b, k, l, h, tag, &wid[bi]);
-        if (c == CAND_OUT)
-            return RP_OFFER_EAGER;
-        widened[bi] = c == CAND_WIDENED;
-        nwid += widened[bi];
-        b_out = 1;
-    }
     if (st->match.nwid + nwid > RP_MAX_WIDEN) /* narrow() would drop those past the bound */
         return RP_OFFER_EAGER;
     if (b_out) {
-        if (!alt)
-            return RP_OFFER_EAGER;
         rp__match_write_down(st); /* what the general path does first */
         b = alt;
         if (!lends(st, b, k, l))
