@@ -297,12 +297,14 @@ typedef struct rp_stream {
          * (written out before anything else reads def; room for the whole
          * sequence is made beforehand), but for `nown` records of their own
          * (rp__match_kept: another known form of a volatile function), at
-         * own[0..nown) in order, a bit each in `ownbits`. */
+         * own[0..nown) in order, a bit each in `ownbits` (`ownp` points
+         * to it then, else NULL). */
         rp_seq *borrowed_seq;
         size_t borrowed_from;
         uint64_t borrowed_opno;
         uint32_t own[RP_OWN_MAX], nown;
         uint64_t ownbits[RP_OWN_SPAN / 64];
+        const uint64_t *ownp;
         rp_seq *hint;       /* the sequence replayed last here, while hint_gone is
                                its context's seqs_gone (no sequence went since) */
         uint64_t hint_gone;

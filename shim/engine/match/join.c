@@ -173,6 +173,7 @@ enum rp_offer rp__match_kept(rp_stream *st, rp_op *op)
         memset(op, 0, sizeof *op); /* moved, as defer_push moves it */
         st->match.own[st->match.nown++] = (uint32_t)k;
         st->match.ownbits[k / 64] |= 1ull << (k % 64);
+        st->match.ownp = st->match.ownbits;
         return rp__joined_at(st, s, k);
     }
     rp__match_write_down(st); /* what rp__match_offer does first */

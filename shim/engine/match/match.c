@@ -84,12 +84,15 @@ void rp__match_write_down(rp_stream *st)
 }
 
 /* Free the records among the borrowed ops that a replay (or a part) issued
- * (below `done`); the rest stay, for a write-down to keep as they are. */
+ * (below `done`); the rest stay, for the write-down that follows to keep
+ * as they are (it clears the list), or, none left, the list is cleared. */
 static __attribute__((noinline)) void own_free_done(rp_stream *st, size_t done)
 {
     for (unsigned int j = 0; j < st->match.nown; j++)
         if (st->match.own[j] < done)
             rp__op_free(&st->match.def[st->match.own[j]]);
+    if (done >= st->match.ndef)
+        rp__match_own_clear(st);
 }
 
 /* Keep the record of a deferred op, with the bytes of a host-to-device copy
@@ -306,8 +309,6 @@ void rp__match_resolve(rp_stream *st, CUstream target, struct rp_resolved *out)
     if (done < st->match.ndef)
         write_down(st);
     st->match.borrowed_seq = NULL;
-    if (RP_UNLIKELY(st->match.nown))
-        rp__match_own_clear(st);
     if (done < st->match.ndef) {
         rp__trace("flush %zu deferred ops on stream %p", st->match.ndef - done, (void *)target);
         rp__nvtx_push("reprise: flush %zu ops", st->match.ndef - done);

@@ -416,12 +416,13 @@ static inline void rp__match_own_clear(rp_stream *st)
     for (unsigned int j = 0; j < st->match.nown; j++)
         st->match.ownbits[st->match.own[j] / 64] = 0;
     st->match.nown = 0;
+    st->match.ownp = NULL;
 }
 /* The records among the borrowed ones, for rp_vals (NULL: none; never
  * any without a borrowed run: each way it ends clears them). */
 static inline const uint64_t *rp__match_ownbits(const rp_stream *st)
 {
-    return st->match.nown ? st->match.ownbits : NULL;
+    return st->match.ownp;
 }
 /* `s` lends the stream its records from op k on (rp_stream.match.borrowed_seq),
  * unless one lends already; room for the rest of its ops is made now:
