@@ -826,6 +826,17 @@ static void memset_at(rp_seq *s, size_t k)
     s->lay[k] = NULL;
 }
 
+/* The launch of k5 completes what the stream holds: replayed as `s`'s
+ * graph, nothing flushed. */
+static void last_launch_replays(rp_seq *s)
+{
+    assert_int_equal(rp__match_launch(st, S_NONBLOCK, launch_of(5), RP_E_cuLaunchKernel),
+                     RP_OFFER_COMPLETE);
+    struct rp_resolved r = resolve();
+    assert_ptr_equal(r.replayed, s);
+    assert_int_equal(r.nflushed, 0);
+}
+
 /* Several candidates part where one's op is no kernel at all (a step's
  * variant with a memset where the others launch): the launch lets it go
  * on the fast path as narrow() lets it go ("another operation", a
@@ -855,11 +866,7 @@ static void a_candidate_whose_op_is_no_kernel_is_let_go_by_the_launch_on_the_fas
         assert_int_equal(goes->divs[0].why, RP_DIV_OTHER_OP);
         assert_int_equal(goes->divs[0].op, 2);
         assert_int_equal(goes->pins, 0);
-        assert_int_equal(rp__match_launch(st, S_NONBLOCK, launch_of(5), RP_E_cuLaunchKernel),
-                         RP_OFFER_COMPLETE);
-        struct rp_resolved r = resolve();
-        assert_ptr_equal(r.replayed, stays);
-        assert_int_equal(r.nflushed, 0);
+        last_launch_replays(stays);
         assert_int_equal(stays->pins, 0);
         goes->broken = stays->broken = 1; /* out of the next round's way */
     }
@@ -915,11 +922,7 @@ static void a_memset_joins_a_run_of_several_candidates_where_the_others_launch(v
         assert_int_equal(st->match.ndef, 3);
         assert_int_equal(st->match.ncand, 1);
         assert_int_equal(o->pins, 0);
-        assert_int_equal(rp__match_launch(st, S_NONBLOCK, launch_of(5), RP_E_cuLaunchKernel),
-                         RP_OFFER_COMPLETE);
-        struct rp_resolved r = resolve();
-        assert_ptr_equal(r.replayed, s);
-        assert_int_equal(r.nflushed, 0);
+        last_launch_replays(s);
         s->broken = o->broken = 1; /* out of the next round's way */
     }
     assert_string_equal(log_, "graph4@N graph4@N graph4@N");
