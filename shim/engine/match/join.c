@@ -1,6 +1,6 @@
 /* join.c - memsets and copies that join the run a stream holds without
  * their record (or with it, before the general path's rp__match_offer:
- * rp__defer), and recorded launches the run's one candidate keeps, each
+ * rp__match_join_or_offer), and launches the run's one candidate keeps, each
  * deferred before the general path (issue 36): decided as rp__seq_match
  * decides for the record, only where the general path would keep the
  * candidate and hold the op (and let go, of several, those it would let
@@ -118,7 +118,7 @@ enum rp_offer rp__match_join_call(rp_stream *st, const rp_call_other *c)
 /* A memset, a device-to-device copy or a device-to-host copy into pinned
  * memory that is the next op of the one candidate whose launches the stream
  * holds borrowed (the fast path's run; or of the borrowed one of several,
- * each other kept or let go as join_several says), or of the one candidate
+ * each other let go as join_several says), or of the one candidate
  * left of a run the general path wrote down (rp__match_joinable): the general path
  * would keep the candidate (rp__seq_match; narrow) and defer the record,
  * completing the candidate at its last op (note_complete); here it joins
