@@ -28,7 +28,7 @@ update_geometry(rp_seq *s, size_t k, CUDA_KERNEL_NODE_PARAMS_v2 *np, const unsig
 
 static inline __attribute__((always_inline)) CUresult
 update_kernel(rp_seq *s, struct rp_vol *e, const rp_op *op, const unsigned int *g,
-                              const uint8_t *params)
+              const uint8_t *params)
 {
     size_t k = e->k;
     CUDA_KERNEL_NODE_PARAMS_v2 *np = e->np;
@@ -151,7 +151,8 @@ static inline __attribute__((always_inline)) void held_takes(rp_seq *s, rp_op *h
  * than REPRISE_MAX_UPDATES nodes would change (nothing updated: eager is
  * cheaper). */
 static inline __attribute__((always_inline)) CUresult
-apply_updates(const rp_vals *v, const uint64_t *own_recs, rp_seq *s, size_t lo, size_t hi, size_t listed)
+apply_updates(const rp_vals *v, const uint64_t *own_recs, rp_seq *s, size_t lo, size_t hi,
+              size_t listed)
 {
     rp_ctxstate *cs = s->cs;
     size_t n = s->det->n, need = 0;
@@ -161,7 +162,8 @@ apply_updates(const rp_vals *v, const uint64_t *own_recs, rp_seq *s, size_t lo, 
     if (listed != RP_NOT_LISTED)
         need = listed; /* in cs->upd already (scan_full) */
     else
-        for (const struct rp_vol *e = vols_from(l, lo), *end = l->e + l->n; e < end && e->k < hi; e++)
+        for (const struct rp_vol *e = vols_from(l, lo), *end = l->e + l->n; e < end && e->k < hi;
+             e++)
             if (!held_same_of(s->ex.held, v, own_recs, s, e->k, e->how))
                 cs->upd[need++] = (size_t)(e - l->e); /* its entry */
     if (!rp__updates_pay(cs, hi - lo, need)) {
@@ -181,9 +183,8 @@ apply_updates(const rp_vals *v, const uint64_t *own_recs, rp_seq *s, size_t lo, 
         /* The executable then holds every field of the deferred op; the
          * held record keeps its own parameter block (same size:
          * structure) and no payload. */
-        if (RP_LIKELY(arena && k >= v->from && !rp__vals_own(own_recs, k) && h->kind == RP_OP_KERNEL &&
-                      e->np &&
-                      !rp__op_other_func(h, own) &&
+        if (RP_LIKELY(arena && k >= v->from && !rp__vals_own(own_recs, k) &&
+                      h->kind == RP_OP_KERNEL && e->np && !rp__op_other_func(h, own) &&
                       e->pbase == arena + s->match.poff[k] + RP_ARENA_GEOMETRY)) {
             /* The common update, in place: the fast path's values (the
              * sequence's function, the held record's), the node's
@@ -255,7 +256,8 @@ apply_updates(const rp_vals *v, const uint64_t *own_recs, rp_seq *s, size_t lo, 
 /* The versions of the occurrence's volatile kernels of ops [0, hi), found
  * once for this replay (or part), for what follows to compare and hash by
  * their numbers; none unless `numbered` (as scan_full without a hash). */
-static void occurrence_versions(const rp_vals *v, const uint64_t *own_recs, rp_seq *s, size_t hi, int numbered)
+static void occurrence_versions(const rp_vals *v, const uint64_t *own_recs, rp_seq *s, size_t hi,
+                                int numbered)
 {
     struct rp_vols *l = s->ex.vols;
     int looked = hi == s->det->n && rp__fresh_clock(s); /* the last part, at such a clock */

@@ -105,8 +105,8 @@ static inline int held_equal(const rp_op *h, const rp_op *f, const unsigned int 
  * record), its function, geometry and parameter bytes decide: the two
  * are the same version (the occurrence's found by rp__exec_prepare), or,
  * for a small block, equal. */
-static inline __attribute__((always_inline)) int held_same_of(rp_op *held, const rp_vals *v, const uint64_t *own, rp_seq *s,
-                               size_t k, uint32_t how)
+static inline __attribute__((always_inline)) int
+held_same_of(rp_op *held, const rp_vals *v, const uint64_t *own, rp_seq *s, size_t k, uint32_t how)
 {
     const rp_op *h = &held[k];
     if (how == RP_VOL_OTHER) {
