@@ -13,6 +13,13 @@
  * both then point into the stream's two arenas while C is matched
  * (issue 36: the spare arena). A mistake in which arena holds what shows
  * as a wrong step value in a replayed C step: the checksum.
+ * With `exact`, the same three shapes with values that never change (7
+ * for the step): every sequence is exact, none has updates. In a C step
+ * B's op where C launches K is M, a memset: B is let go as the launch's
+ * divergence (issue 36: on the fast path, first session of 2026-12-08).
+ * Kept by mistake, B completes with C at T and, learnt first, is the one
+ * replayed: its memset instead of K, a wrong checksum (with updates, its
+ * node would refuse the kernel's update and the step run eagerly).
  * With `parting`, steps of two shapes part first on a value, then on a
  * kernel:
  *   U = P axpy(x, y, 0.5) T        V = P axpy(x, y, a) K T
@@ -27,7 +34,7 @@
  * one that differs, and the other lends from the fifth op on. A widening
  * lost on the way, or values kept by the wrong lender, show as a wrong
  * result: the checksum.
- * Usage: lenders MODULE STEPS [parting] */
+ * Usage: lenders MODULE STEPS [parting|exact] */
 #include <cuda.h>
 
 #include "appcommon.h"
@@ -63,11 +70,12 @@ static void stencil(CUdeviceptr out, CUdeviceptr in)
 
 int main(int argc, char **argv)
 {
-    app_usage(argc, argv, "[parting]");
+    app_usage(argc, argv, "[parting|exact]");
     long steps = app_arg(argc, argv, 2, 0, 0, 100000000);
     int parting = argc > 3 && !strcmp(argv[3], "parting");
-    if (argc > 3 && !parting)
-        app_die("the third argument, if any, is `parting`");
+    int exact = argc > 3 && !strcmp(argv[3], "exact");
+    if (argc > 3 && !parting && !exact)
+        app_die("the third argument, if any, is `parting` or `exact`");
     CUdevice dev;
     CUcontext ctx;
     CUmodule mod;
@@ -106,7 +114,7 @@ int main(int argc, char **argv)
         CK(cuStreamSynchronize, (s));
     }
     for (long it = 0; !parting && it < steps; it++) {
-        uint32_t step = (uint32_t)it;
+        uint32_t step = exact ? 7u : (uint32_t)it;
         int shape = (int)(it % 3); /* A, B, C */
         scale(x, step); /* P */
         axpy(y, x, 0.5f);
